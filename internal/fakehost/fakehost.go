@@ -1,0 +1,132 @@
+// Package fakehost generates a simulated NVIDIA host into a directory: the
+// driver's libraries (real ELF objects with the real SONAMEs), binaries,
+// firmware, IPC sockets, config files, an ld.so.cache, a procfs tree and a
+// dev tree — all describing the same GPUs as a go-nvml mock server.
+//
+// Every test that needs a GPU host uses it, and the example CLI's --simulate
+// flag runs against it, so it must not depend on package testing.
+//
+// The generated layout, all under Host.Root:
+//
+//	etc/ld.so.cache, etc/debian_version (Debian layout)
+//	usr/lib/x86_64-linux-gnu/...   (Debian) or usr/lib64/... (Fedora)
+//	usr/lib/i386-linux-gnu/...     (Debian) or usr/lib/...   (Fedora)
+//	usr/bin/nvidia-smi ...
+//	lib/firmware/nvidia/<version>/gsp_*.bin
+//	run/nvidia-persistenced/socket, run/nvidia-fabricmanager/socket, tmp/nvidia-mps/
+//	proc/driver/nvidia/...         (Host.ProcRoot = Root/proc)
+//	dev/nvidia0 ...                (Host.DevRoot = Root/dev)
+package fakehost
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+)
+
+// DefaultDriverVersion is the driver version of go-nvml's DGX mocks.
+const DefaultDriverVersion = "550.54.15"
+
+// Layout chooses where the driver's libraries live.
+type Layout string
+
+// Layouts of the host filesystem.
+const (
+	Debian Layout = "debian" // multiarch dirs, /etc/debian_version
+	Fedora Layout = "fedora" // /usr/lib64 and /usr/lib
+)
+
+// Options describe the host to generate. A nil *Options means defaults.
+type Options struct {
+	// DriverVersion is the NVRM version. Empty: DefaultDriverVersion.
+	DriverVersion string
+	// Machine names a go-nvml mock server: "dgxa100", "dgxh100", "dgxh200",
+	// "dgxb200". Empty: "dgxa100". Ignored when NVML is set.
+	Machine string
+	// NVML is the GPU set. Nil: a mock of Machine at DriverVersion, with
+	// PCI bus ids and deterministic UUIDs wired (package nvmlmock).
+	NVML nvml.Interface
+	// Layout of the driver files. Empty: Debian.
+	Layout Layout
+	// RealNodes creates real character devices under dev/ (needs
+	// CAP_MKNOD). False: plain files standing in for them.
+	RealNodes bool
+}
+
+// Host is a generated host.
+type Host struct {
+	// Root is the driver root: the host filesystem image.
+	Root string
+	// ProcRoot and DevRoot are Root/proc and Root/dev.
+	ProcRoot, DevRoot string
+	// NVML describes the same GPUs as the procfs and dev trees.
+	NVML nvml.Interface
+	// DriverVersion is the NVRM version; CUDAVersion the driver's CUDA
+	// version as "MAJOR.MINOR".
+	DriverVersion, CUDAVersion string
+	// LibDir and Lib32Dir are the library dirs, as absolute paths inside Root
+	// (e.g. /usr/lib/x86_64-linux-gnu).
+	LibDir, Lib32Dir string
+	// Layout is the layout used.
+	Layout Layout
+}
+
+// Generate writes a host into dir, which must exist and be empty.
+func Generate(dir string, opts *Options) (*Host, error) {
+	o := withDefaults(opts)
+	h := &Host{
+		Root:          dir,
+		ProcRoot:      filepath.Join(dir, "proc"),
+		DevRoot:       filepath.Join(dir, "dev"),
+		NVML:          o.NVML,
+		DriverVersion: o.DriverVersion,
+		Layout:        o.Layout,
+	}
+	if err := checkEmpty(dir); err != nil {
+		return nil, err
+	}
+	if h.NVML == nil {
+		n, err := defaultNVML(o)
+		if err != nil {
+			return nil, fmt.Errorf("generating host in %s: %w", dir, err)
+		}
+		h.NVML = n
+	}
+	if err := writeGPUs(h, o); err != nil {
+		return nil, fmt.Errorf("generating host in %s: %w", dir, err)
+	}
+	if err := writeDriver(h, o); err != nil {
+		return nil, fmt.Errorf("generating host in %s: %w", dir, err)
+	}
+	return h, nil
+}
+
+func withDefaults(opts *Options) Options {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.DriverVersion == "" {
+		o.DriverVersion = DefaultDriverVersion
+	}
+	if o.Machine == "" {
+		o.Machine = "dgxa100"
+	}
+	if o.Layout == "" {
+		o.Layout = Debian
+	}
+	return o
+}
+
+func checkEmpty(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("generating host: %w", err)
+	}
+	if len(ents) != 0 {
+		return fmt.Errorf("generating host in %s: directory is not empty", dir)
+	}
+	return nil
+}
