@@ -1,0 +1,77 @@
+package undo
+
+import "errors"
+
+// step is one recorded change: undo takes it back, release (optional) frees
+// what undo would have needed.
+type step struct {
+	undo    func() error
+	release func()
+}
+
+// Stack is an ordered record of changes. The zero value is an empty stack
+// ready to use.
+type Stack struct {
+	steps []step
+}
+
+// Add records a change that undo takes back.
+func (s *Stack) Add(undo func() error) {
+	s.AddStep(undo, nil)
+}
+
+// AddStep records a change that undo takes back; release, if not nil, runs
+// instead of undo when the step is released (it frees what undo would have
+// used, such as open file descriptors). Undo must free them itself.
+func (s *Stack) AddStep(undo func() error, release func()) {
+	s.steps = append(s.steps, step{undo: undo, release: release})
+}
+
+// Len reports how many steps are recorded.
+func (s *Stack) Len() int {
+	return len(s.steps)
+}
+
+// Undo takes back every recorded step, the last one first, and empties the
+// stack. It runs every step even when some fail and returns their errors
+// joined (nil if all succeeded).
+func (s *Stack) Undo() error {
+	steps := s.take()
+	var errs []error
+	for i := len(steps) - 1; i >= 0; i-- {
+		if err := steps[i].undo(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Release hands the recorded steps to a new Stack and empties s, so that a
+// deferred s.Undo does nothing. The caller may keep the returned stack to
+// take the whole operation back later, or call its Discard.
+func (s *Stack) Release() *Stack {
+	return &Stack{steps: s.take()}
+}
+
+// Discard forgets every recorded step, running their release functions
+// (the last one first); nothing is taken back.
+func (s *Stack) Discard() {
+	steps := s.take()
+	for i := len(steps) - 1; i >= 0; i-- {
+		if steps[i].release != nil {
+			steps[i].release()
+		}
+	}
+}
+
+// Push records all of other's steps on top of s, in their order, and
+// empties other.
+func (s *Stack) Push(other *Stack) {
+	s.steps = append(s.steps, other.take()...)
+}
+
+func (s *Stack) take() []step {
+	steps := s.steps
+	s.steps = nil
+	return steps
+}
