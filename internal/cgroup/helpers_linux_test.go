@@ -1,0 +1,204 @@
+package cgroup
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/moby/sys/mountinfo"
+	"golang.org/x/sys/unix"
+
+	"github.com/go-nvc/nvc/internal/testutil"
+)
+
+// envOpener makes the test binary act as the opener child (see runOpener).
+const envOpener = "NVC_CGROUP_TEST_OPENER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(envOpener) == "1" {
+		runOpener(os.Stdin, os.Stdout)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// runOpener opens each path read from in for reading and writing and
+// answers "ok" or the errno name (EPERM, ENXIO, ...), one line each.
+func runOpener(in io.Reader, out io.Writer) {
+	sc := bufio.NewScanner(in)
+	for sc.Scan() {
+		fd, err := unix.Open(sc.Text(), unix.O_RDWR|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+		if err == nil {
+			unix.Close(fd)
+			fmt.Fprintln(out, "ok")
+			continue
+		}
+		var errno unix.Errno
+		if errors.As(err, &errno) {
+			fmt.Fprintln(out, unix.ErrnoName(errno))
+			continue
+		}
+		fmt.Fprintln(out, err)
+	}
+}
+
+// opener is a child process that opens device nodes on request, so that the
+// test can place it in a cgroup and see what the kernel lets it open.
+type opener struct {
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	out *bufio.Reader
+}
+
+func startOpener(t *testing.T) *opener {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), envOpener+"=1")
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	o := &opener{cmd: cmd, in: in, out: bufio.NewReader(out)}
+	t.Cleanup(func() {
+		in.Close()
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	return o
+}
+
+func (o *opener) pid() int { return o.cmd.Process.Pid }
+
+// open asks the child to open path and returns its answer.
+func (o *opener) open(t *testing.T, path string) string {
+	t.Helper()
+	if _, err := fmt.Fprintln(o.in, path); err != nil {
+		t.Fatalf("asking the opener: %v", err)
+	}
+	line, err := o.out.ReadString('\n')
+	if err != nil {
+		t.Fatalf("reading the opener's answer: %v", err)
+	}
+	return strings.TrimSpace(line)
+}
+
+// expectOpen checks the child's answer for each node name in want.
+func (o *opener) expectOpen(t *testing.T, stage, dir string, want map[string]string) {
+	t.Helper()
+	for _, name := range sortedKeys(want) {
+		if got := o.open(t, filepath.Join(dir, name)); got != want[name] {
+			t.Errorf("%s: opening %s: got %s, want %s", stage, name, got, want[name])
+		}
+	}
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// deviceNodes makes char nodes in a temp dir: null 1:3, zero 1:5, random 1:8
+// and nvidia0 195:255 (no driver behind major 195 here, so once allowed its
+// open fails with ENXIO instead of EPERM).
+func deviceNodes(t *testing.T) string {
+	t.Helper()
+	if b, err := os.ReadFile("/proc/devices"); err == nil && strings.Contains(string(b), "\n195 ") {
+		testutil.Unavailable(t, "major 195 has a driver here (%q in /proc/devices); the EPERM/ENXIO test needs none", "195")
+	}
+	return testutil.RootTree(t, `
+char null 1 3 0666
+char zero 1 5 0666
+char random 1 8 0666
+char nvidia0 195 255 0666
+`)
+}
+
+// cgroupMount returns the mountpoint of the first mount of the caller that
+// passes keep, gating t on there being one.
+func cgroupMount(t *testing.T, what string, keep func(*mountinfo.Info) bool) string {
+	t.Helper()
+	mounts, err := mountinfo.GetMounts(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range mounts {
+		if keep(m) {
+			return m.Mountpoint
+		}
+	}
+	testutil.RequireKernel(t, what, errors.New("no such mount in /proc/self/mountinfo"))
+	return ""
+}
+
+func v1DevicesMount(t *testing.T) string {
+	return cgroupMount(t, "a cgroup v1 devices hierarchy", func(m *mountinfo.Info) bool {
+		return servesVersion(m, V1) && m.Root == "/"
+	})
+}
+
+func v2Mount(t *testing.T) string {
+	return cgroupMount(t, "a cgroup2 hierarchy", func(m *mountinfo.Info) bool {
+		return servesVersion(m, V2) && m.Root == "/"
+	})
+}
+
+// newCgroup creates a uniquely named child of parent and removes it when t
+// ends (after the processes in it, started later, have been killed).
+func newCgroup(t *testing.T, parent string) string {
+	t.Helper()
+	testutil.RequireRoot(t)
+	dir, err := os.MkdirTemp(parent, "nvc-test-")
+	if err != nil {
+		testutil.RequireKernel(t, "creating a cgroup under "+parent, err)
+	}
+	t.Cleanup(func() {
+		if err := os.Remove(dir); err != nil {
+			t.Errorf("removing test cgroup: %v", err)
+		}
+	})
+	return dir
+}
+
+// join moves process pid into the cgroup dir.
+func join(t *testing.T, dir string, pid int) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
+		t.Fatalf("moving pid %d into %s: %v", pid, dir, err)
+	}
+}
+
+func writeControl(t *testing.T, dir, name, line string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(line), 0); err != nil {
+		t.Fatalf("writing %q to %s/%s: %v", line, dir, name, err)
+	}
+}
+
+func readControl(t *testing.T, dir, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

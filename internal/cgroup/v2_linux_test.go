@@ -1,0 +1,231 @@
+package cgroup
+
+import (
+	"errors"
+	"os"
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+	"github.com/opencontainers/cgroups"
+	_ "github.com/opencontainers/cgroups/devices" // sets cgroups.DevicesSetV2
+	devconfig "github.com/opencontainers/cgroups/devices/config"
+	"golang.org/x/sys/unix"
+
+	"github.com/go-nvc/nvc/internal/testutil"
+)
+
+// runcRules is what an "existing container" allows: c 1:3 and c 1:5 rwm,
+// every other device denied.
+var runcRules = []*devconfig.Rule{
+	{Type: 'c', Major: 1, Minor: 3, Permissions: "rwm", Allow: true},
+	{Type: 'c', Major: 1, Minor: 5, Permissions: "rwm", Allow: true},
+}
+
+// attachRunc attaches the device program opencontainers/cgroups (runc's
+// library) generates for rules, as runc does for a container, and returns
+// the IDs attached to dir afterwards.
+func attachRunc(t *testing.T, dir string, rules []*devconfig.Rule) []ebpf.ProgramID {
+	t.Helper()
+	if err := cgroups.DevicesSetV2(dir, &cgroups.Resources{Devices: rules}); err != nil {
+		testutil.RequireKernel(t, "BPF_CGROUP_DEVICE programs (opencontainers/cgroups DevicesSetV2)", err)
+	}
+	return attachedIDs(t, dir)
+}
+
+func attachedIDs(t *testing.T, dir string) []ebpf.ProgramID {
+	t.Helper()
+	f, err := os.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	_, ids, err := attachedDevicePrograms(int(f.Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ids
+}
+
+// v2Cgroup makes a cgroup2 child with runc's program for runcRules attached
+// and an opener process in it.
+func v2Cgroup(t *testing.T) (string, *opener, []ebpf.ProgramID) {
+	t.Helper()
+	dir := newCgroup(t, v2Mount(t))
+	ids := attachRunc(t, dir, runcRules)
+	o := startOpener(t)
+	join(t, dir, o.pid())
+	return dir, o, ids
+}
+
+func openV2(t *testing.T, dir string) *Cgroup {
+	t.Helper()
+	c, err := OpenPath(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if c.Version() != V2 {
+		t.Fatalf("OpenPath(%s).Version() = %s, want v2", dir, c.Version())
+	}
+	return c
+}
+
+func mustAllow(t *testing.T, c *Cgroup, rules ...Rule) func() error {
+	t.Helper()
+	undo, err := c.Allow(rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return undo
+}
+
+func mustUndo(t *testing.T, undo func() error) {
+	t.Helper()
+	if err := undo(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestAllowV2(t *testing.T) {
+	dir, o, orig := v2Cgroup(t)
+	nodes := deviceNodes(t)
+	before := map[string]string{"null": "ok", "zero": "ok", "random": "EPERM", "nvidia0": "EPERM"}
+	o.expectOpen(t, "before", nodes, before)
+
+	c := openV2(t, dir)
+	undo1 := mustAllow(t, c, Rule{Major: 195, Minor: 255})
+	o.expectOpen(t, "after Allow(c 195:255)", nodes, map[string]string{"null": "ok", "zero": "ok", "random": "EPERM", "nvidia0": "ENXIO"})
+	if got := attachedIDs(t, dir); len(got) != 1 || slices.Equal(got, orig) {
+		t.Errorf("programs after Allow = %v, want one other than %v", got, orig)
+	}
+
+	undo2 := mustAllow(t, c, Rule{Major: 1, Minor: 8})
+	o.expectOpen(t, "after a second Allow(c 1:8)", nodes, map[string]string{"null": "ok", "zero": "ok", "random": "ok", "nvidia0": "ENXIO"})
+
+	mustUndo(t, undo2)
+	o.expectOpen(t, "after the second undo", nodes, map[string]string{"null": "ok", "zero": "ok", "random": "EPERM", "nvidia0": "ENXIO"})
+	mustUndo(t, undo1)
+	o.expectOpen(t, "after the first undo", nodes, before)
+	if got := attachedIDs(t, dir); !slices.Equal(got, orig) {
+		t.Errorf("programs after undo = %v, want the original %v", got, orig)
+	}
+}
+
+// programByID opens an attached program for the test to move around.
+func programByID(t *testing.T, id ebpf.ProgramID) *ebpf.Program {
+	t.Helper()
+	p, err := ebpf.NewProgramFromID(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+func rawAttach(t *testing.T, dir string, p *ebpf.Program, flags uint32) {
+	t.Helper()
+	f, err := os.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	err = link.RawAttachProgram(link.RawAttachProgramOptions{Target: int(f.Fd()), Program: p, Attach: ebpf.AttachCGroupDevice, Flags: flags})
+	if err != nil {
+		t.Fatalf("attaching with flags %#x: %v", flags, err)
+	}
+}
+
+func rawDetach(t *testing.T, dir string, p *ebpf.Program) {
+	t.Helper()
+	f, err := os.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := link.RawDetachProgram(link.RawDetachProgramOptions{Target: int(f.Fd()), Program: p, Attach: ebpf.AttachCGroupDevice}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestAllowV2Exclusive: a program attached without BPF_F_ALLOW_MULTI (the
+// cgroup holds only it) is replaced by re-attaching with the same flags.
+func TestAllowV2Exclusive(t *testing.T) {
+	for _, flags := range []uint32{0, unix.BPF_F_ALLOW_OVERRIDE} {
+		t.Run(strconv.Itoa(int(flags)), func(t *testing.T) {
+			dir, o, orig := v2Cgroup(t)
+			p := programByID(t, orig[0])
+			rawDetach(t, dir, p)
+			rawAttach(t, dir, p, flags)
+			nodes := deviceNodes(t)
+			before := map[string]string{"null": "ok", "random": "EPERM", "nvidia0": "EPERM"}
+			o.expectOpen(t, "before", nodes, before)
+
+			undo := mustAllow(t, openV2(t, dir), Rule{Major: 195, Minor: 255})
+			o.expectOpen(t, "after Allow", nodes, map[string]string{"null": "ok", "random": "EPERM", "nvidia0": "ENXIO"})
+			mustUndo(t, undo)
+			o.expectOpen(t, "after undo", nodes, before)
+			if got := attachedIDs(t, dir); !slices.Equal(got, orig) {
+				t.Errorf("programs after undo = %v, want %v", got, orig)
+			}
+		})
+	}
+}
+
+// TestAllowV2TwoPrograms: with two programs attached (access needs both),
+// each is rebuilt and each is restored.
+func TestAllowV2TwoPrograms(t *testing.T) {
+	dir, o, first := v2Cgroup(t)
+	a := programByID(t, first[0])
+	attachRunc(t, dir, append(slices.Clone(runcRules), &devconfig.Rule{Type: 'c', Major: 1, Minor: 8, Permissions: "rwm", Allow: true}))
+	rawAttach(t, dir, a, unix.BPF_F_ALLOW_MULTI)
+	orig := attachedIDs(t, dir)
+	if len(orig) != 2 {
+		t.Fatalf("setting up two programs: attached %v", orig)
+	}
+	nodes := deviceNodes(t)
+	before := map[string]string{"null": "ok", "random": "EPERM", "nvidia0": "EPERM"}
+	o.expectOpen(t, "before", nodes, before)
+
+	undo := mustAllow(t, openV2(t, dir), Rule{Major: 195, Minor: 255}, Rule{Major: 1, Minor: 8, Access: "r"})
+	if got := o.open(t, nodes+"/nvidia0"); got != "ENXIO" {
+		t.Errorf("after Allow: opening nvidia0: got %s, want ENXIO", got)
+	}
+	if got := o.open(t, nodes+"/random"); got != "EPERM" {
+		t.Errorf("after Allow of c 1:8 r: opening random read-write: got %s, want EPERM (write not granted)", got)
+	}
+	mustUndo(t, undo)
+	o.expectOpen(t, "after undo", nodes, before)
+	if got := attachedIDs(t, dir); !slices.Equal(got, orig) {
+		t.Errorf("programs after undo = %v, want %v", got, orig)
+	}
+}
+
+// TestAllowV2NoProgram: without device programs every device is allowed and
+// Allow attaches nothing.
+func TestAllowV2NoProgram(t *testing.T) {
+	dir := newCgroup(t, v2Mount(t))
+	o := startOpener(t)
+	join(t, dir, o.pid())
+	nodes := deviceNodes(t)
+	undo := mustAllow(t, openV2(t, dir), Rule{Major: 195, Minor: 255})
+	if got := attachedIDs(t, dir); len(got) != 0 {
+		t.Errorf("programs after Allow = %v, want none", got)
+	}
+	o.expectOpen(t, "after Allow", nodes, map[string]string{"random": "ok", "nvidia0": "ENXIO"})
+	mustUndo(t, undo)
+}
+
+// TestAllowV2Invalid: a bad rule changes nothing.
+func TestAllowV2Invalid(t *testing.T) {
+	dir, _, orig := v2Cgroup(t)
+	_, err := openV2(t, dir).Allow([]Rule{{Major: 195, Minor: 255}, {Type: 'x', Major: 1, Minor: 1}})
+	if !errors.Is(err, ErrInvalid) {
+		t.Errorf("Allow with type 'x': error %v, want ErrInvalid", err)
+	}
+	if got := attachedIDs(t, dir); !slices.Equal(got, orig) {
+		t.Errorf("programs after a failed Allow = %v, want %v", got, orig)
+	}
+}
