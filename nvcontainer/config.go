@@ -1,0 +1,236 @@
+package nvcontainer
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/go-nvc/nvc/capabilities"
+)
+
+// Config is the NVIDIA Container Toolkit's config.toml
+// (/etc/nvidia-container-runtime/config.toml), the file that tells the
+// runtime hook how to read requests and how to call nvidia-container-cli.
+// Keys are the toolkit's (api/config/v1).
+//
+// A Config's zero value is not the defaults (accept-…-when-unprivileged
+// and load-kmods default to true): start from [DefaultConfig], or pass a nil
+// *Config where a function takes one.
+type Config struct {
+	// AcceptEnvvarUnprivileged lets unprivileged containers request devices
+	// and IMEX channels through the environment. Default true.
+	AcceptEnvvarUnprivileged bool `toml:"accept-nvidia-visible-devices-envvar-when-unprivileged"`
+	// AcceptDeviceListAsVolumeMounts reads requests from /dev/null mounts
+	// under /var/run/nvidia-container-devices first. Default false.
+	AcceptDeviceListAsVolumeMounts bool `toml:"accept-nvidia-visible-devices-as-volume-mounts"`
+	// DisableRequire turns requirement checks off for every container.
+	DisableRequire bool `toml:"disable-require"`
+	// SupportedDriverCapabilities limits NVIDIA_DRIVER_CAPABILITIES; "all"
+	// is every class. Default: every class.
+	SupportedDriverCapabilities string `toml:"supported-driver-capabilities"`
+	// SwarmResource lists variables (comma-separated, e.g.
+	// "DOCKER_RESOURCE_GPU") read instead of NVIDIA_VISIBLE_DEVICES when the
+	// container sets any of them. Default none.
+	SwarmResource string `toml:"swarm-resource"`
+
+	CLI      CLIConfig     `toml:"nvidia-container-cli"`
+	Runtime  RuntimeConfig `toml:"nvidia-container-runtime"`
+	Hook     HookConfig    `toml:"nvidia-container-runtime-hook"`
+	CTK      CTKConfig     `toml:"nvidia-ctk"`
+	Features Features      `toml:"features"`
+
+	// Unknown lists the keys of the file this package does not know, as
+	// dotted paths ("nvidia-container-cli.colour"), sorted. They are
+	// ignored; a tool may report them.
+	Unknown []string `toml:"-"`
+}
+
+// CLIConfig is [nvidia-container-cli]: the global options the hook passes.
+type CLIConfig struct {
+	Root        string   `toml:"root"`        // --root: driver root; "" is /
+	Path        string   `toml:"path"`        // the binary; "" looks it up in PATH
+	Environment []string `toml:"environment"` // extra KEY=value for its environment
+	Debug       string   `toml:"debug"`       // --debug log file; "" none
+	Ldcache     string   `toml:"ldcache"`     // --ldcache; "" is /etc/ld.so.cache
+	LoadKmods   bool     `toml:"load-kmods"`  // --load-kmods; default true
+	NoPivot     bool     `toml:"no-pivot"`    // --no-pivot
+	NoCgroups   bool     `toml:"no-cgroups"`  // configure --no-cgroups
+	User        string   `toml:"user"`        // --user; "" none ("root:video" on SUSE)
+	// Ldconfig is configure --ldconfig: "@/sbin/ldconfig" (a host path,
+	// the default) or, with features.allow-ldconfig-from-container, a path
+	// in the container. See [NormalizeLDConfigPath].
+	Ldconfig string `toml:"ldconfig"`
+}
+
+// RuntimeConfig is [nvidia-container-runtime].
+type RuntimeConfig struct {
+	Debug    string       `toml:"debug"`     // log file; default /dev/null
+	LogLevel string       `toml:"log-level"` // default "info"
+	Mode     string       `toml:"mode"`      // auto, legacy, cdi, csv, jit-cdi; default auto
+	Runtimes []string     `toml:"runtimes"`  // low-level runtime candidates; default runc, crun
+	Modes    RuntimeModes `toml:"modes"`
+}
+
+// RuntimeModes are the per-mode tables of [nvidia-container-runtime.modes].
+type RuntimeModes struct {
+	CDI    CDIModeConfig    `toml:"cdi"`
+	CSV    CSVModeConfig    `toml:"csv"`
+	JitCDI JitCDIModeConfig `toml:"jit-cdi"`
+	Legacy LegacyModeConfig `toml:"legacy"`
+}
+
+// CDIModeConfig is [nvidia-container-runtime.modes.cdi].
+type CDIModeConfig struct {
+	AnnotationPrefixes []string `toml:"annotation-prefixes"` // default cdi.k8s.io/
+	DefaultKind        string   `toml:"default-kind"`        // default nvidia.com/gpu
+	SpecDirs           []string `toml:"spec-dirs"`           // default /etc/cdi, /var/run/cdi
+}
+
+// CSVModeConfig is [nvidia-container-runtime.modes.csv] (Tegra).
+type CSVModeConfig struct {
+	MountSpecPath       string `toml:"mount-spec-path"`
+	CompatContainerRoot string `toml:"compat-container-root"`
+}
+
+// JitCDIModeConfig is [nvidia-container-runtime.modes.jit-cdi].
+type JitCDIModeConfig struct {
+	NVCDIFeatureFlags []string `toml:"nvcdi-feature-flags"`
+	NVCDIDisableHooks []string `toml:"nvcdi-disable-hooks"`
+}
+
+// LegacyModeConfig is [nvidia-container-runtime.modes.legacy].
+type LegacyModeConfig struct {
+	// CUDACompatMode is ldconfig (default), mount, hook or disabled; see
+	// Request.CUDACompatMode for how it maps.
+	CUDACompatMode string `toml:"cuda-compat-mode"`
+}
+
+// HookConfig is [nvidia-container-runtime-hook].
+type HookConfig struct {
+	Path              string `toml:"path"` // default nvidia-container-runtime-hook
+	SkipModeDetection bool   `toml:"skip-mode-detection"`
+}
+
+// CTKConfig is [nvidia-ctk].
+type CTKConfig struct {
+	Path string `toml:"path"` // default nvidia-ctk
+}
+
+// Features is [features]; every flag defaults to false.
+type Features struct {
+	AllowCUDACompatLibsFromContainer bool `toml:"allow-cuda-compat-libs-from-container"`
+	AllowLDConfigFromContainer       bool `toml:"allow-ldconfig-from-container"`
+	AllowUnknownOCISpecFields        bool `toml:"allow-unknown-oci-spec-fields"`
+	DisableCUDACompatLibHook         bool `toml:"disable-cuda-compat-lib-hook"`
+	DisableIMEXChannelCreation       bool `toml:"disable-imex-channel-creation"`
+	IgnoreIMEXChannelRequests        bool `toml:"ignore-imex-channel-requests"`
+	NoAdditionalGIDsForDeviceNodes   bool `toml:"no-additional-gids-for-device-nodes"`
+}
+
+// DefaultConfig returns the values `nvidia-ctk config default` writes,
+// except that Ldconfig is "@/sbin/ldconfig" unnormalized (see
+// [NormalizeLDConfigPath]) and User is "" (the toolkit uses "root:video"
+// on SUSE).
+func DefaultConfig() *Config {
+	return &Config{
+		AcceptEnvvarUnprivileged:    true,
+		SupportedDriverCapabilities: capabilities.All.String(),
+		CLI:                         CLIConfig{Environment: []string{}, LoadKmods: true, Ldconfig: "@/sbin/ldconfig"},
+		Runtime: RuntimeConfig{
+			Debug: "/dev/null", LogLevel: "info", Mode: "auto", Runtimes: []string{"runc", "crun"},
+			Modes: RuntimeModes{
+				CDI: CDIModeConfig{
+					AnnotationPrefixes: []string{"cdi.k8s.io/"}, DefaultKind: "nvidia.com/gpu",
+					SpecDirs: []string{"/etc/cdi", "/var/run/cdi"},
+				},
+				CSV:    CSVModeConfig{MountSpecPath: "/etc/nvidia-container-runtime/host-files-for-container.d"},
+				Legacy: LegacyModeConfig{CUDACompatMode: "ldconfig"},
+			},
+		},
+		Hook: HookConfig{Path: "nvidia-container-runtime-hook"},
+		CTK:  CTKConfig{Path: "nvidia-ctk"},
+	}
+}
+
+// ErrInvalidConfig is matched (with errors.Is) by errors about a config
+// value.
+var ErrInvalidConfig = errors.New("invalid config")
+
+// ParseConfig reads a config.toml over [DefaultConfig]: keys the file sets
+// replace the defaults, others keep them. Unknown keys are listed in
+// Config.Unknown, not refused. A TOML error or a value of the wrong type is
+// an error with its line; so are an unknown supported-driver-capabilities
+// class and a container-side ldconfig without
+// features.allow-ldconfig-from-container.
+func ParseConfig(data []byte) (*Config, error) {
+	cfg := DefaultConfig()
+	md, err := toml.Decode(string(data), cfg)
+	if err != nil {
+		return nil, fmt.Errorf("parsing config: %w", err)
+	}
+	for _, k := range md.Undecoded() {
+		cfg.Unknown = append(cfg.Unknown, k.String())
+	}
+	slices.Sort(cfg.Unknown)
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("parsing config: %w", err)
+	}
+	return cfg, nil
+}
+
+// Validate checks the values the runtime hook refuses.
+func (c *Config) Validate() error {
+	if _, err := c.supportedCapabilities(); err != nil {
+		return err
+	}
+	if l := c.CLI.Ldconfig; l != "" && !strings.HasPrefix(l, "@") && !c.Features.AllowLDConfigFromContainer {
+		return fmt.Errorf("nvidia-container-cli.ldconfig %q: a path in the container needs features.allow-ldconfig-from-container: %w",
+			l, ErrInvalidConfig)
+	}
+	return nil
+}
+
+// supportedCapabilities parses supported-driver-capabilities; "all" is
+// every class and the empty string none.
+func (c *Config) supportedCapabilities() (capabilities.Set, error) {
+	v := c.SupportedDriverCapabilities
+	if strings.Trim(v, " ,") == "" {
+		return 0, nil
+	}
+	s, err := capabilities.Parse(v)
+	if err != nil {
+		return 0, fmt.Errorf("supported-driver-capabilities: %w: %w", err, ErrInvalidConfig)
+	}
+	return s, nil
+}
+
+// swarmResourceVars splits swarm-resource on commas.
+func (c *Config) swarmResourceVars() []string {
+	var out []string
+	for v := range strings.SplitSeq(c.SwarmResource, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// cudaCompatMode maps modes.legacy.cuda-compat-mode as the hook does:
+// "hook" and "disabled" disable; any other value (or none) disables unless
+// features.allow-cuda-compat-libs-from-container, which leaves the CLI's
+// default.
+func (c *Config) cudaCompatMode() CUDACompatMode {
+	switch m := c.Runtime.Modes.Legacy.CUDACompatMode; m {
+	case "ldconfig", "mount":
+		return CUDACompatMode(m)
+	case "disabled", "hook":
+		return CompatDisabled
+	}
+	if c.Features.AllowCUDACompatLibsFromContainer {
+		return CompatDefault
+	}
+	return CompatDisabled
+}

@@ -1,0 +1,126 @@
+package nvcontainer
+
+import (
+	"errors"
+
+	"github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/go-nvc/nvc/capabilities"
+)
+
+// ErrUnprivileged is matched (with errors.Is) by the error for a request an
+// unprivileged container may not make (NVIDIA_MIG_CONFIG_DEVICES,
+// NVIDIA_MIG_MONITOR_DEVICES).
+var ErrUnprivileged = errors.New("not allowed in an unprivileged container")
+
+// Request is what a container asks for. The zero Request is "not a GPU
+// container": nothing is to be injected.
+type Request struct {
+	// Devices selects the GPUs. Mode DevicesVoid (the zero value) means this
+	// is not a GPU container and every other field is empty.
+	Devices Devices `json:"devices"`
+	// Capabilities are the driver capability classes to inject.
+	Capabilities capabilities.Set `json:"capabilities"`
+	// Requirements are NVIDIA_REQUIRE_* expressions (see CheckRequirements),
+	// in sorted variable order, the legacy image's cuda>=X.Y last. Nil when
+	// DisableRequire is set.
+	Requirements []string `json:"requirements,omitempty"`
+	// DisableRequire records that requirement checks are off
+	// (NVIDIA_DISABLE_REQUIRE, or disable-require in the config).
+	DisableRequire bool `json:"disableRequire,omitempty"`
+	// MIGConfig is NVIDIA_MIG_CONFIG_DEVICES as given ("all"); empty: none.
+	// nvidia-container-cli accepts only "all".
+	MIGConfig string `json:"migConfig,omitempty"`
+	// MIGMonitor is NVIDIA_MIG_MONITOR_DEVICES as given; empty: none.
+	MIGMonitor string `json:"migMonitor,omitempty"`
+	// IMEXChannels are the IMEX channel numbers (each below 2^20), in
+	// first-seen order. Empty: none ("all" asks for none explicitly).
+	IMEXChannels []uint32 `json:"imexChannels,omitempty"`
+	// CUDACompatMode is how CUDA forward-compatibility libraries from the
+	// image are used. Empty: nvidia-container-cli's default (mount).
+	CUDACompatMode CUDACompatMode `json:"cudaCompatMode,omitempty"`
+	// Notes are facts the runtime hook would log: requests that were
+	// ignored, and why.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// IsGPU reports whether r asks for a GPU container at all; false for a nil
+// Request.
+func (r *Request) IsGPU() bool { return r != nil && r.Devices.Mode != DevicesVoid }
+
+// CUDACompatMode is nvidia-container-cli's --cuda-compat-mode.
+type CUDACompatMode string
+
+// The CUDA forward-compatibility modes (libnvidia-container.md §3.11).
+const (
+	// CompatDefault passes no flag: nvidia-container-cli then mounts.
+	CompatDefault CUDACompatMode = ""
+	// CompatMount bind-mounts the image's compat libraries next to the
+	// driver's.
+	CompatMount CUDACompatMode = "mount"
+	// CompatLdconfig points the container's ldconfig at the compat
+	// directory instead of mounting.
+	CompatLdconfig CUDACompatMode = "ldconfig"
+	// CompatDisabled ignores the image's compat libraries.
+	CompatDisabled CUDACompatMode = "disabled"
+)
+
+// RequestInput is what a request is built from.
+type RequestInput struct {
+	// Env is the container's environment, "KEY=value" entries; a later
+	// entry for a key wins. An entry without "=" is an error.
+	Env []string
+	// Mounts are the spec's mounts. They matter only with
+	// Config.AcceptDeviceListAsVolumeMounts; nil: none.
+	Mounts []specs.Mount
+	// Privileged is whether the container holds CAP_SYS_ADMIN in its
+	// bounding set. False refuses NVIDIA_MIG_* and, with
+	// Config.AcceptEnvvarUnprivileged false, ignores environment requests.
+	Privileged bool
+}
+
+// NewRequest builds a request with the rules of nvidia-container-runtime-hook
+// (see the package documentation). cfg nil means [DefaultConfig].
+//
+// Errors name the variable and value at fault: an environment entry without
+// "=", an invalid device list or IMEX channel, NVIDIA_MIG_* in an
+// unprivileged container ([ErrUnprivileged]), an unknown or unsupported
+// capability, an invalid CUDA_VERSION on a legacy image.
+func NewRequest(in RequestInput, cfg *Config) (*Request, error) {
+	if cfg == nil {
+		cfg = DefaultConfig()
+	}
+	env, err := parseEnv(in.Env)
+	if err != nil {
+		return nil, err
+	}
+	b := &builder{env: env, in: in, cfg: cfg, req: &Request{}}
+	return b.build()
+}
+
+// RequestFromEnv builds a request from an environment alone, with the
+// default config, for an unprivileged container (NVIDIA_MIG_* refused).
+func RequestFromEnv(env []string) (*Request, error) {
+	return NewRequest(RequestInput{Env: env}, nil)
+}
+
+// RequestFromSpec builds a request from an OCI runtime spec: process.env,
+// mounts, and [Privileged]. cfg nil means [DefaultConfig].
+func RequestFromSpec(spec *specs.Spec, cfg *Config) (*Request, error) {
+	in := RequestInput{Privileged: Privileged(spec)}
+	if spec != nil {
+		in.Mounts = spec.Mounts
+		if spec.Process != nil {
+			in.Env = spec.Process.Env
+		}
+	}
+	return NewRequest(in, cfg)
+}
+
+// Container is the container a request is for, as the runtime hook sees it.
+type Container struct {
+	// PID is the container's process as seen on the host; 0: unknown.
+	PID int `json:"pid"`
+	// Rootfs is the host path of the container's root filesystem.
+	Rootfs string `json:"rootfs"`
+}

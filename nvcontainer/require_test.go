@@ -1,0 +1,271 @@
+package nvcontainer_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/go-nvc/nvc/nvcontainer"
+)
+
+// tesla is a host with one A100-like GPU: CUDA 12.4, driver 550.54.15.
+var tesla = nvcontainer.RequireFacts{
+	CUDAVersion:   "12.4",
+	DriverVersion: "550.54.15",
+	Devices:       []nvcontainer.RequireDevice{{Arch: "8.0", Brand: "Tesla"}},
+}
+
+// outcome of one evaluation.
+const (
+	pass    = "pass"
+	fail    = "unsatisfied"
+	invalid = "invalid"
+)
+
+func outcome(err error) string {
+	switch {
+	case err == nil:
+		return pass
+	case errors.Is(err, nvcontainer.ErrUnsatisfied):
+		return fail
+	case errors.Is(err, nvcontainer.ErrInvalidRequirement):
+		return invalid
+	}
+	return "other: " + err.Error()
+}
+
+// TestRequirementDSL walks the DSL table of libnvidia-container.md §3.14
+// (src/cli/dsl.c); each case names the rule it checks.
+func TestRequirementDSL(t *testing.T) {
+	// "driver >= 6000.0.0…" formats to 128 bytes: too long for dsl.c's buffer.
+	long := "driver>=6000" + strings.Repeat(".0", 57)
+	tests := []struct {
+		rule string
+		expr string
+		want string
+	}{
+		// Grammar: space = OR, comma = AND, empty tokens skipped.
+		{"single term true", "cuda>=12.0", pass},
+		{"single term false", "cuda>=12.8", fail},
+		{"comma ANDs terms: both true", "cuda>=12.0,driver>=550", pass},
+		{"comma ANDs terms: one false", "cuda>=12.0,driver>=560", fail},
+		{"space ORs clauses: second true", "cuda>=13 driver>=550", pass},
+		{"space ORs clauses: none true", "cuda>=13 driver>=560", fail},
+		{"empty comma tokens skipped", ",,cuda>=12.0,,driver>=550,", pass},
+		{"runs of spaces skipped", "  cuda>=13   driver>=550  ", pass},
+		{"empty predicate is satisfied", "", pass},
+		{"blank predicate is satisfied", "   ", pass},
+		// Operators, and the strncmp quirk.
+		{"= equal", "driver=550.54.15", pass},
+		{"!= not equal", "driver!=550.54.15", fail},
+		{"< less", "cuda<12.5", pass},
+		{"<= less or equal", "cuda<=12.4", pass},
+		{"> greater", "cuda>12.4", fail},
+		{">= greater or equal", "cuda>=12.4", pass},
+		{"quirk: a lone ! means !=", "cuda!12.4", fail},
+		{"quirk: a lone ! means != (true case)", "cuda!12.3", pass},
+		{"== is invalid", "cuda==12.4", invalid},
+		{"=< is invalid", "cuda=<12.4", invalid},
+		{"<> is invalid", "cuda<>12.4", invalid},
+		// Malformed terms.
+		{"no operator", "cuda", invalid},
+		{"no key", ">=12.4", invalid},
+		{"no value", "cuda>=", invalid},
+		{"unknown key", "memory>=80", invalid},
+		// Keys are case-insensitive.
+		{"key case-insensitive CUDA", "CUDA>=12.0", pass},
+		{"key case-insensitive Brand", "Brand=tesla", pass},
+		// Versions: digits and dots only, numeric, trailing .0 ignored.
+		{"12 is not 12.4", "cuda=12", fail},
+		{"trailing .0 ignored", "driver=550.54.15.0.0", pass},
+		{"trailing dots ignored", "driver=550.54.15..", pass},
+		{"dot runs skipped", "driver=550..54.15", pass},
+		{"components compared numerically: 54 > 9", "driver>550.9", pass},
+		{"components compared numerically: 15 < 100", "driver<550.54.100", pass},
+		{"shorter is smaller when the rest is non-zero", "driver<550.54.15.1", pass},
+		{"letters in the value are invalid", "cuda>=12.x", invalid},
+		{"sign in the value is invalid", "cuda>=+12", invalid},
+		{"leading dot is invalid", "cuda>=.5", invalid},
+		{"component at UINTMAX_MAX is invalid", "cuda>=18446744073709551615", invalid},
+		{"component overflowing is invalid", "cuda>=99999999999999999999", invalid},
+		// Device keys, evaluated against the selected device.
+		{"arch compared as a version", "arch>=7.0", pass},
+		{"arch false", "arch>=9.0", fail},
+		{"brand =, case-insensitive", "brand=TESLA", pass},
+		{"brand !=", "brand!=tesla", fail},
+		{"brand takes only = and !=", "brand>=tesla", invalid},
+		// The documented example.
+		{"example: first clause true", "cuda>=12.4 brand=tesla,driver>=470,driver<471 brand=nvidia,driver>=535,driver<536", pass},
+		{"example: only the second clause could hold", "cuda>=12.8 brand=tesla,driver>=550,driver<551", pass},
+		// Laziness: dsl.c stops early, so later garbage is not seen.
+		{"lazy: terms after a false one unparsed", "cuda>=13,garbage cuda>=12", pass},
+		{"lazy: clauses after a true one unparsed", "cuda>=12 garbage", pass},
+		{"lazy: garbage reached is invalid", "cuda>=13 garbage", invalid},
+		// A clause of only commas keeps the previous result.
+		{"empty clause after a false one fails", "cuda>=13 ,,,", fail},
+		{"empty clause first passes", ",,, cuda>=13", pass},
+		// The 128-byte error buffer.
+		{"false term of 128 bytes is invalid", long, invalid},
+		{"true term of 128 bytes is fine", "driver<600" + strings.Repeat(".0", 58), pass},
+		{"false term of 127 bytes is unsatisfied", long[:len(long)-1], fail},
+	}
+	for _, tt := range tests {
+		t.Run(tt.rule, func(t *testing.T) {
+			err := nvcontainer.CheckRequirements([]string{tt.expr}, tesla)
+			if got := outcome(err); got != tt.want {
+				t.Errorf("CheckRequirements(%q) = %s (%v), want %s", tt.expr, got, err, tt.want)
+			}
+		})
+	}
+}
+
+// Version comparison: numeric, component-wise, trailing zeros ignored (§3.14, §7).
+func TestRequirementVersions(t *testing.T) {
+	tests := []struct{ host, expr, want string }{
+		{"12.0", "cuda=12", pass},
+		{"12", "cuda=12.0.0", pass},
+		{"12", "cuda>=12.0", pass},
+		{"12", "cuda<12.0.1", pass},
+		{"1.10", "cuda>1.9", pass},
+		{"1.9", "cuda<1.10", pass},
+		{"12.0", "cuda!=12", fail},
+		{"12.0", "cuda>12", fail},
+		{"12.0", "cuda<=12", pass},
+		{"12.01", "cuda=12.1", pass},
+	}
+	for _, tt := range tests {
+		err := nvcontainer.CheckRequirements([]string{tt.expr}, nvcontainer.RequireFacts{CUDAVersion: tt.host})
+		if got := outcome(err); got != tt.want {
+			t.Errorf("CUDA %s, %q = %s (%v), want %s", tt.host, tt.expr, got, err, tt.want)
+		}
+	}
+}
+
+// Missing facts pass (configure.c's rule callbacks).
+func TestRequirementMissingFacts(t *testing.T) {
+	none := nvcontainer.RequireFacts{}
+	noBrand := nvcontainer.RequireFacts{Devices: []nvcontainer.RequireDevice{{Arch: "8.0"}}}
+	noArch := nvcontainer.RequireFacts{Devices: []nvcontainer.RequireDevice{{Brand: "Tesla"}}}
+	tests := []struct {
+		rule  string
+		facts nvcontainer.RequireFacts
+		expr  string
+		want  string
+	}{
+		{"no CUDA version: cuda passes", none, "cuda>=99", pass},
+		{"no CUDA version: value not even checked", none, "cuda>=abc", pass},
+		{"no driver version: driver passes", none, "driver>=999", pass},
+		{"no device: arch passes", none, "arch>=99", pass},
+		{"no device: brand passes, even with <", none, "brand<x", pass},
+		{"device without brand: brand passes", noBrand, "brand=geforce", pass},
+		{"device without arch: arch passes", noArch, "arch>=9.0", pass},
+		{"device with brand still checked", noArch, "brand=geforce", fail},
+		{"unknown key fails even with no facts", none, "foo=1", invalid},
+		{"host version with letters is invalid", nvcontainer.RequireFacts{DriverVersion: "550.54.15-beta"}, "driver>=1", invalid},
+	}
+	for _, tt := range tests {
+		t.Run(tt.rule, func(t *testing.T) {
+			err := nvcontainer.CheckRequirements([]string{tt.expr}, tt.facts)
+			if got := outcome(err); got != tt.want {
+				t.Errorf("CheckRequirements(%q) = %s (%v), want %s", tt.expr, got, err, tt.want)
+			}
+		})
+	}
+}
+
+// Requirements are evaluated per selected device; separate requirements are ANDed.
+func TestRequirementsPerDevice(t *testing.T) {
+	mixed := nvcontainer.RequireFacts{
+		CUDAVersion: "12.4",
+		Devices: []nvcontainer.RequireDevice{
+			{Arch: "8.0", Brand: "Tesla"},
+			{Arch: "7.5", Brand: "GeForce"},
+		},
+	}
+	err := nvcontainer.CheckRequirements([]string{"cuda>=12", "arch>=8.0"}, mixed)
+	var ue *nvcontainer.UnsatisfiedError
+	if !errors.As(err, &ue) || ue.Device != 1 || ue.Requirement != "arch>=8.0" {
+		t.Fatalf("want device 1 to fail arch>=8.0, got %v (%+v)", err, ue)
+	}
+	if err := nvcontainer.CheckRequirements([]string{"brand=tesla brand=geforce"}, mixed); err != nil {
+		t.Errorf("OR across brands should hold on both devices: %v", err)
+	}
+	err = nvcontainer.CheckRequirements([]string{"cuda>=12", "cuda>=13"}, nvcontainer.RequireFacts{CUDAVersion: "12.4"})
+	if !errors.As(err, &ue) || ue.Device != -1 || ue.Requirement != "cuda>=13" {
+		t.Errorf("separate requirements are ANDed, evaluated without a device: %v (%+v)", err, ue)
+	}
+	if err := nvcontainer.CheckRequirements(nil, mixed); err != nil {
+		t.Errorf("no requirements: %v", err)
+	}
+}
+
+// The failure message is libnvidia-container's (libnvidia-container.md §1.6, §3.14).
+func TestRequirementMessages(t *testing.T) {
+	tests := []struct{ expr, msg string }{
+		{"cuda>=12.8", "unsatisfied condition: cuda>=12.8, please update your driver to a newer version, or use an earlier cuda container"},
+		{"cuda>=12.8 brand=tesla,driver>=560", "unsatisfied condition: cuda>=12.8, please update your driver to a newer version, or use an earlier cuda container"},
+		{"brand=geforce cuda>=13", "unsatisfied condition: brand=geforce"},
+		// The message shows the first space-separated token, even when empty.
+		{" cuda>=13", "unsatisfied condition: "},
+		// The advice is keyed on a case-sensitive "cuda>=" prefix.
+		{"CUDA>=13", "unsatisfied condition: CUDA>=13"},
+		{"driver>=600", "unsatisfied condition: driver>=600"},
+	}
+	for _, tt := range tests {
+		err := nvcontainer.CheckRequirements([]string{tt.expr}, tesla)
+		if err == nil || err.Error() != tt.msg {
+			t.Errorf("CheckRequirements(%q) error = %v, want %q", tt.expr, err, tt.msg)
+		}
+	}
+}
+
+// An invalid requirement says where it is invalid.
+func TestRequirementInvalidSaysWhere(t *testing.T) {
+	expr := "cuda>=13 brand=tesla,driver>=5x0"
+	err := nvcontainer.CheckRequirements([]string{expr}, tesla)
+	var ie *nvcontainer.InvalidRequirementError
+	if !errors.As(err, &ie) {
+		t.Fatalf("want InvalidRequirementError, got %v", err)
+	}
+	if ie.Term != "driver>=5x0" || ie.Offset != 21 || ie.Requirement != expr {
+		t.Errorf("wrong location: %+v", ie)
+	}
+	want := `invalid expression: term "driver>=5x0" at offset 21 of requirement "cuda>=13 brand=tesla,driver>=5x0": version "5x0" is not made of digits and dots`
+	if err.Error() != want {
+		t.Errorf("message:\n got %s\nwant %s", err, want)
+	}
+}
+
+func TestValidateRequirement(t *testing.T) {
+	valid := []string{
+		"", "cuda>=12.4", "cuda>=12.4 brand=tesla,driver>=470,driver<471 brand=nvidia,driver>=535,driver<536",
+		"ARCH!7.5", "brand!=GeForce", ",, ,",
+	}
+	for _, expr := range valid {
+		if err := nvcontainer.ValidateRequirement(expr); err != nil {
+			t.Errorf("ValidateRequirement(%q): %v", expr, err)
+		}
+	}
+	invalidExprs := map[string]string{
+		"cuda>=12 garbage":          "garbage",     // lazily ignored by CheckRequirements, not here
+		"cuda>=13,foo=1":            "foo=1",       // unknown key
+		"brand<tesla":               "brand<tesla", // brand takes = and != only
+		"arch>=8.x":                 "arch>=8.x",
+		"driver>=.5":                "driver>=.5",
+		"cuda==12":                  "cuda==12",
+		"cuda>=1 driver>=" + "1234": "", // valid, checked below
+	}
+	for expr, term := range invalidExprs {
+		err := nvcontainer.ValidateRequirement(expr)
+		if term == "" {
+			if err != nil {
+				t.Errorf("ValidateRequirement(%q): %v", expr, err)
+			}
+			continue
+		}
+		var ie *nvcontainer.InvalidRequirementError
+		if !errors.As(err, &ie) || ie.Term != term || !errors.Is(err, nvcontainer.ErrInvalidRequirement) {
+			t.Errorf("ValidateRequirement(%q) = %v, want term %q", expr, err, term)
+		}
+	}
+}
