@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -56,6 +57,7 @@ type Container struct {
 	HostRootfs string
 
 	cmd    *exec.Cmd
+	done   <-chan struct{} // closed once cmd is reaped
 	stdin  io.WriteCloser
 	stderr *bytes.Buffer
 }
@@ -132,6 +134,28 @@ const waitScript = `echo ready; read x || true`
 func (c *Container) start(tb testing.TB, opts *Options) {
 	tb.Helper()
 	nsenter := testutil.RequireCommand(tb, "nsenter")
+	cmd := waitCommand(opts)
+	c.stderr = &bytes.Buffer{}
+	cmd.Stderr = c.stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if c.done, err = startPinned(cmd); err != nil {
+		tb.Fatalf("starting test container: %v", err)
+	}
+	c.cmd, c.PID, c.stdin = cmd, cmd.Process.Pid, stdin
+	tb.Cleanup(c.stop)
+	c.awaitReady(tb, stdout)
+	c.setup(tb, nsenter, opts)
+}
+
+// waitCommand is the container process, in new mount and PID namespaces.
+func waitCommand(opts *Options) *exec.Cmd {
 	cmd := exec.Command(Busybox, "sh", "-c", waitScript)
 	cmd.Dir = "/"
 	cmd.SysProcAttr = &syscall.SysProcAttr{
@@ -140,23 +164,28 @@ func (c *Container) start(tb testing.TB, opts *Options) {
 		Pdeathsig:    syscall.SIGKILL,
 		Credential:   &syscall.Credential{Uid: uint32(opts.UID), Gid: uint32(opts.GID)},
 	}
-	c.stderr = &bytes.Buffer{}
-	cmd.Stderr = c.stderr
-	var err error
-	if c.stdin, err = cmd.StdinPipe(); err != nil {
-		tb.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		tb.Fatalf("starting test container: %v", err)
-	}
-	c.cmd, c.PID = cmd, cmd.Process.Pid
-	tb.Cleanup(c.stop)
-	c.awaitReady(tb, stdout)
-	c.setup(tb, nsenter, opts)
+	return cmd
+}
+
+// startPinned starts cmd from a goroutine locked to its thread until cmd
+// has exited and been reaped: Pdeathsig fires when the *thread* that
+// started the child exits, and code under test (ns.Run) makes the Go
+// runtime discard threads.
+// The returned channel is closed once cmd has been reaped.
+func startPinned(cmd *exec.Cmd) (<-chan struct{}, error) {
+	started := make(chan error)
+	done := make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		err := cmd.Start()
+		started <- err
+		if err == nil {
+			cmd.Wait()
+			close(done)
+		}
+	}()
+	return done, <-started
 }
 
 func (c *Container) setup(tb testing.TB, nsenter string, opts *Options) {
@@ -193,17 +222,23 @@ func (c *Container) awaitReady(tb testing.TB, stdout io.Reader) {
 
 // stop ends the container: stdin EOF, then SIGKILL after a grace period.
 func (c *Container) stop() {
-	if c.cmd == nil || c.cmd.ProcessState != nil {
+	if c.cmd == nil {
 		return
 	}
 	c.stdin.Close()
-	done := make(chan struct{})
-	go func() { c.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
+	if !c.exited(5 * time.Second) {
 		c.cmd.Process.Kill()
-		<-done
+		c.exited(time.Minute)
+	}
+}
+
+// exited waits up to d for the pinned goroutine to reap the container.
+func (c *Container) exited(d time.Duration) bool {
+	select {
+	case <-c.done:
+		return true
+	case <-time.After(d):
+		return false
 	}
 }
 
