@@ -1,0 +1,177 @@
+package ldcache
+
+import (
+	"encoding/binary"
+	"io"
+	"math/bits"
+	"slices"
+	"strings"
+)
+
+// Family is the kind of system a root holds. It decides the directories
+// the root's own ldconfig trusts without configuration.
+type Family int
+
+// Families.
+const (
+	// FamilyAuto asks Build and Update to call DetectFamily.
+	FamilyAuto Family = iota
+	// FamilyDebian is Debian and its derivatives (Ubuntu): glibc patched to
+	// trust the multiarch directories /lib/<triplet> and /usr/lib/<triplet>,
+	// then /lib and /usr/lib.
+	FamilyDebian
+	// FamilyLib64 is the glibc default (Fedora, RHEL, SUSE, Arch, …):
+	// /lib64 and /usr/lib64 with their /lib (and on x86-64 /libx32)
+	// siblings, in glibc's add_system_dir order.
+	FamilyLib64
+	// FamilyMusl is a musl libc system (Alpine): no ld.so.cache; its loader
+	// reads /etc/ld-musl-<arch>.path.
+	FamilyMusl
+)
+
+var familyNames = [...]string{"auto", "debian", "lib64", "musl"}
+
+// String returns "auto", "debian", "lib64" or "musl".
+func (f Family) String() string {
+	if f >= 0 && int(f) < len(familyNames) {
+		return familyNames[f]
+	}
+	return "unknown"
+}
+
+// TrustedDirs returns the directories ldconfig scans after its
+// configuration file for a family and GOARCH (empty: the running one).
+// Musl has none: it is configured by its path file.
+func TrustedDirs(f Family, goarch string) []string {
+	t, err := newTarget(goarch)
+	if err != nil {
+		return nil
+	}
+	return t.trustedDirs(f)
+}
+
+func (t *target) trustedDirs(f Family) []string {
+	switch f {
+	case FamilyDebian:
+		return []string{"/lib/" + t.triplet, "/usr/lib/" + t.triplet, "/lib", "/usr/lib"}
+	case FamilyLib64:
+		if !t.is64 {
+			return []string{"/lib", "/usr/lib"}
+		}
+		if t.goarch == "amd64" {
+			return []string{"/lib", "/lib64", "/libx32", "/usr/lib", "/usr/lib64", "/usr/libx32"}
+		}
+		return []string{"/lib", "/lib64", "/usr/lib", "/usr/lib64"}
+	}
+	return nil
+}
+
+// BuildOptions tune Build. A nil *BuildOptions means all defaults.
+type BuildOptions struct {
+	// Config is the configuration file, a path inside the root. Empty:
+	// "/etc/ld.so.conf".
+	Config string
+	// Dirs are directories (paths inside the root) scanned before the
+	// configuration's, in order, as ldconfig's command-line directories
+	// are. Where two directories hold the same SONAME for the same
+	// architecture, the one scanned first comes first in the cache and is
+	// the one the loader uses. Nil: none.
+	Dirs []string
+	// OnlyDirs scans Dirs alone: no configuration file and no trusted
+	// directories (as ldconfig -n does). False: scan them all.
+	OnlyDirs bool
+	// Family chooses the trusted directories. Zero (FamilyAuto): detected
+	// from the root with DetectFamily.
+	Family Family
+	// GOARCH names the machine whose ldconfig Build stands in for: it
+	// decides which ELF files are listed and how they are tagged. Empty:
+	// the running program's GOARCH.
+	GOARCH string
+	// Links creates, replaces and removes SONAME symlinks in the scanned
+	// directories as ldconfig does by default. False: the root is only
+	// read (ldconfig -X).
+	Links bool
+	// Format is recorded in the returned Cache for writing. Zero: the new
+	// format.
+	Format Format
+	// Generator is recorded in the new format's extension section. Empty:
+	// DefaultGenerator.
+	Generator string
+	// Verbose receives the listing ldconfig -v prints on standard output:
+	// each directory, then "\tSONAME -> file" per library. Nil: none.
+	Verbose io.Writer
+}
+
+// scanned is a cache entry with what ldconfig's sort needs.
+type scanned struct {
+	Entry
+	hwcaps   bool // from a glibc-hwcaps subdirectory (name in Entry.HWCaps)
+	legacy   uint64
+	bitsHW   int
+	isaLevel uint32
+}
+
+// compare is glibc's cache entry order (elf/cache.c compare): names
+// descending by libcmp, then flags descending, glibc-hwcaps entries first
+// (by subdirectory name), then the most specific legacy hwcap.
+func (t *target) compare(a, b *scanned) int {
+	if r := libcmp(b.Name, a.Name, t.signed); r != 0 {
+		return r
+	}
+	switch {
+	case a.Flags != b.Flags:
+		return int(b.Flags) - int(a.Flags)
+	case a.hwcaps != b.hwcaps:
+		if a.hwcaps {
+			return -1
+		}
+		return 1
+	case a.hwcaps && a.HWCaps != b.HWCaps:
+		return strings.Compare(a.HWCaps, b.HWCaps)
+	case a.bitsHW != b.bitsHW:
+		return b.bitsHW - a.bitsHW
+	case a.legacy != b.legacy:
+		if b.legacy > a.legacy {
+			return 1
+		}
+		return -1
+	}
+	return 0
+}
+
+// finish sorts the scanned entries as ldconfig keeps its list and makes
+// the Cache, with glibc-hwcaps indices assigned in name order.
+func (t *target) finish(list []scanned, seen []string, o *BuildOptions) *Cache {
+	slices.SortStableFunc(list, func(a, b scanned) int {
+		// glibc inserts each new entry after every entry that does not
+		// compare greater, which is a stable sort.
+		return t.compare(&a, &b)
+	})
+	var names []string
+	for i := range list {
+		if list[i].hwcaps && !slices.Contains(names, list[i].HWCaps) {
+			names = append(names, list[i].HWCaps)
+		}
+	}
+	slices.Sort(names)
+	c := &Cache{Format: o.Format, Generator: o.Generator, HWCapsDirs: names, seenHWCaps: seen, Entries: make([]Entry, len(list))}
+	if c.Generator == "" {
+		c.Generator = DefaultGenerator
+	}
+	if t.order == byteOrder(binary.BigEndian) {
+		c.Order = binary.BigEndian
+	}
+	for i := range list {
+		e := list[i].Entry
+		if list[i].hwcaps {
+			idx, _ := slices.BinarySearch(names, e.HWCaps)
+			e.HWCap = HWCapExtension | uint64(list[i].isaLevel&isaLevelMask)<<32 | uint64(idx)
+		} else {
+			e.HWCap = list[i].legacy
+		}
+		c.Entries[i] = e
+	}
+	return c
+}
+
+func popcount(v uint64) int { return bits.OnesCount64(v) }

@@ -1,0 +1,289 @@
+package ldcache
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Build scans a root as glibc 2.36's `ldconfig -r ROOT` does and returns
+// the cache it would write, entries in the same order: the directories in
+// opts.Dirs, then those of ROOT/etc/ld.so.conf (following include globs,
+// relative ones from the including file's directory), then the trusted
+// directories of the root's family, each with its glibc-hwcaps
+// subdirectories; the ELF libraries in them, one per SONAME and
+// directory (the newest by glibc's version order, a file over a symlink).
+//
+// Every path — configuration files, directories, symlinked directories
+// and libraries — is resolved inside root (openat2 RESOLVE_IN_ROOT), never
+// on the host, so a hostile root cannot make Build read outside it. Build
+// runs nothing. Unreadable directories and files are skipped, as ldconfig
+// skips them. With opts.Links it also writes the SONAME symlinks, through
+// file descriptors of the scanned directories.
+func Build(rootPath string, opts *BuildOptions) (*Cache, error) {
+	var o BuildOptions
+	if opts != nil {
+		o = *opts
+	}
+	t, err := newTarget(o.GOARCH)
+	if err != nil {
+		return nil, fmt.Errorf("building ld.so.cache for %s: %w", rootPath, err)
+	}
+	r, err := openRoot(rootPath)
+	if err != nil {
+		return nil, fmt.Errorf("building ld.so.cache: %w", err)
+	}
+	defer r.close()
+	c, err := build(r, t, &o)
+	if err != nil {
+		return nil, fmt.Errorf("building ld.so.cache for %s: %w", rootPath, err)
+	}
+	return c, nil
+}
+
+func build(r *root, t *target, o *BuildOptions) (*Cache, error) {
+	b := &builder{t: t, r: r, o: o, buf: make([]byte, 32<<10), verbose: newVerbose(o.Verbose)}
+	if err := b.collectDirs(); err != nil {
+		return nil, err
+	}
+	for i := 0; i < len(b.dirs); i++ {
+		b.searchDir(b.dirs[i])
+	}
+	if err := b.verbose.flush(); err != nil {
+		return nil, fmt.Errorf("verbose output: %w", err)
+	}
+	return t.finish(b.list, b.seen, o), nil
+}
+
+// DetectFamily tells which kind of system rootfs holds, looking inside it
+// only: /etc/debian_version marks FamilyDebian; a musl loader
+// (/lib/ld-musl-<arch>.so.1 for goarch, empty: the running one) marks
+// FamilyMusl; anything else is FamilyLib64.
+func DetectFamily(rootfs, goarch string) (Family, error) {
+	t, err := newTarget(goarch)
+	if err != nil {
+		return 0, fmt.Errorf("detecting the system of %s: %w", rootfs, err)
+	}
+	r, err := openRoot(rootfs)
+	if err != nil {
+		return 0, fmt.Errorf("detecting the system of %s: %w", rootfs, err)
+	}
+	defer r.close()
+	return detectFamily(r, t), nil
+}
+
+// dirEnt is a directory to scan (glibc's struct dir_entry).
+type dirEnt struct {
+	path     string
+	flag     int32
+	dev, ino uint64
+	hwcaps   string // glibc-hwcaps subdirectory name, "" otherwise
+	from     string
+	line     int
+}
+
+type builder struct {
+	t       *target
+	r       *root
+	o       *BuildOptions
+	dirs    []*dirEnt
+	list    []scanned
+	seen    []string // glibc-hwcaps names, as found
+	buf     []byte   // getdents buffer
+	head    []byte   // first bytes of each file
+	verbose *verbose
+}
+
+func (b *builder) collectDirs() error {
+	for _, d := range b.o.Dirs {
+		if !strings.HasPrefix(d, "/") {
+			return fmt.Errorf("relative path %q used to build cache", d)
+		}
+		b.addDir(d, "<cmdline>", 0)
+	}
+	if b.o.OnlyDirs {
+		return nil
+	}
+	conf := b.o.Config
+	if conf == "" {
+		conf = "/etc/ld.so.conf"
+	}
+	b.parseConfFile(conf, 0)
+	fam := b.o.Family
+	if fam == FamilyAuto {
+		fam = detectFamily(b.r, b.t)
+	}
+	for _, d := range b.t.trustedDirs(fam) {
+		b.addDir(d, "<builtin>", 0)
+	}
+	return nil
+}
+
+// maxIncludeDepth bounds include recursion (glibc has no bound and
+// crashes on an include loop).
+const maxIncludeDepth = 16
+
+func (b *builder) parseConfFile(file string, depth int) {
+	if depth > maxIncludeDepth {
+		return
+	}
+	data, err := b.r.readFile(file, 1<<20)
+	if err != nil {
+		return
+	}
+	for _, l := range parseConf(data) {
+		if l.includes == nil {
+			b.addDir(l.dir, file, l.line)
+			continue
+		}
+		for _, pat := range l.includes {
+			for _, m := range b.glob(includePattern(file, pat)) {
+				b.parseConfFile(m, depth+1)
+			}
+		}
+	}
+}
+
+// addDir is glibc's add_dir_1: a directory from a configuration line.
+func (b *builder) addDir(line, from string, lineno int) {
+	p, flag := dirLine(line)
+	if p == "" {
+		return
+	}
+	st, err := b.r.stat(p)
+	if err != nil {
+		return
+	}
+	e := &dirEnt{path: p, flag: flag, dev: st.Dev, ino: st.Ino, from: from, line: lineno}
+	if b.addSingle(e) {
+		b.addHWCapsDirs(e)
+	}
+}
+
+// addSingle appends e unless a directory with its device and inode is
+// listed already, which then takes e's library type.
+func (b *builder) addSingle(e *dirEnt) bool {
+	for _, d := range b.dirs {
+		if d.dev == e.dev && d.ino == e.ino {
+			d.flag = e.flag
+			return false
+		}
+	}
+	b.dirs = append(b.dirs, e)
+	return true
+}
+
+// addHWCapsDirs queues the subdirectories of e's glibc-hwcaps directory.
+func (b *builder) addHWCapsDirs(e *dirEnt) {
+	fd, err := b.r.open(e.path+"/glibc-hwcaps", unix.O_RDONLY|unix.O_DIRECTORY)
+	if err != nil {
+		return
+	}
+	defer unix.Close(fd)
+	ents, _ := readDir(fd, b.buf)
+	for _, de := range ents {
+		if de.name[0] == '.' || de.typ == unix.DT_REG || strings.Contains(de.name, ":") {
+			continue
+		}
+		sub := e.path + "/glibc-hwcaps/" + de.name
+		st, err := b.r.stat(sub)
+		if err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			continue
+		}
+		b.seen = append(b.seen, de.name)
+		b.addSingle(&dirEnt{path: sub, flag: e.flag, dev: st.Dev, ino: st.Ino, hwcaps: de.name, from: e.from, line: e.line})
+	}
+}
+
+// glob expands an include pattern inside the root, sorted as glob(3)
+// sorts in the C locale. Names starting with '.' match only a pattern
+// that starts with '.'.
+func (b *builder) glob(pattern string) []string {
+	cur := []string{""}
+	if strings.HasPrefix(pattern, "/") {
+		cur = []string{"/"}
+	}
+	for _, comp := range strings.Split(pattern, "/") {
+		if comp == "" {
+			continue
+		}
+		if !strings.ContainsAny(comp, "*?[") {
+			for i := range cur {
+				cur[i] = joinPath(cur[i], unescape(comp))
+			}
+			continue
+		}
+		cur = b.globDir(cur, strings.ReplaceAll(comp, "[!", "[^"))
+	}
+	out := cur[:0]
+	for _, p := range cur {
+		if _, err := b.r.lstat(p); err == nil && p != "" {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (b *builder) globDir(dirs []string, comp string) []string {
+	var out []string
+	for _, d := range dirs {
+		dir := d
+		if dir == "" {
+			dir = "."
+		}
+		fd, err := b.r.open(dir, unix.O_RDONLY|unix.O_DIRECTORY)
+		if err != nil {
+			continue
+		}
+		ents, _ := readDir(fd, b.buf)
+		unix.Close(fd)
+		for _, de := range ents {
+			if ok, _ := path.Match(comp, de.name); ok && (de.name[0] != '.' || comp[0] == '.') {
+				out = append(out, joinPath(d, de.name))
+			}
+		}
+	}
+	return out
+}
+
+func joinPath(dir, name string) string {
+	switch dir {
+	case "":
+		return name
+	case "/":
+		return "/" + name
+	}
+	return dir + "/" + name
+}
+
+func unescape(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var sb strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+		}
+		sb.WriteByte(s[i])
+	}
+	return sb.String()
+}
+
+// detectFamily: /etc/debian_version marks Debian; a musl loader and no
+// glibc one marks musl; anything else is the lib64 default.
+func detectFamily(r *root, t *target) Family {
+	if _, err := r.lstat("/etc/debian_version"); err == nil {
+		return FamilyDebian
+	}
+	if t.muslArch != "" {
+		if _, err := r.lstat("/lib/ld-musl-" + t.muslArch + ".so.1"); err == nil {
+			return FamilyMusl
+		}
+	}
+	return FamilyLib64
+}

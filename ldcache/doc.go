@@ -1,0 +1,41 @@
+// Package ldcache reads, builds and writes glibc's dynamic loader cache,
+// /etc/ld.so.cache, in Go.
+//
+// Reading: [Parse] and [Open] decode all three layouts glibc 2.36's
+// ldconfig writes (-c old, compat, new): the libc5-era "ld.so-1.7.0"
+// table, the "glibc-ld.so.cache1.1" table with its glibc 2.33+ extension
+// section (generator string, glibc-hwcaps subdirectories), and the compat
+// file that holds both. Entries keep file order; [Cache.Find] and
+// [Cache.FindPrefix] look libraries up per [Arch] the way the loader and
+// libnvidia-container do. [Cache.Print] writes what `ldconfig -p` prints.
+// Parsing checks every count, offset and string, so hostile files give an
+// error naming the offset, never a panic.
+//
+// Building: [Build] is a pure-Go `ldconfig -r ROOT`. It reads the root's
+// ld.so.conf (with include globs), scans the configured and trusted
+// directories and their glibc-hwcaps subdirectories, reads each
+// candidate's ELF header and dynamic section, picks one file per SONAME
+// and directory by glibc's rules and sorts the entries as glibc does, so
+// [Cache.MarshalBinary] and [WriteFile] produce the bytes glibc's ldconfig
+// would write for the same root. Every path is resolved inside the root
+// with openat2(RESOLVE_IN_ROOT): symlinks in a hostile root cannot reach
+// host files. Nothing is executed.
+//
+// Updating a container: [Update] rebuilds a container root's cache with
+// extra directories (the driver libraries mounted into it) scanned first,
+// writing through a directory file descriptor opened inside the root and
+// renaming over the old cache, so a planted symlink at /etc/ld.so.cache or
+// /etc is never followed out of the root. On musl roots it updates
+// /etc/ld-musl-<arch>.path instead.
+//
+// Privileges: reading needs none. Build needs read access to the root;
+// Update and WriteFile need write access to the cache's directory. Build,
+// Update and the Links option use Linux system calls (openat2 from Linux
+// 5.6; older kernels use filepath-securejoin's emulation) and exist only
+// on Linux; Parse, lookups and encoding are portable.
+//
+// When not to use it: a system whose libraries are not found through
+// ld.so.cache (NixOS, or binaries with RUNPATH) gains nothing from a
+// cache; and ldcache does not read the auxiliary cache, so it always
+// reads every candidate file.
+package ldcache

@@ -1,0 +1,137 @@
+package ldcache
+
+import (
+	"bytes"
+	"io"
+	"strings"
+)
+
+// libInfo is what ldconfig learns from one file (readlib.c process_file).
+type libInfo struct {
+	flag     int32
+	soname   string
+	hasSName bool
+	isaLevel uint32
+}
+
+// fileReader serves reads from the first bytes of a file, read once, and
+// falls back to ReadAt. Bytes past the end of the file read as zero, as in
+// ldconfig's mapping of the file.
+type fileReader struct {
+	r    io.ReaderAt
+	size uint64
+	head []byte
+	tmp  []byte
+}
+
+// at returns n bytes at off; ok is false past the end of the file.
+func (f *fileReader) at(off, n uint64) ([]byte, bool) {
+	if off > f.size || n > 1<<20 {
+		return nil, false
+	}
+	if off+n <= uint64(len(f.head)) {
+		return f.head[off : off+n], true
+	}
+	if uint64(cap(f.tmp)) < n {
+		f.tmp = make([]byte, n)
+	}
+	b := f.tmp[:n]
+	clear(b)
+	if off < f.size {
+		got, err := f.r.ReadAt(b[:min(n, f.size-off)], int64(off))
+		if err != nil && err != io.EOF || uint64(got) < min(n, f.size-off) {
+			return nil, false
+		}
+	}
+	return b, true
+}
+
+// cstring reads the NUL-terminated string at off (ending at the end of
+// the file at the latest).
+func (f *fileReader) cstring(off uint64) (string, bool) {
+	var sb strings.Builder
+	for chunk := uint64(64); off < f.size; chunk = min(chunk*2, 4096) {
+		b, ok := f.at(off, min(chunk, f.size-off))
+		if !ok {
+			return "", false
+		}
+		if i := bytes.IndexByte(b, 0); i >= 0 {
+			sb.Write(b[:i])
+			return sb.String(), true
+		}
+		sb.Write(b)
+		off += uint64(len(b))
+		if sb.Len() > 1<<16 {
+			return "", false
+		}
+	}
+	return sb.String(), off <= f.size
+}
+
+const (
+	etDyn          = 3
+	ptLoad         = 1
+	ptDynamic      = 2
+	ptInterp       = 3
+	ptGNUProperty  = 0x6474e553
+	dtNull         = 0
+	dtNeeded       = 1
+	dtStrtab       = 5
+	dtSoname       = 14
+	x86ISANeeded   = 0xc0008002
+	ntGNUProperty0 = 5
+)
+
+// readLib classifies the file in f as the target's ldconfig does; ok is
+// false when ldconfig would leave it out of the cache.
+func (t *target) readLib(f *fileReader, lib string) (libInfo, bool) {
+	minSize := uint64(52)
+	if t.is64 {
+		minSize = 64 // sizeof (ElfW(Ehdr)) exceeds sizeof (struct exec)
+	}
+	hdr, ok := f.at(0, minSize)
+	if !ok || f.size < minSize {
+		return libInfo{}, false
+	}
+	if t.isAout(hdr) {
+		return libInfo{flag: 0, soname: aoutSoname(lib), hasSName: true}, true
+	}
+	if string(hdr[:4]) != "\x7fELF" || t.order.Uint16(hdr[16:]) != etDyn {
+		return libInfo{}, false
+	}
+	class, machine := hdr[4], t.order.Uint16(hdr[18:])
+	if !t.accepts(class, machine) {
+		return libInfo{}, false
+	}
+	e := elfFile{t: t, f: f, is64: class == 2}
+	info, ok := e.read()
+	if !ok {
+		return libInfo{}, false
+	}
+	info.flag, ok = t.classify(class, machine, e.eflags, info.flag)
+	return info, ok
+}
+
+// isAout reports a ZMAGIC or QMAGIC a.out header (libc4 libraries).
+func (t *target) isAout(hdr []byte) bool {
+	var info uint64
+	if t.is64 {
+		info = t.order.Uint64(hdr)
+	} else {
+		info = uint64(t.order.Uint32(hdr))
+	}
+	m := info & 0xffff
+	return m == 0o413 || m == 0o314
+}
+
+// aoutSoname is the name up to the major version: "libc.so.4.7" → "libc.so.4".
+func aoutSoname(lib string) string {
+	i := strings.Index(lib, ".so.")
+	if i < 0 {
+		return lib
+	}
+	if j := strings.Index(lib[i+4:], "."); j >= 0 {
+		return lib[:i+4+j]
+	}
+	return lib
+}

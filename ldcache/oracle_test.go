@@ -1,0 +1,58 @@
+package ldcache_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/go-nvc/nvc/internal/testutil"
+)
+
+// The peer these tests compare against: glibc's ldconfig. Its version is
+// logged by every test that uses it; the expected one is Debian's 2.36.
+var (
+	ldconfigOnce    sync.Once
+	ldconfigPath    string
+	ldconfigVersion string
+)
+
+// ldconfig returns the path of glibc's ldconfig, gating tb on its presence,
+// and logs its version.
+func ldconfig(tb testing.TB) string {
+	tb.Helper()
+	ldconfigOnce.Do(func() {
+		for _, p := range []string{"/usr/sbin/ldconfig", "/sbin/ldconfig"} {
+			if _, err := os.Stat(p); err == nil {
+				ldconfigPath = p
+				break
+			}
+		}
+		if ldconfigPath == "" {
+			return
+		}
+		out, _ := exec.Command(ldconfigPath, "--version").Output()
+		ldconfigVersion, _, _ = strings.Cut(string(out), "\n")
+	})
+	if ldconfigPath == "" {
+		testutil.Unavailable(tb, "needs glibc's ldconfig (/usr/sbin/ldconfig)")
+	}
+	tb.Logf("peer: %s", ldconfigVersion)
+	return ldconfigPath
+}
+
+// runLdconfig runs glibc's ldconfig with args and returns its stdout,
+// failing tb on a non-zero exit.
+func runLdconfig(tb testing.TB, args ...string) []byte {
+	tb.Helper()
+	cmd := exec.Command(ldconfig(tb), args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		tb.Fatalf("ldconfig %s: %v\n%s", strings.Join(args, " "), err, stderr.Bytes())
+	}
+	return out
+}

@@ -1,0 +1,171 @@
+package ldcache
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// UpdateOptions tune Update. A nil *UpdateOptions means all defaults.
+type UpdateOptions struct {
+	// FirstDirs are scanned before everything else, so that their
+	// libraries win any SONAME they share with others — the place for
+	// CUDA's forward-compatibility directory, whose newer libcuda.so.1
+	// must be found before the driver's. Paths inside the rootfs. Nil:
+	// none.
+	FirstDirs []string
+	// Dirs are scanned after FirstDirs and before the rootfs's own
+	// configuration: the directories the driver's libraries were mounted
+	// into. Paths inside the rootfs. Nil: none.
+	Dirs []string
+	// Cache is the cache file, a path inside the rootfs. Empty:
+	// "/etc/ld.so.cache".
+	Cache string
+	// Config is the configuration file, a path inside the rootfs. Empty:
+	// "/etc/ld.so.conf".
+	Config string
+	// Family chooses the trusted directories and whether the rootfs uses
+	// musl. Zero: DetectFamily.
+	Family Family
+	// GOARCH is the rootfs's architecture. Empty: the running program's.
+	GOARCH string
+	// Links also creates the SONAME symlinks in the scanned directories,
+	// as the container's ldconfig would. False: the directories are only
+	// read (read-only driver mounts stay untouched).
+	Links bool
+	// Format of the written cache. Zero: the new format.
+	Format Format
+	// Generator is recorded in the cache. Empty: DefaultGenerator.
+	Generator string
+}
+
+// Update makes the dynamic loader of the container root rootfs find the
+// libraries in opts.FirstDirs and opts.Dirs: it rebuilds the root's cache
+// as the root's own `ldconfig DIRS…` would (see Build) and replaces the
+// cache file, or, in a musl root (FamilyMusl), puts the directories first
+// in /etc/ld-musl-<arch>.path, keeping its existing entries (or musl's
+// defaults) after them.
+//
+// The rootfs is treated as hostile: every path is resolved inside it, the
+// new file is created with O_EXCL in a directory opened inside it and
+// renamed over the old one within that directory, so neither a symlink at
+// the cache path nor one at /etc can redirect the write to the host.
+// Nothing is executed.
+func Update(rootfs string, opts *UpdateOptions) error {
+	var o UpdateOptions
+	if opts != nil {
+		o = *opts
+	}
+	t, err := newTarget(o.GOARCH)
+	if err != nil {
+		return fmt.Errorf("updating ld.so.cache in %s: %w", rootfs, err)
+	}
+	r, err := openRoot(rootfs)
+	if err != nil {
+		return fmt.Errorf("updating ld.so.cache: %w", err)
+	}
+	defer r.close()
+	if o.Family == FamilyAuto {
+		o.Family = detectFamily(r, t)
+	}
+	dirs := append(slices.Clip(o.FirstDirs), o.Dirs...)
+	if o.Family == FamilyMusl {
+		return updateMusl(r, t, dirs, rootfs)
+	}
+	return updateCache(r, t, dirs, &o, rootfs)
+}
+
+func updateCache(r *root, t *target, dirs []string, o *UpdateOptions, rootfs string) error {
+	bo := &BuildOptions{Config: o.Config, Dirs: dirs, Family: o.Family, GOARCH: o.GOARCH, Links: o.Links, Format: o.Format, Generator: o.Generator}
+	c, err := build(r, t, bo)
+	if err != nil {
+		return fmt.Errorf("updating ld.so.cache in %s: %w", rootfs, err)
+	}
+	b, err := c.MarshalBinary()
+	if err != nil {
+		return fmt.Errorf("updating ld.so.cache in %s: %w", rootfs, err)
+	}
+	file := o.Cache
+	if file == "" {
+		file = "/etc/ld.so.cache"
+	}
+	if err := writeInRoot(r, file, b); err != nil {
+		return fmt.Errorf("updating ld.so.cache %s in %s: %w", file, rootfs, err)
+	}
+	return nil
+}
+
+// muslDefaultPath is musl's library path when no path file exists.
+var muslDefaultPath = []string{"/lib", "/usr/local/lib", "/usr/lib"}
+
+func updateMusl(r *root, t *target, dirs []string, rootfs string) error {
+	file := "/etc/ld-musl-" + t.muslArch + ".path"
+	old := muslDefaultPath
+	if b, err := r.readFile(file, 1<<20); err == nil {
+		old = strings.FieldsFunc(string(b), func(c rune) bool { return c == '\n' || c == ':' })
+	}
+	var out []string
+	for _, d := range append(slices.Clip(dirs), old...) {
+		if d != "" && !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	if err := writeInRoot(r, file, []byte(strings.Join(out, "\n")+"\n")); err != nil {
+		return fmt.Errorf("updating musl path file %s in %s: %w", file, rootfs, err)
+	}
+	return nil
+}
+
+// writeInRoot replaces unsafePath inside the root with data, atomically,
+// acting only through a file descriptor of its directory.
+func writeInRoot(r *root, unsafePath string, data []byte) error {
+	dir, base := path.Split(path.Clean("/" + unsafePath))
+	if base == "" || base == "." || base == ".." {
+		return fmt.Errorf("%q names no file", unsafePath)
+	}
+	dfd, err := r.open(dir, unix.O_RDONLY|unix.O_DIRECTORY)
+	if err != nil {
+		return fmt.Errorf("opening %s: %w", dir, err)
+	}
+	defer unix.Close(dfd)
+	tmp := "." + base + ".nvc-" + randomSuffix()
+	fd, err := unix.Openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		return fmt.Errorf("creating %s%s: %w", dir, tmp, err)
+	}
+	err = writeSync(fd, data)
+	if err == nil {
+		err = unix.Renameat(dfd, tmp, dfd, base)
+	}
+	if err != nil {
+		unix.Unlinkat(dfd, tmp, 0)
+		return fmt.Errorf("writing %s%s: %w", dir, base, err)
+	}
+	return nil
+}
+
+func writeSync(fd int, data []byte) error {
+	defer unix.Close(fd)
+	for len(data) > 0 {
+		n, err := unix.Write(fd, data)
+		if err != nil {
+			return err
+		}
+		data = data[n:]
+	}
+	if err := unix.Fchmod(fd, 0o644); err != nil {
+		return err
+	}
+	return unix.Fsync(fd)
+}
+
+func randomSuffix() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
