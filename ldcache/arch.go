@@ -11,25 +11,25 @@ type Arch uint16
 // Architecture values, as glibc's dl-cache.h numbers them. ArchNone is what
 // 32-bit i386 (and other ABIs without a tag of their own) is written as.
 const (
-	ArchNone            Arch = 0x0000 // i386, and 32-bit ABIs without a tag
-	ArchSPARC64         Arch = 0x0100
-	ArchIA64            Arch = 0x0200
-	ArchX8664           Arch = 0x0300 // x86-64
-	ArchS390X           Arch = 0x0400 // 64-bit s390
-	ArchPPC64           Arch = 0x0500 // 64-bit POWER, both byte orders (ppc64le)
-	ArchMIPS64N32       Arch = 0x0600
-	ArchMIPS64N64       Arch = 0x0700
-	ArchX32             Arch = 0x0800 // x86-64 with 32-bit pointers
-	ArchARMHF           Arch = 0x0900 // 32-bit ARM, hard-float ABI
-	ArchAArch64         Arch = 0x0a00
-	ArchARMSF           Arch = 0x0b00 // 32-bit ARM, soft-float ABI
-	ArchMIPS32NaN2008   Arch = 0x0c00
+	ArchNone             Arch = 0x0000 // i386, and 32-bit ABIs without a tag
+	ArchSPARC64          Arch = 0x0100
+	ArchIA64             Arch = 0x0200
+	ArchX8664            Arch = 0x0300 // x86-64
+	ArchS390X            Arch = 0x0400 // 64-bit s390
+	ArchPPC64            Arch = 0x0500 // 64-bit POWER, both byte orders (ppc64le)
+	ArchMIPS64N32        Arch = 0x0600
+	ArchMIPS64N64        Arch = 0x0700
+	ArchX32              Arch = 0x0800 // x86-64 with 32-bit pointers
+	ArchARMHF            Arch = 0x0900 // 32-bit ARM, hard-float ABI
+	ArchAArch64          Arch = 0x0a00
+	ArchARMSF            Arch = 0x0b00 // 32-bit ARM, soft-float ABI
+	ArchMIPS32NaN2008    Arch = 0x0c00
 	ArchMIPS64N32NaN2008 Arch = 0x0d00
 	ArchMIPS64N64NaN2008 Arch = 0x0e00
-	ArchRISCVSoft       Arch = 0x0f00 // RISC-V, soft-float ABI
-	ArchRISCVDouble     Arch = 0x1000 // RISC-V, double-float ABI (riscv64 lp64d)
-	ArchLoongArchSoft   Arch = 0x1100
-	ArchLoongArchDouble Arch = 0x1200
+	ArchRISCVSoft        Arch = 0x0f00 // RISC-V, soft-float ABI
+	ArchRISCVDouble      Arch = 0x1000 // RISC-V, double-float ABI (riscv64 lp64d)
+	ArchLoongArchSoft    Arch = 0x1100
+	ArchLoongArchDouble  Arch = 0x1200
 )
 
 // ArchI386 is the value i386 libraries carry: no architecture tag.

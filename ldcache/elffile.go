@@ -239,4 +239,3 @@ func (e *elfFile) properties(off, descsz uint64, info *libInfo) {
 		ptr += 8 + alignUp(datasz, e.dynSize()/2)
 	}
 }
-
