@@ -53,6 +53,13 @@ type Options struct {
 	// RealNodes creates real character devices under dev/ (needs
 	// CAP_MKNOD). False: plain files standing in for them.
 	RealNodes bool
+	// MIG puts GPUs of the Machine mock in MIG mode: GPU index to MIG
+	// profile names, as nvmlmock.Options.MIG. Nil: no MIG. Ignored when NVML
+	// is set.
+	MIG map[int][]string
+	// IMEXChannels is how many /dev/nvidia-caps-imex-channels/channelN
+	// nodes to create. Zero: one (channel0); negative: none.
+	IMEXChannels int
 }
 
 // Host is a generated host.

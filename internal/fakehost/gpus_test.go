@@ -1,0 +1,171 @@
+package fakehost
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
+	"golang.org/x/sys/unix"
+
+	"github.com/go-nvc/nvc/internal/nvmlmock"
+	"github.com/go-nvc/nvc/internal/testutil"
+)
+
+// gpuHost writes only the GPU trees of a host into a temp dir.
+func gpuHost(t *testing.T, o Options) *Host {
+	t.Helper()
+	o = withDefaults(&o)
+	dir := t.TempDir()
+	h := &Host{Root: dir, ProcRoot: filepath.Join(dir, "proc"), DevRoot: filepath.Join(dir, "dev"), NVML: o.NVML, DriverVersion: o.DriverVersion}
+	if h.NVML == nil {
+		n, err := defaultNVML(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.NVML = n
+	}
+	if err := writeGPUs(h, o); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestGPUInformation(t *testing.T) {
+	t.Parallel()
+	h := gpuHost(t, Options{Machine: "dgxh100"})
+	got := readFile(t, filepath.Join(h.ProcRoot, "driver/nvidia/gpus/0000:43:00.0/information"))
+	want := "Model: \t\t NVIDIA H100 80GB HBM3\n" +
+		"IRQ:   \t\t 181\n" +
+		"GPU UUID: \t " + nvmlmock.GPUUUID("dgxh100", 1) + "\n" +
+		"Video BIOS: \t 96.00.89.00.01\n" +
+		"Bus Type: \t PCIe\n" +
+		"DMA Size: \t 47 bits\n" +
+		"DMA Mask: \t 0x7fffffffffff\n" +
+		"Bus Location: \t 0000:43:00.0\n" +
+		"Device Minor: \t 1\n" +
+		"GPU Firmware: \t 550.54.15\n" +
+		"GPU Excluded:\t No\n"
+	if got != want {
+		t.Errorf("information:\n%q\nwant\n%q", got, want)
+	}
+	ents, _ := os.ReadDir(filepath.Join(h.ProcRoot, "driver/nvidia/gpus"))
+	if len(ents) != 8 {
+		t.Errorf("%d GPU dirs, want 8", len(ents))
+	}
+	v := readFile(t, filepath.Join(h.ProcRoot, "driver/nvidia/version"))
+	if !strings.HasPrefix(v, "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  ") || !strings.Contains(v, "\nGCC version:  gcc version") {
+		t.Errorf("version file %q", v)
+	}
+	p := readFile(t, filepath.Join(h.ProcRoot, "driver/nvidia/params"))
+	for _, kv := range []string{"ModifyDeviceFiles: 1\n", "DeviceFileUID: 0\n", "DeviceFileGID: 0\n", "DeviceFileMode: 438\n"} {
+		if !strings.Contains(p, kv) {
+			t.Errorf("params lacks %q", kv)
+		}
+	}
+}
+
+// TestMIGMinors checks the minor table against values published from real
+// hosts (k8s-dra-driver-gpu quotes gpu3/gi3/ci3 439 and gpu6/gi11/ci7 920).
+func TestMIGMinors(t *testing.T) {
+	t.Parallel()
+	h := gpuHost(t, Options{})
+	lines := strings.Split(strings.TrimSuffix(readFile(t, filepath.Join(h.ProcRoot, "driver/nvidia-caps/mig-minors")), "\n"), "\n")
+	if len(lines) != 2+32*15*9 {
+		t.Errorf("%d lines", len(lines))
+	}
+	for i, want := range map[int]string{0: "config 1", 1: "monitor 2", 2: "gpu0/gi0/access 3", 3: "gpu0/gi0/ci0/access 4", 136: "gpu0/gi14/ci7/access 137", 137: "gpu1/gi0/access 138"} {
+		if lines[i] != want {
+			t.Errorf("line %d = %q, want %q", i, lines[i], want)
+		}
+	}
+	all := strings.Join(lines, "\n") + "\n"
+	for _, want := range []string{"\ngpu3/gi3/ci3/access 439\n", "\ngpu6/gi11/ci7/access 920\n", "\ngpu31/gi14/ci7/access 4322\n"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("mig-minors lacks %q", want)
+		}
+	}
+}
+
+func TestMIGCapsAndNodes(t *testing.T) {
+	t.Parallel()
+	h := gpuHost(t, Options{MIG: map[int][]string{1: {"1g.5gb", "3g.20gb"}}})
+	// GPU 1 (minor 1): GI 7 (1g) and GI 2 (3g), one CI 0 each.
+	for path, want := range map[string]string{
+		"driver/nvidia/capabilities/gpu1/mig/gi7/access":     "DeviceFileMinor: 201\nDeviceFileMode: 292\nDeviceFileModify: 1\n",
+		"driver/nvidia/capabilities/gpu1/mig/gi7/ci0/access": "DeviceFileMinor: 202\nDeviceFileMode: 292\nDeviceFileModify: 1\n",
+		"driver/nvidia/capabilities/gpu1/mig/gi2/ci0/access": "DeviceFileMinor: 157\nDeviceFileMode: 292\nDeviceFileModify: 1\n",
+		"driver/nvidia/capabilities/mig/config":              "DeviceFileMinor: 1\nDeviceFileMode: 256\nDeviceFileModify: 1\n",
+		"driver/nvidia/capabilities/mig/monitor":             "DeviceFileMinor: 2\nDeviceFileMode: 292\nDeviceFileModify: 1\n",
+	} {
+		if got := readFile(t, filepath.Join(h.ProcRoot, path)); got != want {
+			t.Errorf("%s = %q, want %q", path, got, want)
+		}
+	}
+	gis, _ := filepath.Glob(filepath.Join(h.ProcRoot, "driver/nvidia/capabilities/gpu*/mig/gi*"))
+	if len(gis) != 2 {
+		t.Errorf("GI dirs %v, want gpu1's two", gis)
+	}
+	if _, err := os.Stat(filepath.Join(h.ProcRoot, "driver/nvidia/capabilities/gpu0/mig")); err != nil {
+		t.Errorf("MIG-capable GPU 0 has no caps dir: %v", err)
+	}
+	// Without RealNodes the nodes are marker files.
+	for node, want := range map[string]string{"nvidia-caps/nvidia-cap201": "char 511:201\n", "nvidia7": "char 195:7\n", "nvidia-caps-imex-channels/channel0": "char 234:0\n"} {
+		if got := readFile(t, filepath.Join(h.DevRoot, node)); got != want {
+			t.Errorf("%s = %q, want %q", node, got, want)
+		}
+	}
+}
+
+func TestRealNodes(t *testing.T) {
+	testutil.RequireRoot(t)
+	t.Parallel()
+	h := gpuHost(t, Options{RealNodes: true, IMEXChannels: 3, MIG: map[int][]string{0: {"7g.40gb"}}})
+	for node, want := range map[string][3]uint32{
+		"nvidia0": {195, 0, 0o666}, "nvidia7": {195, 7, 0o666}, "nvidiactl": {195, 255, 0o666},
+		"nvidia-modeset": {195, 254, 0o666}, "nvidia-uvm": {510, 0, 0o666}, "nvidia-uvm-tools": {510, 1, 0o666},
+		"nvidia-caps/nvidia-cap1": {511, 1, 0o400}, "nvidia-caps/nvidia-cap2": {511, 2, 0o444},
+		"nvidia-caps/nvidia-cap3": {511, 3, 0o444}, "nvidia-caps/nvidia-cap4": {511, 4, 0o444},
+		"nvidia-caps-imex-channels/channel2": {234, 2, 0o666},
+	} {
+		var st unix.Stat_t
+		if err := unix.Lstat(filepath.Join(h.DevRoot, node), &st); err != nil {
+			t.Errorf("%s: %v", node, err)
+			continue
+		}
+		got := [3]uint32{unix.Major(st.Rdev), unix.Minor(st.Rdev), st.Mode & 0o7777}
+		if st.Mode&unix.S_IFMT != unix.S_IFCHR || got != want {
+			t.Errorf("%s: mode %o rdev %d:%d, want char %v", node, st.Mode, got[0], got[1], want)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(h.DevRoot, "nvidia-caps-imex-channels/channel3")); !os.IsNotExist(err) {
+		t.Errorf("channel3 exists (err %v); want 3 channels", err)
+	}
+}
+
+func TestNoIMEXChannels(t *testing.T) {
+	h := gpuHost(t, Options{IMEXChannels: -1})
+	if _, err := os.Lstat(filepath.Join(h.DevRoot, "nvidia-caps-imex-channels")); !os.IsNotExist(err) {
+		t.Errorf("IMEX channel dir exists (err %v)", err)
+	}
+}
+
+func TestUnwiredMockRefused(t *testing.T) {
+	// go-nvml's own server puts every GPU at bus 0 (GetPciInfo fills only
+	// the device id), so its trees would collide.
+	h := &Host{Root: t.TempDir(), NVML: dgxa100.New(), DriverVersion: DefaultDriverVersion}
+	err := writeGPUs(h, withDefaults(nil))
+	if err == nil || !strings.Contains(err.Error(), "share PCI bus id 0000:00:00.0") {
+		t.Fatalf("err = %v", err)
+	}
+}
