@@ -99,9 +99,6 @@ type builder struct {
 
 func (b *builder) collectDirs() error {
 	for _, d := range b.o.Dirs {
-		if !strings.HasPrefix(d, "/") {
-			return fmt.Errorf("relative path %q used to build cache", d)
-		}
 		b.addDir(d, "<cmdline>", 0)
 	}
 	if b.o.OnlyDirs {

@@ -38,6 +38,9 @@ var (
 	// ErrCorrupt: a known format whose counts, offsets or strings do not
 	// fit the data.
 	ErrCorrupt = errors.New("corrupt ld.so.cache")
+	// ErrEmpty: the file is empty (which ldconfig -p accepts silently). It
+	// also matches ErrNotCache.
+	ErrEmpty = errors.New("empty ld.so.cache")
 )
 
 // ParseError says what is wrong with a cache file and where.
@@ -56,6 +59,11 @@ func (e *ParseError) Error() string {
 
 // Unwrap returns the sentinel the error matches.
 func (e *ParseError) Unwrap() error { return e.Err }
+
+// Is makes an empty-file error match ErrNotCache too.
+func (e *ParseError) Is(target error) bool {
+	return e.Err == ErrEmpty && target == ErrNotCache
+}
 
 func corrupt(off uint64, format string, args ...any) error {
 	return &ParseError{Offset: int64(off), Msg: fmt.Sprintf(format, args...), Err: ErrCorrupt}
@@ -86,7 +94,7 @@ func Parse(b []byte) (*Cache, error) {
 	case bytes.HasPrefix(b, []byte(oldMagic)):
 		return p.parseOld()
 	case len(b) == 0:
-		return nil, &ParseError{Msg: "empty file", Err: ErrNotCache}
+		return nil, &ParseError{Msg: "empty file", Err: ErrEmpty}
 	}
 	return nil, &ParseError{Msg: fmt.Sprintf("unknown magic %q", prefix(b, 20)), Err: ErrNotCache}
 }

@@ -169,3 +169,46 @@ func randomSuffix() string {
 	rand.Read(b[:])
 	return hex.EncodeToString(b[:])
 }
+
+// OpenInRoot reads and parses the cache file at unsafePath inside rootfs
+// (libnvidia-container's --ldcache under --root), resolving every symlink
+// inside rootfs.
+func OpenInRoot(rootfs, unsafePath string) (*Cache, error) {
+	r, err := openRoot(rootfs)
+	if err != nil {
+		return nil, fmt.Errorf("reading ld.so.cache: %w", err)
+	}
+	defer r.close()
+	b, err := r.readFile(unsafePath, maxCacheSize)
+	if err != nil {
+		return nil, fmt.Errorf("reading ld.so.cache %s in %s: %w", unsafePath, rootfs, err)
+	}
+	c, err := Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("reading ld.so.cache %s in %s: %w", unsafePath, rootfs, err)
+	}
+	return c, nil
+}
+
+// maxCacheSize bounds the cache files OpenInRoot reads (real ones are
+// tens of kilobytes).
+const maxCacheSize = 256 << 20
+
+// WriteFileInRoot encodes c and replaces the file at unsafePath inside
+// rootfs as Update does: resolved inside rootfs, created next to the old
+// file through its directory's descriptor, synced, mode 0644, renamed.
+func WriteFileInRoot(rootfs, unsafePath string, c *Cache) error {
+	b, err := c.MarshalBinary()
+	if err != nil {
+		return fmt.Errorf("writing ld.so.cache %s in %s: %w", unsafePath, rootfs, err)
+	}
+	r, err := openRoot(rootfs)
+	if err != nil {
+		return fmt.Errorf("writing ld.so.cache: %w", err)
+	}
+	defer r.close()
+	if err := writeInRoot(r, unsafePath, b); err != nil {
+		return fmt.Errorf("writing ld.so.cache %s in %s: %w", unsafePath, rootfs, err)
+	}
+	return nil
+}
