@@ -30,12 +30,18 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// runOpener opens each path read from in for reading and writing and
-// answers "ok" or the errno name (EPERM, ENXIO, ...), one line each.
+// runOpener opens each path read from in for reading and writing (for
+// reading only where the line starts with "r ") and answers "ok" or the
+// errno name (EPERM, ENXIO, ...), one line each.
 func runOpener(in io.Reader, out io.Writer) {
 	sc := bufio.NewScanner(in)
 	for sc.Scan() {
-		fd, err := unix.Open(sc.Text(), unix.O_RDWR|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+		flags := unix.O_RDWR
+		path, ro := strings.CutPrefix(sc.Text(), "r ")
+		if ro {
+			flags = unix.O_RDONLY
+		}
+		fd, err := unix.Open(path, flags|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
 		if err == nil {
 			unix.Close(fd)
 			fmt.Fprintln(out, "ok")
@@ -85,7 +91,8 @@ func startOpener(t *testing.T) *opener {
 
 func (o *opener) pid() int { return o.cmd.Process.Pid }
 
-// open asks the child to open path and returns its answer.
+// open asks the child to open path read-write (read-only when it starts
+// with "r ") and returns its answer.
 func (o *opener) open(t *testing.T, path string) string {
 	t.Helper()
 	if _, err := fmt.Fprintln(o.in, path); err != nil {
@@ -135,7 +142,7 @@ char nvidia0 195 255 0666
 
 // cgroupMount returns the mountpoint of the first mount of the caller that
 // passes keep, gating t on there being one.
-func cgroupMount(t *testing.T, what string, keep func(*mountinfo.Info) bool) string {
+func cgroupMount(t testing.TB, what string, keep func(*mountinfo.Info) bool) string {
 	t.Helper()
 	mounts, err := mountinfo.GetMounts(nil)
 	if err != nil {
@@ -150,13 +157,13 @@ func cgroupMount(t *testing.T, what string, keep func(*mountinfo.Info) bool) str
 	return ""
 }
 
-func v1DevicesMount(t *testing.T) string {
+func v1DevicesMount(t testing.TB) string {
 	return cgroupMount(t, "a cgroup v1 devices hierarchy", func(m *mountinfo.Info) bool {
 		return servesVersion(m, V1) && m.Root == "/"
 	})
 }
 
-func v2Mount(t *testing.T) string {
+func v2Mount(t testing.TB) string {
 	return cgroupMount(t, "a cgroup2 hierarchy", func(m *mountinfo.Info) bool {
 		return servesVersion(m, V2) && m.Root == "/"
 	})
@@ -164,7 +171,7 @@ func v2Mount(t *testing.T) string {
 
 // newCgroup creates a uniquely named child of parent and removes it when t
 // ends (after the processes in it, started later, have been killed).
-func newCgroup(t *testing.T, parent string) string {
+func newCgroup(t testing.TB, parent string) string {
 	t.Helper()
 	testutil.RequireRoot(t)
 	dir, err := os.MkdirTemp(parent, "nvc-test-")
@@ -187,7 +194,7 @@ func join(t *testing.T, dir string, pid int) {
 	}
 }
 
-func writeControl(t *testing.T, dir, name, line string) {
+func writeControl(t testing.TB, dir, name, line string) {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(dir, name), []byte(line), 0); err != nil {
 		t.Fatalf("writing %q to %s/%s: %v", line, dir, name, err)

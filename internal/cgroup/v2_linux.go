@@ -70,8 +70,11 @@ func loadRebuilt(old *ebpf.Program, rules []Rule) (*ebpf.Program, error) {
 	}
 	insns, err := info.Instructions()
 	if err != nil {
-		if errors.Is(err, ebpf.ErrRestrictedKernel) || errors.Is(err, ebpf.ErrNotSupported) {
-			err = fmt.Errorf("%w (kernel.kptr_restrict with net.core.bpf_jit_harden withholds them): %w", err, ErrNotSupported)
+		switch {
+		case errors.Is(err, ebpf.ErrRestrictedKernel):
+			err = fmt.Errorf("%w: %w", err, ErrNotSupported)
+		case errors.Is(err, ebpf.ErrNotSupported):
+			err = fmt.Errorf("%w (needs CAP_SYS_ADMIN, Linux 4.15): %w", err, ErrNotSupported)
 		}
 		return nil, fmt.Errorf("reading the attached program's instructions: %w", err)
 	}

@@ -3,8 +3,10 @@ package cgroup
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/cilium/ebpf"
@@ -27,7 +29,7 @@ var runcRules = []*devconfig.Rule{
 // attachRunc attaches the device program opencontainers/cgroups (runc's
 // library) generates for rules, as runc does for a container, and returns
 // the IDs attached to dir afterwards.
-func attachRunc(t *testing.T, dir string, rules []*devconfig.Rule) []ebpf.ProgramID {
+func attachRunc(t testing.TB, dir string, rules []*devconfig.Rule) []ebpf.ProgramID {
 	t.Helper()
 	if err := cgroups.DevicesSetV2(dir, &cgroups.Resources{Devices: rules}); err != nil {
 		testutil.RequireKernel(t, "BPF_CGROUP_DEVICE programs (opencontainers/cgroups DevicesSetV2)", err)
@@ -35,7 +37,7 @@ func attachRunc(t *testing.T, dir string, rules []*devconfig.Rule) []ebpf.Progra
 	return attachedIDs(t, dir)
 }
 
-func attachedIDs(t *testing.T, dir string) []ebpf.ProgramID {
+func attachedIDs(t testing.TB, dir string) []ebpf.ProgramID {
 	t.Helper()
 	f, err := os.Open(dir)
 	if err != nil {
@@ -196,6 +198,9 @@ func TestAllowV2TwoPrograms(t *testing.T) {
 	if got := o.open(t, nodes+"/random"); got != "EPERM" {
 		t.Errorf("after Allow of c 1:8 r: opening random read-write: got %s, want EPERM (write not granted)", got)
 	}
+	if got := o.open(t, "r "+nodes+"/random"); got != "ok" {
+		t.Errorf("after Allow of c 1:8 r: opening random read-only: got %s, want ok", got)
+	}
 	mustUndo(t, undo)
 	o.expectOpen(t, "after undo", nodes, before)
 	if got := attachedIDs(t, dir); !slices.Equal(got, orig) {
@@ -227,5 +232,75 @@ func TestAllowV2Invalid(t *testing.T) {
 	}
 	if got := attachedIDs(t, dir); !slices.Equal(got, orig) {
 		t.Errorf("programs after a failed Allow = %v, want %v", got, orig)
+	}
+}
+
+// setSysctl writes value to /proc/sys/name and restores the old value when t
+// ends.
+func setSysctl(t *testing.T, name, value string) {
+	t.Helper()
+	p := filepath.Join("/proc/sys", name)
+	old, err := os.ReadFile(p)
+	if err != nil {
+		testutil.RequireKernel(t, "sysctl "+name, err)
+	}
+	if err := os.WriteFile(p, []byte(value), 0); err != nil {
+		testutil.RequireKernel(t, "writable sysctl "+name, err)
+	}
+	t.Cleanup(func() {
+		if err := os.WriteFile(p, old, 0); err != nil {
+			t.Errorf("restoring sysctl %s: %v", name, err)
+		}
+	})
+}
+
+// TestAllowV2Hardened: with net.core.bpf_jit_harden=2 the kernel blinds the
+// constants of runc's program (or, with kernel.kptr_restrict=2 as well,
+// withholds its instructions). Rebuilding from that stream is what broke
+// nvidia-container-cli ("last insn is not an exit or jmp",
+// NVIDIA/libnvidia-container#176); Allow must refuse with ErrNotSupported
+// and leave the program in place.
+func TestAllowV2Hardened(t *testing.T) {
+	for _, tc := range []struct {
+		name, kptrRestrict, want string
+	}{
+		{"blinded", "0", "beyond R10"},
+		{"withheld", "2", "restricted"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			testutil.RequireRoot(t)
+			setSysctl(t, "net/core/bpf_jit_enable", "1")
+			setSysctl(t, "net/core/bpf_jit_harden", "2")
+			setSysctl(t, "kernel/kptr_restrict", tc.kptrRestrict)
+			dir, o, orig := v2Cgroup(t)
+			_, err := openV2(t, dir).Allow([]Rule{{Major: 195, Minor: 255}})
+			if !errors.Is(err, ErrNotSupported) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), dir) {
+				t.Errorf("Allow on a hardened kernel: error %v, want ErrNotSupported naming %s and %q", err, dir, tc.want)
+			}
+			if got := attachedIDs(t, dir); !slices.Equal(got, orig) {
+				t.Errorf("programs after the refused Allow = %v, want %v", got, orig)
+			}
+			o.expectOpen(t, "after the refused Allow", deviceNodes(t), map[string]string{"null": "ok", "nvidia0": "EPERM"})
+		})
+	}
+}
+
+// TestAllowV2Link: a program attached through a BPF link cannot be replaced
+// with BPF_PROG_ATTACH; Allow fails and leaves it in place.
+func TestAllowV2Link(t *testing.T) {
+	dir, _, orig := v2Cgroup(t)
+	p := programByID(t, orig[0])
+	rawDetach(t, dir, p)
+	l, err := link.AttachCgroup(link.CgroupOptions{Path: dir, Attach: ebpf.AttachCGroupDevice, Program: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	_, err = openV2(t, dir).Allow([]Rule{{Major: 195, Minor: 255}})
+	if !errors.Is(err, ErrNotSupported) || !strings.Contains(err.Error(), "BPF link") {
+		t.Errorf("Allow with a linked program: error %v, want ErrNotSupported naming the BPF link", err)
+	}
+	if got := attachedIDs(t, dir); !slices.Equal(got, orig) {
+		t.Errorf("programs after Allow = %v, want %v", got, orig)
 	}
 }
