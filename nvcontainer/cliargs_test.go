@@ -1,0 +1,119 @@
+package nvcontainer_test
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/go-nvc/nvc/internal/testutil"
+	"github.com/go-nvc/nvc/nvcontainer"
+)
+
+// The command line the runtime hook would exec (container-toolkit.md §4.1
+// "Exec", libnvidia-container.md §1.4 end).
+func TestCLIArgs(t *testing.T) {
+	ctr := nvcontainer.Container{PID: 1234, Rootfs: "/run/b/rootfs"}
+	everything := func(c *nvcontainer.Config) {
+		c.CLI = nvcontainer.CLIConfig{
+			Path: "/usr/bin/nvidia-container-cli", Root: "/run/nvidia/driver", LoadKmods: true, NoPivot: true,
+			Debug: "/dev/stderr", Ldcache: "/etc/ld.so.cache", User: "root:video", Ldconfig: "@/sbin/ldconfig.real", NoCgroups: true,
+		}
+		c.Features.DisableIMEXChannelCreation = true
+		c.Runtime.Modes.Legacy.CUDACompatMode = "mount"
+	}
+	tests := []struct {
+		name       string
+		env        []string
+		privileged bool
+		cfg        func(*nvcontainer.Config)
+		want       []string
+	}{
+		{
+			name: "default config, a device list",
+			env:  []string{"NVIDIA_VISIBLE_DEVICES=1,0", "NVIDIA_REQUIRE_CUDA=cuda>=12.4 brand=tesla,driver>=470"},
+			want: []string{"nvidia-container-cli", "--load-kmods", "configure", "--cuda-compat-mode=ldconfig", "--ldconfig=@/sbin/ldconfig",
+				"--device=1,0", "--compute", "--utility", "--require=cuda>=12.4 brand=tesla,driver>=470", "--pid=1234", "/run/b/rootfs"},
+		},
+		{
+			name: "every option, in the documented order", privileged: true, cfg: everything,
+			env: []string{"NVIDIA_VISIBLE_DEVICES=all", "NVIDIA_DRIVER_CAPABILITIES=all", "NVIDIA_MIG_CONFIG_DEVICES=all",
+				"NVIDIA_MIG_MONITOR_DEVICES=all", "NVIDIA_IMEX_CHANNELS=3,1", "NVIDIA_REQUIRE_B=driver>=550", "NVIDIA_REQUIRE_A=arch>=8.0"},
+			want: []string{"/usr/bin/nvidia-container-cli", "--root=/run/nvidia/driver", "--load-kmods", "--no-create-imex-channels", "--no-pivot",
+				"--debug=/dev/stderr", "--ldcache=/etc/ld.so.cache", "--user=root:video", "configure",
+				"--cuda-compat-mode=mount", "--ldconfig=@/sbin/ldconfig.real", "--no-cgroups", "--device=all",
+				"--mig-config=all", "--mig-monitor=all", "--imex-channel=3,1",
+				"--compat32", "--compute", "--display", "--graphics", "--ngx", "--utility", "--video",
+				"--require=arch>=8.0", "--require=driver>=550", "--pid=1234", "/run/b/rootfs"},
+		},
+		{
+			name: "none: configure without --device",
+			env:  []string{"NVIDIA_VISIBLE_DEVICES=none", "NVIDIA_DRIVER_CAPABILITIES=video"},
+			cfg: func(c *nvcontainer.Config) {
+				c.CLI.LoadKmods, c.CLI.Ldconfig = false, ""
+				c.Runtime.Modes.Legacy.CUDACompatMode, c.Features.AllowCUDACompatLibsFromContainer = "", true
+			},
+			want: []string{"nvidia-container-cli", "configure", "--video", "--pid=1234", "/run/b/rootfs"},
+		},
+		{
+			name: "disabled requirements are not passed",
+			env:  []string{"CUDA_VERSION=12.4", "NVIDIA_DISABLE_REQUIRE=1", "NVIDIA_REQUIRE_X=cuda>=99"},
+			cfg:  func(c *nvcontainer.Config) { c.SupportedDriverCapabilities = "utility" },
+			want: []string{"nvidia-container-cli", "--load-kmods", "configure", "--cuda-compat-mode=ldconfig", "--ldconfig=@/sbin/ldconfig",
+				"--device=all", "--utility", "--pid=1234", "/run/b/rootfs"},
+		},
+		{
+			name: "legacy image: implicit cuda>= last",
+			env:  []string{"CUDA_VERSION=11.8.0", "NVIDIA_REQUIRE_ARCH=arch>=7.0", "NVIDIA_DRIVER_CAPABILITIES=compute"},
+			want: []string{"nvidia-container-cli", "--load-kmods", "configure", "--cuda-compat-mode=ldconfig", "--ldconfig=@/sbin/ldconfig",
+				"--device=all", "--compute", "--require=arch>=7.0", "--require=cuda>=11.8", "--pid=1234", "/run/b/rootfs"},
+		},
+		{name: "not a GPU container: nothing to exec", env: []string{"NVIDIA_VISIBLE_DEVICES=void"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := nvcontainer.DefaultConfig()
+			if tt.cfg != nil {
+				tt.cfg(cfg)
+			}
+			req, err := nvcontainer.NewRequest(nvcontainer.RequestInput{Env: tt.env, Privileged: tt.privileged}, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := req.CLIArgs(cfg, ctr); !slices.Equal(got, tt.want) {
+				t.Errorf("CLIArgs:\n got %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestCLIArgsNilConfig(t *testing.T) {
+	req := &nvcontainer.Request{Devices: nvcontainer.Devices{Mode: nvcontainer.DevicesList, IDs: []string{"GPU-1"}}}
+	want := []string{"nvidia-container-cli", "--load-kmods", "configure", "--ldconfig=@/sbin/ldconfig", "--device=GPU-1", "--pid=0", "/r"}
+	if got := req.CLIArgs(nil, nvcontainer.Container{Rootfs: "/r"}); !slices.Equal(got, want) {
+		t.Errorf("CLIArgs(nil):\n got %q\nwant %q", got, want)
+	}
+}
+
+func TestFormatCommand(t *testing.T) {
+	args := []string{"nvidia-container-cli", "configure", "--require=cuda>=12.4 brand=tesla", "--device=0,1", "--pid=1", "/r o/o't", ""}
+	want := `nvidia-container-cli configure '--require=cuda>=12.4 brand=tesla' --device=0,1 --pid=1 '/r o/o'\''t' ''`
+	if got := nvcontainer.FormatCommand(args); got != want {
+		t.Errorf("FormatCommand:\n got %s\nwant %s", got, want)
+	}
+}
+
+// A POSIX shell (the peer) splits FormatCommand's output back into args.
+func TestFormatCommandShell(t *testing.T) {
+	sh := testutil.RequireCommand(t, "sh")
+	args := []string{"nvidia-container-cli", "--require=cuda>=12.4 brand=tesla,driver<471", "it's", `a"b\c$d` + "`e`", "*", "~x", "", "tab\there\nnl"}
+	script := `for a in "$@"; do printf '%s\0' "$a"; done`
+	out, err := exec.Command(sh, "-c", "set -- "+nvcontainer.FormatCommand(args)+"; "+script).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
+	if !slices.Equal(got, args) {
+		t.Errorf("shell split %q, want %q", got, args)
+	}
+}

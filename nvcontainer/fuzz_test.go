@@ -1,0 +1,164 @@
+package nvcontainer_test
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/go-nvc/nvc/nvcontainer"
+)
+
+// FuzzParseDevices: no panic; an error names the list and matches
+// ErrInvalidDevice; a result is deduplicated, printable, and parses back.
+func FuzzParseDevices(f *testing.F) {
+	for _, s := range []string{"", "all", "none", "void", " 1 ,0,1,,2", "0,void", "GPU-1,MIG-2,0:1", "a b", "0,\x00", "ALL,none"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, list string) {
+		d, err := nvcontainer.ParseDevices(list)
+		if err != nil {
+			if d.Mode != nvcontainer.DevicesVoid || d.IDs != nil || !errors.Is(err, nvcontainer.ErrInvalidDevice) ||
+				!strings.Contains(err.Error(), strconv.Quote(list)) {
+				t.Fatalf("ParseDevices(%q) = %+v, %v", list, d, err)
+			}
+			return
+		}
+		if (d.Mode == nvcontainer.DevicesList) != (len(d.IDs) > 0) {
+			t.Fatalf("ParseDevices(%q): mode %v with IDs %q", list, d.Mode, d.IDs)
+		}
+		seen := map[string]bool{}
+		for _, id := range d.IDs {
+			if id == "" || seen[id] || strings.ContainsAny(id, ", ") {
+				t.Fatalf("ParseDevices(%q): bad ID %q in %q", list, id, d.IDs)
+			}
+			seen[id] = true
+		}
+		again, err := nvcontainer.ParseDevices(d.String())
+		if err != nil || again.String() != d.String() {
+			t.Fatalf("ParseDevices(%q).String() = %q reparses as %+v, %v", list, d.String(), again, err)
+		}
+		if _, err := nvcontainer.ParseIMEXChannels(list); err != nil && !strings.Contains(err.Error(), strconv.Quote(list)) {
+			t.Fatalf("ParseIMEXChannels(%q) error %v does not name the list", list, err)
+		}
+	})
+}
+
+// FuzzRequirement: no panic; errors are of the two kinds and locate the
+// bad term; a requirement ValidateRequirement accepts is never invalid
+// against well-formed host facts.
+func FuzzRequirement(f *testing.F) {
+	for _, s := range []string{"cuda>=12.4 brand=tesla,driver>=470,driver<471", "", "cuda!12", "arch>=8.0", "brand=x,,", " cuda>=13 ,,,", "==", "driver>.5"} {
+		f.Add(s, uint16(12), uint16(4), uint16(550), "Tesla", true)
+	}
+	f.Fuzz(func(t *testing.T, expr string, major, minor, drv uint16, brand string, withDevice bool) {
+		facts := nvcontainer.RequireFacts{
+			CUDAVersion:   fmt.Sprintf("%d.%d", major, minor),
+			DriverVersion: fmt.Sprintf("%d.%d.%d", drv, minor, major),
+		}
+		if withDevice {
+			facts.Devices = []nvcontainer.RequireDevice{{Arch: fmt.Sprintf("%d.%d", minor%10, major%10), Brand: brand}}
+		}
+		err := nvcontainer.CheckRequirements([]string{expr}, facts)
+		var ue *nvcontainer.UnsatisfiedError
+		var ie *nvcontainer.InvalidRequirementError
+		switch {
+		case err == nil:
+		case errors.As(err, &ue):
+			first, _, _ := strings.Cut(expr, " ")
+			if ue.Requirement != expr || !strings.HasPrefix(err.Error(), "unsatisfied condition: "+first) {
+				t.Fatalf("CheckRequirements(%q): %v", expr, err)
+			}
+		case errors.As(err, &ie):
+			if ie.Requirement != expr || ie.Offset < 0 || ie.Offset+len(ie.Term) > len(expr) || expr[ie.Offset:ie.Offset+len(ie.Term)] != ie.Term {
+				t.Fatalf("CheckRequirements(%q): bad location %+v", expr, ie)
+			}
+			if nvcontainer.ValidateRequirement(expr) == nil {
+				t.Fatalf("ValidateRequirement(%q) accepted what CheckRequirements calls invalid: %v", expr, err)
+			}
+		default:
+			t.Fatalf("CheckRequirements(%q): unexpected error %v", expr, err)
+		}
+	})
+}
+
+// FuzzParseState: no panic; nil result iff error; errors say what they parse.
+func FuzzParseState(f *testing.F) {
+	for _, s := range []string{`{"pid":1,"bundle":"/b"}`, `{"bundlePath":"/b"}`, `{"root":"/r","bundle":"b","pid":0}`, `{"pid":-1}`, `[]`, `{`, ``} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		st, err := nvcontainer.ParseState(data)
+		if (st == nil) == (err == nil) {
+			t.Fatalf("ParseState(%q) = %v, %v", data, st, err)
+		}
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "parsing OCI state ") {
+				t.Fatalf("ParseState(%q) error %q", data, err)
+			}
+			return
+		}
+		if st.BundleDir() == "" || st.PID < 0 {
+			t.Fatalf("ParseState(%q) accepted %+v", data, st)
+		}
+	})
+}
+
+// FuzzParseSpec: no panic; nil result iff error; a result has what the
+// hook requires.
+func FuzzParseSpec(f *testing.F) {
+	for _, s := range []string{minimalSpec,
+		`{"ociVersion":"1.0.0-rc2","process":{"capabilities":["CAP_SYS_ADMIN"]},"root":{"path":"r"}}`,
+		`{"ociVersion":"1","process":{"capabilities":{"bounding":["CAP_SYS_ADMIN"]}},"root":{},"mounts":[{"destination":"/x","source":"/dev/null"}]}`,
+		`{"process":{"capabilities":[1]}}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		spec, err := nvcontainer.ParseSpec(data)
+		if (spec == nil) == (err == nil) {
+			t.Fatalf("ParseSpec(%q) = %v, %v", data, spec, err)
+		}
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "parsing OCI spec ") {
+				t.Fatalf("ParseSpec(%q) error %q", data, err)
+			}
+			return
+		}
+		if spec.Version == "" || spec.Process == nil || spec.Root == nil {
+			t.Fatalf("ParseSpec(%q) accepted %+v", data, spec)
+		}
+		// Request errors name an environment entry or a variable.
+		_, err = nvcontainer.RequestFromSpec(spec, nil)
+		if err != nil && !strings.HasPrefix(err.Error(), "parsing environment entry ") && !strings.HasPrefix(err.Error(), "reading ") {
+			t.Fatalf("RequestFromSpec error names no variable: %v", err)
+		}
+	})
+}
+
+// FuzzNewRequest drives the environment rules with arbitrary values: no
+// panic; errors name a variable; a GPU request prints as a command line
+// that ends with --pid and the rootfs.
+func FuzzNewRequest(f *testing.F) {
+	f.Add("0,1", "compute", "all", "12.4.1", "all", true)
+	f.Add("", "", "", "abc", "", false)
+	f.Add("none", "all,foo", "1,2", "", "", false)
+	f.Fuzz(func(t *testing.T, nvd, caps, imex, cuda, mig string, privileged bool) {
+		env := []string{"NVIDIA_VISIBLE_DEVICES=" + nvd, "NVIDIA_DRIVER_CAPABILITIES=" + caps,
+			"NVIDIA_IMEX_CHANNELS=" + imex, "CUDA_VERSION=" + cuda, "NVIDIA_MIG_CONFIG_DEVICES=" + mig}
+		req, err := nvcontainer.NewRequest(nvcontainer.RequestInput{Env: env, Privileged: privileged}, nil)
+		if err != nil {
+			if req != nil || !strings.HasPrefix(err.Error(), "reading NVIDIA_") && !strings.HasPrefix(err.Error(), "reading CUDA_VERSION") {
+				t.Fatalf("NewRequest(%q) = %v, %v", env, req, err)
+			}
+			return
+		}
+		args := req.CLIArgs(nil, nvcontainer.Container{PID: 1, Rootfs: "/r"})
+		if req.IsGPU() != (args != nil) {
+			t.Fatalf("NewRequest(%q): IsGPU %v but args %q", env, req.IsGPU(), args)
+		}
+		if args != nil && (args[len(args)-2] != "--pid=1" || args[len(args)-1] != "/r") {
+			t.Fatalf("NewRequest(%q): args %q", env, args)
+		}
+	})
+}
