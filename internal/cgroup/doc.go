@@ -3,7 +3,7 @@
 // injects. It reads /proc/PID/cgroup and the caller's mountinfo to find the
 // cgroup, and changes only that cgroup's device rules.
 //
-// Two kernels' worth of mechanisms are handled:
+// Both kernel mechanisms are handled:
 //
 //   - cgroup v1 (the devices controller, also in "hybrid" layouts): Allow
 //     reads devices.list, writes a "c MAJOR:MINOR ACCESS" line to devices.allow
@@ -46,7 +46,9 @@
 //     fails with [ErrNotSupported] and changes nothing. The device programs of
 //     runc, crun, systemd and LXC use none of those features.
 //   - Programs attached through BPF links are not replaced (the kernel
-//     refuses; Allow fails and changes nothing).
+//     refuses; Allow fails and changes nothing), nor are programs the caller
+//     may not open (an LSM label): Allow fails rather than grant access that
+//     such a program would still deny.
 //   - Only programs attached to the container's own cgroup are changed; a
 //     program attached to an ancestor with BPF_F_ALLOW_MULTI still applies.
 //   - Access granted here is unknown to the runtime and to systemd: a later

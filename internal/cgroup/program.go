@@ -85,6 +85,12 @@ func accessBits(access string) int32 {
 
 // allowPrefix returns the instructions that accept the normalized rules and
 // fall through to whatever follows for any other request.
+//
+// opencontainers/cgroups v0.1.0 generates whole programs only (its
+// generator, deviceFilter, is unexported and reached through DevicesSetV2,
+// which attaches what it makes), and its access check uses R1 as scratch,
+// so its output could not be followed by another program that reads the
+// context. The prefix therefore follows its block layout with R0 as scratch.
 func allowPrefix(rules []Rule) asm.Instructions {
 	insns := prefixHeader()
 	for _, r := range rules {

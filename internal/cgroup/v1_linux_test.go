@@ -29,7 +29,6 @@ func TestAllowV1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
 	if c.Version() != V1 || c.Path() != dir {
 		t.Fatalf("Open(%d) = %s %s, want v1 %s", o.pid(), c.Version(), c.Path(), dir)
 	}
@@ -41,8 +40,14 @@ func TestAllowV1(t *testing.T) {
 	if list := readControl(t, dir, "devices.list"); !strings.Contains(list, "c 195:255 rw\n") {
 		t.Errorf("devices.list after Allow lacks c 195:255 rw:\n%s", list)
 	}
+	if err := c.Close(); err != nil { // undo must not depend on c
+		t.Fatal(err)
+	}
 	if err := undo(); err != nil {
 		t.Fatal(err)
+	}
+	if err := undo(); err != nil {
+		t.Errorf("a second undo: %v, want the first one's nil", err)
 	}
 	o.expectOpen(t, "after undo", nodes, before)
 	if list := readControl(t, dir, "devices.list"); list != "c 1:3 rwm\n" {
