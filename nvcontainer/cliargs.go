@@ -28,7 +28,8 @@ const DefaultCLIPath = "nvidia-container-cli"
 // The capability flags come in canonical order and the requirements in
 // Request order (sorted by variable, where the hook's order is random). The
 // ldconfig path is used as configured: normalize it first with
-// [NormalizeLDConfigPath] to match a host with /sbin/ldconfig.real.
+// [NormalizeLDConfigPath] to match a host with /sbin/ldconfig.real. The
+// hook's own -debug flag corresponds to cfg.CLI.Debug = "/dev/stderr".
 func (r *Request) CLIArgs(cfg *Config, ctr Container) []string {
 	if !r.IsGPU() {
 		return nil

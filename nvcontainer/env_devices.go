@@ -35,6 +35,17 @@ func (m DeviceMode) String() string {
 // MarshalText returns [DeviceMode.String].
 func (m DeviceMode) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
 
+// UnmarshalText reads what MarshalText writes.
+func (m *DeviceMode) UnmarshalText(text []byte) error {
+	for i, name := range deviceModeNames {
+		if name == string(text) {
+			*m = DeviceMode(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("parsing device mode %q: not void, none, all or list", text)
+}
+
 // Devices is a device selection.
 type Devices struct {
 	Mode DeviceMode `json:"mode"`

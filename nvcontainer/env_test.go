@@ -1,7 +1,9 @@
 package nvcontainer_test
 
 import (
+	"encoding/json"
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -294,5 +296,31 @@ func TestParseDevices(t *testing.T) {
 		if _, err := nvcontainer.ParseDevices(bad); !errors.Is(err, nvcontainer.ErrInvalidDevice) {
 			t.Errorf("ParseDevices(%q) error = %v", bad, err)
 		}
+	}
+}
+
+// A Request prints as JSON (for a dry run or a plan) and reads back.
+func TestRequestJSON(t *testing.T) {
+	req, err := nvcontainer.NewRequest(nvcontainer.RequestInput{Privileged: true, Env: []string{
+		"NVIDIA_VISIBLE_DEVICES=GPU-1,0:1", "NVIDIA_DRIVER_CAPABILITIES=graphics,display",
+		"NVIDIA_MIG_MONITOR_DEVICES=all", "NVIDIA_IMEX_CHANNELS=5", "NVIDIA_REQUIRE_CUDA=cuda>=12"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"devices":{"mode":"list","ids":["GPU-1","0:1"]},"capabilities":"display,graphics","requirements":["cuda\u003e=12"],` +
+		`"migMonitor":"all","imexChannels":[5],"cudaCompatMode":"ldconfig"}`
+	if string(b) != want {
+		t.Errorf("JSON:\n got %s\nwant %s", b, want)
+	}
+	var back nvcontainer.Request
+	if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(&back, req) {
+		t.Errorf("round trip: %+v, %v", back, err)
+	}
+	if err := json.Unmarshal([]byte(`{"devices":{"mode":"some"}}`), &back); err == nil {
+		t.Error("unknown device mode accepted")
 	}
 }
