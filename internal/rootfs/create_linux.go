@@ -1,0 +1,221 @@
+package rootfs
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// parentDirMode is the mode of parent directories Root creates.
+const parentDirMode = 0o755
+
+// makeDirs opens comps as a directory, creating missing components.
+func (r *Root) makeDirs(comps []string) (*os.File, error) {
+	d, err := r.openDir(comps)
+	if !errors.Is(err, fs.ErrNotExist) {
+		return d, err
+	}
+	dir, i, err := r.deepestExisting(comps)
+	for ; err == nil && i < len(comps); i++ {
+		var next *os.File
+		next, err = r.mkdirIn(dir, comps[:i+1], parentDirMode)
+		dir.Close()
+		dir = next
+	}
+	return dir, err
+}
+
+// deepestExisting opens the longest existing prefix of comps as a
+// directory and returns how many components it holds.
+func (r *Root) deepestExisting(comps []string) (*os.File, int, error) {
+	dir, err := r.openDir(nil)
+	for i := 0; err == nil && i < len(comps); i++ {
+		next, nextErr := r.openDir(comps[:i+1])
+		if errors.Is(nextErr, fs.ErrNotExist) {
+			return dir, i, nil
+		}
+		dir.Close()
+		dir, err = next, nextErr
+	}
+	return dir, len(comps), err
+}
+
+// mkdirIn creates the last of comps in dir (which holds the others) and
+// opens it; if something appeared there meanwhile, it resolves that inside
+// the root instead and does not record it.
+func (r *Root) mkdirIn(dir *os.File, comps []string, perm fs.FileMode) (*os.File, error) {
+	name, shown := comps[len(comps)-1], display(comps)
+	if name == ".." {
+		return nil, fmt.Errorf("%q: \"..\" after a missing directory: %w", shown, ErrInvalidPath)
+	}
+	err := unix.Mkdirat(int(dir.Fd()), name, uint32(perm))
+	if err == unix.EEXIST {
+		return r.openExisting(comps)
+	}
+	if err != nil {
+		return nil, &os.PathError{Op: "mkdirat", Path: shown, Err: err}
+	}
+	fd, err := unix.Openat(int(dir.Fd()), name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "openat", Path: shown, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), shown)
+	if err := r.finish(dir, name, f, perm, ""); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// openExisting opens comps, which exists, as a directory. A dangling
+// symlink there is refused, as pathrs-lite's MkdirAll does: it is not
+// followed to create its target.
+func (r *Root) openExisting(comps []string) (*os.File, error) {
+	d, err := r.openDir(comps)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%q exists but leads to no directory inside the rootfs (a dangling symlink?): %w", display(comps), ErrWrongType)
+	}
+	return d, err
+}
+
+// MkdirAll makes sure unsafePath is a directory, creating it (with perm)
+// and its missing parents (0755). An existing last component must be a
+// real directory, not a symlink to one.
+func (r *Root) MkdirAll(unsafePath string, perm fs.FileMode) (*Entry, error) {
+	e, err := r.create(unsafePath, unix.S_IFDIR, func(dir int, name string) (int, error) {
+		return -1, unix.Mkdirat(dir, name, uint32(perm))
+	}, perm, "")
+	if err != nil {
+		return nil, fmt.Errorf("creating directory %q in rootfs %q: %w", unsafePath, r.Path(), err)
+	}
+	return e, nil
+}
+
+// CreateFile makes sure unsafePath is a regular file to mount onto: an
+// empty placeholder with perm when missing (parents 0755), an existing
+// regular file as is. Anything else there is [ErrWrongType].
+func (r *Root) CreateFile(unsafePath string, perm fs.FileMode) (*Entry, error) {
+	e, err := r.create(unsafePath, unix.S_IFREG, func(dir int, name string) (int, error) {
+		return unix.Openat(dir, name, unix.O_RDONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm))
+	}, perm, "")
+	if err != nil {
+		return nil, fmt.Errorf("creating file %q in rootfs %q: %w", unsafePath, r.Path(), err)
+	}
+	return e, nil
+}
+
+// Symlink makes unsafePath a symlink to target. It never replaces
+// anything: an existing symlink with the same target is accepted (and not
+// recorded as created); anything else there is an error matching
+// fs.ErrExist, or [ErrWrongType] when it is not a symlink.
+func (r *Root) Symlink(target, unsafePath string) (*Entry, error) {
+	e, err := r.create(unsafePath, unix.S_IFLNK, func(dir int, name string) (int, error) {
+		return -1, unix.Symlinkat(target, dir, name)
+	}, 0, target)
+	if err != nil {
+		return nil, fmt.Errorf("creating symlink %q -> %q in rootfs %q: %w", unsafePath, target, r.Path(), err)
+	}
+	return e, nil
+}
+
+// Mknod makes unsafePath a character device major:minor with perm. An
+// existing node with the same type and number is accepted; anything else
+// is an error.
+func (r *Root) Mknod(unsafePath string, perm fs.FileMode, major, minor uint32) (*Entry, error) {
+	dev := unix.Mkdev(major, minor)
+	e, err := r.create(unsafePath, unix.S_IFCHR, func(dir int, name string) (int, error) {
+		return -1, unix.Mknodat(dir, name, unix.S_IFCHR|uint32(perm), int(dev))
+	}, perm, "")
+	if err == nil && e.st.Rdev != dev {
+		e.Close()
+		err = fmt.Errorf("%q is device %d:%d, want %d:%d: %w", unsafePath,
+			unix.Major(e.st.Rdev), unix.Minor(e.st.Rdev), major, minor, fs.ErrExist)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("creating character device %q in rootfs %q: %w", unsafePath, r.Path(), err)
+	}
+	return e, nil
+}
+
+// makeFunc creates name in dir; it returns the new file's descriptor when
+// creating opened it (else -1), or unix.EEXIST when something is there.
+type makeFunc func(dir int, name string) (int, error)
+
+// create makes unsafePath's parents, then calls mk to create the entry
+// of type typ in the parent, then verifies, owns and records it. If mk
+// finds something there, that is accepted when it has type typ (and, for a
+// symlink, target).
+func (r *Root) create(unsafePath string, typ uint32, mk makeFunc, perm fs.FileMode, target string) (*Entry, error) {
+	parent, name, err := splitLast(unsafePath)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := r.makeDirs(parent)
+	if err != nil {
+		return nil, err
+	}
+	e, err := r.createIn(dir, name, unsafePath, typ, mk, perm, target)
+	if err != nil {
+		dir.Close()
+	}
+	return e, err
+}
+
+func (r *Root) createIn(dir *os.File, name, unsafePath string, typ uint32, mk makeFunc, perm fs.FileMode, target string) (*Entry, error) {
+	fd, err := mk(int(dir.Fd()), name)
+	created := err == nil
+	if err != nil && err != unix.EEXIST {
+		return nil, &os.PathError{Op: "create", Path: unsafePath, Err: err}
+	}
+	var e *Entry
+	if fd >= 0 {
+		e, err = entryFor(dir, name, os.NewFile(uintptr(fd), unsafePath), unsafePath, created)
+	} else {
+		e, err = newEntry(dir, name, unsafePath, created)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := e.verify(typ, target); err != nil {
+		e.file.Close()
+		return nil, err
+	}
+	if created {
+		err = r.finish(dir, name, e.file, perm, target)
+	}
+	if err != nil {
+		e.file.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+// verify checks that e has type typ and, for a symlink, target.
+func (e *Entry) verify(typ uint32, target string) error {
+	if got := e.st.Mode & unix.S_IFMT; got != typ {
+		return fmt.Errorf("%q is a %s, want a %s: %w", e.path, typeName(got), typeName(typ), ErrWrongType)
+	}
+	if typ != unix.S_IFLNK {
+		return nil
+	}
+	got, err := readlinkFd(e.file)
+	if err != nil {
+		return &os.PathError{Op: "readlinkat", Path: e.path, Err: err}
+	}
+	if got != target {
+		return fmt.Errorf("%q links to %q, want %q: %w", e.path, got, target, fs.ErrExist)
+	}
+	return nil
+}
+
+func readlinkFd(f *os.File) (string, error) {
+	buf := make([]byte, unix.PathMax)
+	n, err := unix.Readlinkat(int(f.Fd()), "", buf)
+	if err != nil {
+		return "", err
+	}
+	return string(buf[:n]), nil
+}

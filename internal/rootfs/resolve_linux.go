@@ -1,0 +1,142 @@
+package rootfs
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"strings"
+
+	pathrs "github.com/cyphar/filepath-securejoin/pathrs-lite"
+	"golang.org/x/sys/unix"
+)
+
+// openat2Retries bounds retries of openat2 when a concurrent rename or
+// mount makes RESOLVE_IN_ROOT answer EAGAIN.
+const openat2Retries = 128
+
+// components splits an unsafePath into names, dropping empty and "." ones.
+func components(unsafePath string) []string {
+	var comps []string
+	for _, c := range strings.Split(unsafePath, "/") {
+		if c != "" && c != "." {
+			comps = append(comps, c)
+		}
+	}
+	return comps
+}
+
+// splitLast returns the parent's components and the last name, which must
+// name an entry (not the root, not "..").
+func splitLast(unsafePath string) ([]string, string, error) {
+	comps := components(unsafePath)
+	if len(comps) == 0 || comps[len(comps)-1] == ".." {
+		return nil, "", fmt.Errorf("%q does not name an entry: %w", unsafePath, ErrInvalidPath)
+	}
+	return comps[:len(comps)-1], comps[len(comps)-1], nil
+}
+
+// display is a path inside the root for messages and file names.
+func display(comps []string) string {
+	return "/" + strings.Join(comps, "/")
+}
+
+// openInRoot opens comps, following symlinks but staying inside the root,
+// as an O_PATH descriptor (flags may add O_DIRECTORY).
+func (r *Root) openInRoot(comps []string, flags int) (*os.File, error) {
+	rel := path.Join(comps...)
+	if rel == "" {
+		rel = "."
+	}
+	if r.opts.Resolver == ResolvePathrsLite {
+		return r.openPathrs(rel, flags)
+	}
+	return r.openat2(rel, flags)
+}
+
+func (r *Root) openat2(rel string, flags int) (*os.File, error) {
+	how := &unix.OpenHow{
+		Flags:   uint64(unix.O_PATH | unix.O_CLOEXEC | flags),
+		Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS,
+	}
+	for i := 0; ; i++ {
+		fd, err := unix.Openat2(int(r.dir.Fd()), rel, how)
+		if err == unix.EAGAIN && i < openat2Retries {
+			continue
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "openat2", Path: "/" + rel, Err: err}
+		}
+		return os.NewFile(uintptr(fd), "/"+rel), nil
+	}
+}
+
+func (r *Root) openPathrs(rel string, flags int) (*os.File, error) {
+	f, err := pathrs.OpenatInRoot(r.dir, rel)
+	if err != nil {
+		return nil, err
+	}
+	if flags&unix.O_DIRECTORY != 0 {
+		if err := checkType(f, unix.S_IFDIR); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+// openDir opens comps as a directory inside the root.
+func (r *Root) openDir(comps []string) (*os.File, error) {
+	d, err := r.openInRoot(comps, unix.O_DIRECTORY)
+	if errors.Is(err, unix.ENOTDIR) {
+		err = fmt.Errorf("%w (%w)", err, ErrWrongType)
+	}
+	return d, err
+}
+
+// openLeaf opens name in dir as O_PATH without following it.
+func openLeaf(dir *os.File, name, shown string) (*os.File, error) {
+	fd, err := unix.Openat(int(dir.Fd()), name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "openat", Path: shown, Err: err}
+	}
+	return os.NewFile(uintptr(fd), shown), nil
+}
+
+// Lookup opens an existing entry: its parent is resolved inside the root,
+// its last component is not followed (a symlink gives the symlink).
+func (r *Root) Lookup(unsafePath string) (*Entry, error) {
+	parent, name, err := splitLast(unsafePath)
+	if err != nil {
+		return nil, fmt.Errorf("looking up in rootfs %q: %w", r.Path(), err)
+	}
+	dir, err := r.openDir(parent)
+	if err != nil {
+		return nil, fmt.Errorf("looking up %q in rootfs %q: %w", unsafePath, r.Path(), err)
+	}
+	e, err := newEntry(dir, name, unsafePath, false)
+	if err != nil {
+		dir.Close()
+		return nil, fmt.Errorf("looking up %q in rootfs %q: %w", unsafePath, r.Path(), err)
+	}
+	return e, nil
+}
+
+// OpenFile opens a regular file for reading, following symlinks inside
+// the root. Anything but a regular file is refused before it is opened for
+// reading (so a FIFO cannot block and a device is never opened).
+func (r *Root) OpenFile(unsafePath string) (*os.File, error) {
+	h, err := r.openInRoot(components(unsafePath), 0)
+	if err != nil {
+		return nil, fmt.Errorf("opening %q in rootfs %q: %w", unsafePath, r.Path(), err)
+	}
+	defer h.Close()
+	if err := checkType(h, unix.S_IFREG); err != nil {
+		return nil, fmt.Errorf("opening %q in rootfs %q: %w", unsafePath, r.Path(), err)
+	}
+	f, err := pathrs.Reopen(h, unix.O_RDONLY|unix.O_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("opening %q in rootfs %q: %w", unsafePath, r.Path(), err)
+	}
+	return f, nil
+}

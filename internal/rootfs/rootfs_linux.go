@@ -1,0 +1,148 @@
+package rootfs
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/go-nvc/nvc/internal/undo"
+)
+
+// Owner is the uid and gid given to everything a Root creates.
+type Owner struct {
+	UID, GID int
+}
+
+// ProcessOwner returns the owner of procRoot/pid ("" means /proc), which is
+// whom libnvidia-container gives the files it creates in a container.
+func ProcessOwner(procRoot string, pid int) (Owner, error) {
+	if procRoot == "" {
+		procRoot = "/proc"
+	}
+	var st unix.Stat_t
+	p := filepath.Join(procRoot, strconv.Itoa(pid))
+	if err := unix.Stat(p, &st); err != nil {
+		return Owner{}, fmt.Errorf("finding the owner of process %d: %w", pid, &os.PathError{Op: "stat", Path: p, Err: err})
+	}
+	return Owner{UID: int(st.Uid), GID: int(st.Gid)}, nil
+}
+
+// Resolver chooses how paths inside the root are resolved.
+type Resolver int
+
+const (
+	// ResolveAuto uses openat2 and falls back to pathrs-lite where the
+	// kernel lacks it.
+	ResolveAuto Resolver = iota
+	// ResolveOpenat2 uses openat2 only and fails closed without it.
+	ResolveOpenat2
+	// ResolvePathrsLite uses filepath-securejoin's pathrs-lite (which
+	// itself uses openat2 when the kernel has it).
+	ResolvePathrsLite
+)
+
+// Options configure a Root; nil means all defaults.
+type Options struct {
+	// Owner, if not nil, owns everything created; nil leaves the
+	// creating process's uid and gid.
+	Owner *Owner
+	// Undo, if not nil, records how to remove everything created; nil
+	// records nothing.
+	Undo *undo.Stack
+	// Resolver chooses the resolution method; zero is ResolveAuto.
+	Resolver Resolver
+}
+
+// Root is an open container rootfs.
+type Root struct {
+	dir  *os.File
+	opts Options
+}
+
+// Open opens the rootfs directory at path. Path is trusted (it comes from
+// the runtime), but its last component must be a directory, not a symlink.
+func Open(path string, opts *Options) (*Root, error) {
+	r := &Root{}
+	if opts != nil {
+		r.opts = *opts
+	}
+	fd, err := unix.Open(path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("opening rootfs: %w", &os.PathError{Op: "open", Path: path, Err: err})
+	}
+	r.dir = os.NewFile(uintptr(fd), path)
+	if err := checkType(r.dir, unix.S_IFDIR); err != nil {
+		r.dir.Close()
+		return nil, fmt.Errorf("opening rootfs %q: %w", path, err)
+	}
+	if err := r.chooseResolver(); err != nil {
+		r.dir.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// chooseResolver settles ResolveAuto by probing openat2 once.
+func (r *Root) chooseResolver() error {
+	if r.opts.Resolver == ResolvePathrsLite {
+		return nil
+	}
+	_, err := unix.Openat2(-1, "", &unix.OpenHow{})
+	if err != unix.ENOSYS {
+		r.opts.Resolver = ResolveOpenat2
+		return nil
+	}
+	if r.opts.Resolver == ResolveOpenat2 {
+		return fmt.Errorf("opening rootfs %q: openat2: %w", r.dir.Name(), ErrNotSupported)
+	}
+	r.opts.Resolver = ResolvePathrsLite
+	return nil
+}
+
+// Path is the rootfs path given to Open.
+func (r *Root) Path() string { return r.dir.Name() }
+
+// File is the rootfs's O_PATH directory descriptor; Root keeps ownership.
+func (r *Root) File() *os.File { return r.dir }
+
+// Resolver reports the resolution method in use (never ResolveAuto).
+func (r *Root) Resolver() Resolver { return r.opts.Resolver }
+
+// Close releases the rootfs descriptor. Entries stay valid.
+func (r *Root) Close() error { return r.dir.Close() }
+
+// checkType verifies that f (opened without following) has type typ.
+func checkType(f *os.File, typ uint32) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return &os.PathError{Op: "fstat", Path: f.Name(), Err: err}
+	}
+	if st.Mode&unix.S_IFMT != typ {
+		return fmt.Errorf("%q is a %s, want a %s: %w", f.Name(), typeName(st.Mode), typeName(typ), ErrWrongType)
+	}
+	return nil
+}
+
+func typeName(mode uint32) string {
+	switch mode & syscall.S_IFMT {
+	case unix.S_IFREG:
+		return "regular file"
+	case unix.S_IFDIR:
+		return "directory"
+	case unix.S_IFLNK:
+		return "symlink"
+	case unix.S_IFCHR:
+		return "character device"
+	case unix.S_IFBLK:
+		return "block device"
+	case unix.S_IFIFO:
+		return "FIFO"
+	case unix.S_IFSOCK:
+		return "socket"
+	}
+	return fmt.Sprintf("file of type %#o", mode&syscall.S_IFMT)
+}

@@ -1,0 +1,150 @@
+package rootfs
+
+import (
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/go-nvc/nvc/internal/testutil"
+	"github.com/go-nvc/nvc/internal/testutil/container"
+	"github.com/go-nvc/nvc/internal/undo"
+)
+
+var timesRE = regexp.MustCompile(` [mc]time=\S+`)
+
+// layout lists a tree's entries with type, mode, owner, size and content
+// hash, leaving out times (creating and removing an entry changes its
+// parent's).
+func layout(t *testing.T, root string) string {
+	t.Helper()
+	var lines []string
+	for p, d := range container.SnapshotTree(t, root) {
+		lines = append(lines, p+" "+timesRE.ReplaceAllString(d, ""))
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
+}
+
+const existingSpec = `
+dir  usr/lib 0700
+file usr/lib/libexisting.so "image"
+file etc/ld.so.cache "image cache"
+char dev/null 1 3
+`
+
+func TestUndoRestoresLayout(t *testing.T) {
+	testutil.RequireRoot(t)
+	rootfs := testutil.Tree(t, existingSpec)
+	before := layout(t, rootfs)
+	var u undo.Stack
+	r := openRoot(t, rootfs, &Options{Owner: &Owner{1, 2}, Undo: &u})
+	for _, e := range creations(t, r) {
+		e.Close()
+	}
+	if err := closeEntry(r.CreateFile("usr/lib/libexisting.so", 0o644)); err != nil {
+		t.Fatal(err) // existing file: accepted, not recorded
+	}
+	if layout(t, rootfs) == before {
+		t.Fatal("creations changed nothing")
+	}
+	mustUndo(t, &u)
+	if after := layout(t, rootfs); after != before {
+		t.Errorf("undo did not restore the layout:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+}
+
+func TestUndoLeavesWhatChanged(t *testing.T) {
+	rootfs := t.TempDir()
+	var u undo.Stack
+	r := openRoot(t, rootfs, &Options{Undo: &u})
+	for _, e := range creations(t, r) {
+		e.Close()
+	}
+	// The container (or anyone) changes what we created.
+	mustWrite(t, in(rootfs, "d/libcuda.so.1"), "now has content")
+	mustWrite(t, in(rootfs, "a/b/c/added"), "x")
+	must(t, os.Remove(in(rootfs, "d/libcuda.so")))
+	must(t, os.Symlink("elsewhere", in(rootfs, "d/libcuda.so")))
+	must(t, os.Remove(in(rootfs, "dev/nvidiactl")))
+	mustWrite(t, in(rootfs, "dev/nvidiactl"), "")
+	mustUndo(t, &u)
+	for _, p := range []string{"d/libcuda.so.1", "a/b/c/added", "d/libcuda.so", "dev/nvidiactl"} {
+		if !exists(in(rootfs, p)) {
+			t.Errorf("undo removed %s, which was no longer what it created", p)
+		}
+	}
+	if exists(in(rootfs, "etc")) {
+		t.Error("undo left etc/, which only held the file it wrote")
+	}
+}
+
+func TestWriteFileUndoRestoresPrevious(t *testing.T) {
+	rootfs := testutil.Tree(t, existingSpec)
+	var u undo.Stack
+	r := openRoot(t, rootfs, &Options{Undo: &u})
+	if err := r.WriteFile("etc/ld.so.cache", []byte("ours"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wantContent(t, in(rootfs, "etc/ld.so.cache"), "ours")
+	if n := len(entries(t, in(rootfs, "etc"))); n != 2 {
+		t.Errorf("etc holds %d entries, want the cache and the kept previous one", n)
+	}
+	mustUndo(t, &u)
+	wantContent(t, in(rootfs, "etc/ld.so.cache"), "image cache")
+	if got := entries(t, in(rootfs, "etc")); len(got) != 1 {
+		t.Errorf("etc after undo = %q, want only ld.so.cache", got)
+	}
+	// Kept: the previous file is dropped when the stack is discarded.
+	if err := r.WriteFile("etc/ld.so.cache", []byte("ours"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	u.Discard()
+	wantContent(t, in(rootfs, "etc/ld.so.cache"), "ours")
+	if got := entries(t, in(rootfs, "etc")); len(got) != 1 {
+		t.Errorf("etc after discard = %q, want only ld.so.cache", got)
+	}
+}
+
+func TestWriteFileWithoutUndoLeavesNoTemp(t *testing.T) {
+	rootfs := testutil.Tree(t, existingSpec)
+	r := openRoot(t, rootfs, nil)
+	if err := r.WriteFile("etc/ld.so.cache", []byte("ours"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := entries(t, in(rootfs, "etc")); len(got) != 1 {
+		t.Errorf("etc = %q, want only ld.so.cache", got)
+	}
+}
+
+func entries(t *testing.T, dir string) []string {
+	t.Helper()
+	des, err := os.ReadDir(dir)
+	must(t, err)
+	var names []string
+	for _, de := range des {
+		names = append(names, de.Name())
+	}
+	return names
+}
+
+func wantContent(t *testing.T, p, want string) {
+	t.Helper()
+	data, err := os.ReadFile(p)
+	if err != nil || string(data) != want {
+		t.Errorf("%s holds %q (%v), want %q", p, data, err, want)
+	}
+}
+
+func mustWrite(t *testing.T, p, data string) {
+	t.Helper()
+	must(t, os.WriteFile(p, []byte(data), 0o644))
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
