@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 )
 
 // Layout constants of glibc's sysdeps/generic/dl-cache.h.
@@ -27,7 +28,8 @@ const (
 	endianInvalid    = 1
 	endianLittle     = 2
 	endianBig        = 3
-	newAlign         = 8 // __alignof__ (struct cache_file_new) on 64-bit hosts
+	newAlign         = 8         // __alignof__ (struct cache_file_new) on 64-bit hosts
+	maxCacheSize     = 256 << 20 // real caches are tens of kilobytes
 	maxReasonableLen = 1 << 30
 )
 
@@ -87,6 +89,9 @@ func Open(path string) (*Cache, error) {
 // error (matching ErrNotCache or ErrCorrupt) instead of a panic, and it
 // allocates in proportion to len(b). Parse does not keep b.
 func Parse(b []byte) (*Cache, error) {
+	if len(b) > maxCacheSize {
+		return nil, &ParseError{Msg: fmt.Sprintf("%d bytes is larger than any cache (limit %d)", len(b), maxCacheSize), Err: ErrCorrupt}
+	}
 	p := &parser{b: b, s: string(b)}
 	switch {
 	case bytes.HasPrefix(b, []byte(newMagic)):
@@ -107,6 +112,7 @@ type parser struct {
 	b     []byte
 	s     string // b as a string: entries take substrings, so they share one copy
 	order binary.ByteOrder
+	nuls  []uint32 // positions of the NUL bytes, built on first use
 }
 
 func (p *parser) size() uint64 { return uint64(len(p.b)) }
@@ -121,11 +127,30 @@ func (p *parser) str(base uint64, rel uint32, field string, idx int, at uint64) 
 	if off >= p.size() {
 		return "", corrupt(at, field+": string offset %#x past end of file (string table at %#x, size %#x)", idx, rel, base, p.size())
 	}
-	n := bytes.IndexByte(p.b[off:], 0)
-	if n < 0 {
+	end, ok := p.nulAfter(off)
+	if !ok {
 		return "", corrupt(at, field+": string at %#x is not NUL-terminated", idx, off)
 	}
-	return p.s[off : off+uint64(n)], nil
+	return p.s[off:end], nil
+}
+
+// nulAfter returns the position of the first NUL at or after off. It
+// indexes the NULs of the file once, so that many entries naming one long
+// string (or its suffixes) cost a binary search each, not a scan.
+func (p *parser) nulAfter(off uint64) (uint64, bool) {
+	if p.nuls == nil {
+		p.nuls = make([]uint32, 0, bytes.Count(p.b, []byte{0}))
+		for i, c := range p.b {
+			if c == 0 {
+				p.nuls = append(p.nuls, uint32(i))
+			}
+		}
+	}
+	i, _ := slices.BinarySearch(p.nuls, uint32(off))
+	if i == len(p.nuls) {
+		return 0, false
+	}
+	return uint64(p.nuls[i]), true
 }
 
 // guessOrder picks the byte order in which a count at off fits the data

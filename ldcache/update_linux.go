@@ -190,10 +190,6 @@ func OpenInRoot(rootfs, unsafePath string) (*Cache, error) {
 	return c, nil
 }
 
-// maxCacheSize bounds the cache files OpenInRoot reads (real ones are
-// tens of kilobytes).
-const maxCacheSize = 256 << 20
-
 // WriteFileInRoot encodes c and replaces the file at unsafePath inside
 // rootfs as Update does: resolved inside rootfs, created next to the old
 // file through its directory's descriptor, synced, mode 0644, renamed.
