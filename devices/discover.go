@@ -1,0 +1,179 @@
+package devices
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/NVIDIA/go-nvml/pkg/dl"
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+)
+
+// Options change what Discover reads. A nil *Options means defaults.
+type Options struct {
+	// Backend chooses how GPUs are found. Empty: Auto.
+	Backend Backend
+	// NVML is the NVML library to use. Nil: libnvidia-ml.so.1 from the
+	// driver root (see NVMLLibrary), loaded with go-nvml's nvml.New.
+	NVML nvml.Interface
+	// NVMLLibrary is the host path of libnvidia-ml.so.1. Empty: with
+	// DriverRoot "/" the dynamic loader finds it by name; under another
+	// driver root it is looked for in the usual library directories
+	// (usr/lib/x86_64-linux-gnu, usr/lib64, …).
+	NVMLLibrary string
+	// DriverRoot is the root the driver is installed under. Empty: "/".
+	DriverRoot string
+	// ProcRoot stands for /proc. Empty: "/proc".
+	ProcRoot string
+	// DevRoot stands for /dev. Empty: "/dev".
+	DevRoot string
+}
+
+func (o *Options) withDefaults() Options {
+	var d Options
+	if o != nil {
+		d = *o
+	}
+	if d.Backend == "" {
+		d.Backend = Auto
+	}
+	d.DriverRoot = orDefault(d.DriverRoot, "/")
+	d.ProcRoot = orDefault(d.ProcRoot, "/proc")
+	d.DevRoot = orDefault(d.DevRoot, "/dev")
+	return d
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// Discover returns the host's GPUs, MIG devices, control nodes and IMEX
+// channels. With NVML it calls Init and Shutdown itself; the device nodes,
+// majors and capabilities always come from the proc and dev roots.
+func Discover(opts *Options) (*Host, error) {
+	o := opts.withDefaults()
+	h := &Host{Roots: Roots{Driver: o.DriverRoot, Proc: o.ProcRoot, Dev: o.DevRoot}}
+	f, err := readProcFacts(o.ProcRoot)
+	if err != nil {
+		return nil, fmt.Errorf("discovering devices: %w", err)
+	}
+	if err := discoverGPUs(h, &o, f); err != nil {
+		return nil, fmt.Errorf("discovering devices with %s: %w", h.Backend, err)
+	}
+	if err := fillHost(h, f); err != nil {
+		return nil, fmt.Errorf("discovering devices: %w", err)
+	}
+	return h, nil
+}
+
+func discoverGPUs(h *Host, o *Options, f *procFacts) error {
+	switch o.Backend {
+	case Procfs:
+		h.Backend = Procfs
+		return discoverProcfs(h, f)
+	case NVML:
+		h.Backend = NVML
+		return discoverWithNVML(h, o, f)
+	case Auto:
+		h.Backend = NVML
+		err := discoverWithNVML(h, o, f)
+		if !errors.Is(err, ErrNVMLUnavailable) {
+			return err
+		}
+		h.Backend, h.NVMLError = Procfs, err.Error()
+		return discoverProcfs(h, f)
+	}
+	h.Backend = Auto
+	return fmt.Errorf("%w: backend %q", ErrInvalid, o.Backend)
+}
+
+func discoverWithNVML(h *Host, o *Options, f *procFacts) error {
+	lib := o.NVML
+	if lib == nil {
+		path := o.nvmlLibrary()
+		if err := probeNVML(path); err != nil {
+			return fmt.Errorf("%w: %w", ErrNVMLUnavailable, err)
+		}
+		lib = nvml.New(nvml.WithLibraryPath(path))
+	}
+	return discoverNVML(h, lib, f)
+}
+
+// probeNVML checks that path loads and exports nvmlInit_v2 before go-nvml
+// calls into it: go-nvml binds its C calls lazily, so calling a symbol the
+// library lacks would abort the process instead of failing.
+func probeNVML(path string) error {
+	lib := dl.New(path, dl.RTLD_LAZY|dl.RTLD_LOCAL)
+	if err := lib.Open(); err != nil {
+		return fmt.Errorf("loading %s: %w", path, err)
+	}
+	defer lib.Close()
+	if err := lib.Lookup("nvmlInit_v2"); err != nil {
+		return fmt.Errorf("loading %s: %w", path, err)
+	}
+	return nil
+}
+
+// nvmlLibDirs are where distributions install libnvidia-ml.so.1.
+var nvmlLibDirs = []string{
+	"usr/lib/x86_64-linux-gnu", "usr/lib/aarch64-linux-gnu", "usr/lib64",
+	"usr/lib", "lib/x86_64-linux-gnu", "lib/aarch64-linux-gnu", "lib64", "lib",
+}
+
+const nvmlSoname = "libnvidia-ml.so.1"
+
+func (o *Options) nvmlLibrary() string {
+	if o.NVMLLibrary != "" {
+		return o.NVMLLibrary
+	}
+	if filepath.Clean(o.DriverRoot) == "/" {
+		return nvmlSoname
+	}
+	for _, d := range nvmlLibDirs {
+		p := filepath.Join(o.DriverRoot, d, nvmlSoname)
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	// Not found: a path that fails to load, so that Init reports it.
+	return filepath.Join(o.DriverRoot, nvmlLibDirs[0], nvmlSoname)
+}
+
+// procFacts are the driver facts both backends take from procfs.
+type procFacts struct {
+	root      string
+	majors    map[string]uint32 // character device majors
+	migMinors map[string]uint32 // mig-minors; nil when absent
+	hasCaps   bool              // /proc/driver/nvidia/capabilities exists
+}
+
+func readProcFacts(root string) (*procFacts, error) {
+	f := &procFacts{root: root}
+	data, err := os.ReadFile(filepath.Join(root, "devices"))
+	if err != nil {
+		return nil, err
+	}
+	if f.majors, err = parseCharMajors(data); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", filepath.Join(root, "devices"), err)
+	}
+	mm := filepath.Join(root, "driver/nvidia-caps/mig-minors")
+	if data, err = os.ReadFile(mm); err == nil {
+		f.migMinors, err = parseMIGMinors(data)
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("reading %s: %w", mm, err)
+	}
+	_, err = os.Stat(filepath.Join(root, "driver/nvidia/capabilities"))
+	f.hasCaps = err == nil
+	return f, nil
+}
+
+// path maps a /proc path to the proc root.
+func (f *procFacts) path(p string) string {
+	return filepath.Join(f.root, p[len("/proc"):])
+}

@@ -1,0 +1,46 @@
+// Package devices finds a host's NVIDIA GPUs, MIG devices, IMEX channels and
+// control nodes, selects them by the device IDs NVIDIA_VISIBLE_DEVICES and
+// nvidia-container-cli --device accept, and creates missing device nodes.
+//
+// # What it reads
+//
+// [Discover] has two backends that return the same [Host] value:
+//
+//   - NVML, through github.com/NVIDIA/go-nvml: an injected nvml.Interface, or
+//     libnvidia-ml.so.1 loaded from the driver root. Init and Shutdown are
+//     paired inside the call.
+//   - Procfs, without NVML: /proc/driver/nvidia/version,
+//     /proc/driver/nvidia/gpus/*/information and
+//     /proc/driver/nvidia/capabilities. It is the fast path (NVML start-up
+//     costs hundreds of milliseconds on multi-GPU hosts without persistence
+//     mode) and leaves empty what only NVML knows: Brand, Architecture,
+//     ComputeCapability, CUDAVersion, and the UUID and Profile of MIG
+//     devices. Its MIG devices are the capabilities/gpuN/mig/giG/ciC
+//     directories the driver creates for live instances.
+//
+// [Auto] uses NVML when the library loads and initialises, Procfs otherwise,
+// and records in Host.Backend which one it used. Both backends take the
+// device majors from /proc/devices, the nvidia-caps minors from
+// /proc/driver/nvidia-caps/mig-minors, and the presence of nvidia-uvm,
+// nvidia-modeset and IMEX channel nodes from /dev. The proc, dev and driver
+// roots are options, so tests and the example CLI run against a generated
+// host.
+//
+// Discovery needs no privileges and changes nothing. [CreateNodes] (the
+// host side of nvidia-container-cli --load-kmods) does: it needs root, or
+// CAP_MKNOD and CAP_CHOWN (and CAP_SYS_MODULE to load modules), and does
+// nothing inside a user namespace. Device nodes are Linux concepts; the
+// package targets Linux.
+//
+// # Selecting devices
+//
+// [Host.Select] takes libnvidia-container's ID list ("all", indices,
+// GPU-/MIG- UUIDs, PCI bus ids, "gpu:mig"); [Host.SelectMIGConfig] and
+// [Host.SelectMIGMonitor] take the --mig-config and --mig-monitor lists.
+// Environment semantics ("none", "void", unset) belong to the caller.
+//
+// # When not to use it
+//
+// It does not touch a container: mounting the nodes it reports, cgroup
+// device rules and CDI output are package nvcontainer's.
+package devices

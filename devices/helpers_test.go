@@ -1,0 +1,42 @@
+package devices_test
+
+import (
+	"testing"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
+
+	"github.com/go-nvc/nvc/devices"
+	"github.com/go-nvc/nvc/internal/fakehost"
+)
+
+// genHost generates a simulated host in a temp dir.
+func genHost(tb testing.TB, o *fakehost.Options) *fakehost.Host {
+	tb.Helper()
+	h, err := fakehost.Generate(tb.TempDir(), o)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return h
+}
+
+// optionsFor points discovery at h with backend b. The Procfs backend gets
+// an NVML whose every call panics, so a test fails if it touches NVML.
+func optionsFor(h *fakehost.Host, b devices.Backend) *devices.Options {
+	o := &devices.Options{Backend: b, NVML: h.NVML, DriverRoot: h.Root, ProcRoot: h.ProcRoot, DevRoot: h.DevRoot}
+	if b == devices.Procfs {
+		o.NVML = &mock.Interface{}
+	}
+	return o
+}
+
+func discover(tb testing.TB, h *fakehost.Host, b devices.Backend) *devices.Host {
+	tb.Helper()
+	d, err := devices.Discover(optionsFor(h, b))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if d.Backend != b {
+		tb.Fatalf("backend %s, want %s", d.Backend, b)
+	}
+	return d
+}

@@ -1,0 +1,65 @@
+package devices
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// nvidiaModules are the kernel modules --load-kmods loads, in order.
+var nvidiaModules = []string{"nvidia", "nvidia_uvm", "nvidia_modeset"}
+
+// loadModules runs modprobe for each NVIDIA module <ProcRoot>/modules does
+// not list, when asked to, and reports whether nvidia_modeset is loaded
+// afterwards. A missing or failing modprobe is a warning, not an error.
+func loadModules(o *NodeOptions, r *NodeReport) bool {
+	loaded := loadedModules(o.ProcRoot)
+	if !o.LoadModules {
+		return loaded["nvidia_modeset"]
+	}
+	prog := modprobePath(o)
+	if _, err := os.Stat(prog); err != nil {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("kernel modules not loaded: modprobe unavailable: %v", err))
+		return loaded["nvidia_modeset"]
+	}
+	for _, m := range nvidiaModules {
+		if loaded[m] {
+			continue
+		}
+		out, err := exec.Command(prog, m).CombinedOutput()
+		if loaded = loadedModules(o.ProcRoot); loaded[m] {
+			r.Loaded = append(r.Loaded, m)
+			continue
+		}
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%s %s did not load the module (%v): %s",
+			prog, m, err, strings.TrimSpace(string(out))))
+	}
+	return loaded["nvidia_modeset"]
+}
+
+// modprobePath is the configured program, the kernel's
+// (/proc/sys/kernel/modprobe), or /sbin/modprobe.
+func modprobePath(o *NodeOptions) string {
+	if o.Modprobe != "" {
+		return o.Modprobe
+	}
+	data, err := os.ReadFile(filepath.Join(o.ProcRoot, "sys/kernel/modprobe"))
+	if p := strings.TrimSpace(string(data)); err == nil && p != "" {
+		return p
+	}
+	return "/sbin/modprobe"
+}
+
+// loadedModules reads the module names of /proc/modules.
+func loadedModules(procRoot string) map[string]bool {
+	data, _ := os.ReadFile(filepath.Join(procRoot, "modules"))
+	loaded := map[string]bool{}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if f := strings.Fields(line); len(f) > 0 {
+			loaded[f[0]] = true
+		}
+	}
+	return loaded
+}

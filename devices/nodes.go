@@ -1,0 +1,188 @@
+package devices
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// NodeOptions change what CreateNodes does. A nil *NodeOptions means
+// defaults.
+type NodeOptions struct {
+	// ProcRoot stands for /proc. Empty: "/proc".
+	ProcRoot string
+	// DevRoot is where nodes are created, standing for /dev. Empty: "/dev".
+	DevRoot string
+	// LoadModules runs modprobe for nvidia, nvidia_uvm and nvidia_modeset
+	// when <ProcRoot>/modules does not list them. False: no module is
+	// loaded and nodes are made for what is already loaded.
+	LoadModules bool
+	// Modprobe is the modprobe program. Empty: the path in
+	// <ProcRoot>/sys/kernel/modprobe, else /sbin/modprobe.
+	Modprobe string
+	// IMEXChannels are the IMEX channels to make nodes for. Nil: none.
+	IMEXChannels []uint32
+}
+
+// NodeReport says what CreateNodes did.
+type NodeReport struct {
+	// Skipped is why nothing was done ("inside a user namespace"); empty
+	// when CreateNodes ran.
+	Skipped string `json:"skipped,omitempty"`
+	// Loaded are the kernel modules modprobe loaded.
+	Loaded []string `json:"loaded,omitempty"`
+	// Warnings are the steps that could not be done and are not fatal, as
+	// libnvidia-container only logs them: modprobe missing or failing, a
+	// node whose major the driver does not register.
+	Warnings []string `json:"warnings,omitempty"`
+	// Created are the nodes made (or remade, where something else was in
+	// their place); Fixed those whose mode or owner was corrected.
+	Created []Node `json:"created,omitempty"`
+	Fixed   []Node `json:"fixed,omitempty"`
+}
+
+// wantNode is a node to ensure, with the attributes nvidia-modprobe gives
+// it.
+type wantNode struct {
+	Node
+	mode     fs.FileMode
+	uid, gid uint32
+	modify   bool
+}
+
+// fileParams are the device file attributes nvidia-modprobe reads from
+// /proc/driver/nvidia/params (or a capability file), with its defaults.
+type fileParams struct {
+	mode     fs.FileMode
+	uid, gid uint32
+	modify   bool
+}
+
+var defaultParams = fileParams{mode: 0o666, modify: true}
+
+// parseFileParams reads DeviceFileUID, DeviceFileGID, DeviceFileMode and
+// ModifyDeviceFiles (or a capability's DeviceFileModify) over the defaults.
+func parseFileParams(data []byte) (fileParams, error) {
+	kv := keyValues(data)
+	p := defaultParams
+	mode, err1 := uintValue(kv, "DeviceFileMode", uint32(p.mode))
+	uid, err2 := uintValue(kv, "DeviceFileUID", 0)
+	gid, err3 := uintValue(kv, "DeviceFileGID", 0)
+	modifyKey := "ModifyDeviceFiles"
+	if _, ok := kv["DeviceFileModify"]; ok {
+		modifyKey = "DeviceFileModify"
+	}
+	modify, err4 := uintValue(kv, modifyKey, 1)
+	for _, err := range []error{err1, err2, err3, err4} {
+		if err != nil {
+			return fileParams{}, err
+		}
+	}
+	return fileParams{mode: fs.FileMode(mode) & fs.ModePerm, uid: uid, gid: gid, modify: modify == 1}, nil
+}
+
+func readFileParams(path string) (fileParams, error) {
+	data, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return defaultParams, nil
+	}
+	if err == nil {
+		var p fileParams
+		if p, err = parseFileParams(data); err == nil {
+			return p, nil
+		}
+	}
+	return fileParams{}, fmt.Errorf("reading %s: %w", path, err)
+}
+
+func want(n Node, p fileParams) wantNode {
+	return wantNode{Node: n, mode: p.mode, uid: p.uid, gid: p.gid, modify: p.modify}
+}
+
+// plannedNodes lists the nodes nvidia-modprobe would make for this driver
+// state: nvidiactl and a node per GPU minor, nvidia-uvm and -tools when
+// nvidia-uvm is registered, nvidia-modeset when its module is loaded, and
+// the IMEX channels asked for. Capabilities come from capNodes.
+func plannedNodes(f *procFacts, params fileParams, minors []uint32, modeset bool, imex []uint32) ([]wantNode, []string) {
+	nodes := []wantNode{want(Node{DevNvidiactl, MajorNvidia, 255}, params)}
+	for _, m := range minors {
+		nodes = append(nodes, want(Node{fmt.Sprintf("/dev/nvidia%d", m), MajorNvidia, m}, params))
+	}
+	var warn []string
+	if uvm, ok := f.majors["nvidia-uvm"]; ok {
+		nodes = append(nodes, want(Node{DevNvidiaUVM, uvm, 0}, defaultParams),
+			want(Node{DevNvidiaUVMTool, uvm, 1}, defaultParams))
+	} else {
+		warn = append(warn, "no nvidia-uvm major in /proc/devices: /dev/nvidia-uvm not created")
+	}
+	if modeset {
+		nodes = append(nodes, want(Node{DevNvidiaModeset, MajorNvidia, 254}, params))
+	}
+	major, ok := f.majors["nvidia-caps-imex-channels"]
+	if !ok && len(imex) > 0 {
+		warn = append(warn, "no nvidia-caps-imex-channels major in /proc/devices: IMEX channels not created")
+	}
+	for _, id := range imex {
+		if ok {
+			nodes = append(nodes, want(Node{fmt.Sprintf("%s/channel%d", DevIMEXChannels, id), major, id}, params))
+		}
+	}
+	return nodes, warn
+}
+
+// capNodes lists a node for every capability file present under
+// /proc/driver/nvidia/capabilities that mig-minors names, with the minor,
+// mode and modify flag of the file (uid and gid 0), as nvidia-modprobe's
+// nvidia_cap_mknod makes them.
+func capNodes(f *procFacts) ([]wantNode, error) {
+	major, ok := f.majors["nvidia-caps"]
+	if !ok || !f.hasCaps {
+		return nil, nil
+	}
+	var nodes []wantNode
+	for _, name := range capFileNames(f) {
+		proc := ProcCapabilities + "/" + name
+		if _, listed := f.migMinors[migMinorsName(name)]; !listed {
+			continue
+		}
+		data, err := os.ReadFile(f.path(proc))
+		if err != nil {
+			return nil, err
+		}
+		kv := keyValues(data)
+		minor, err := uintValue(kv, "DeviceFileMinor", 0)
+		p, perr := parseFileParams(data)
+		if _, has := kv["DeviceFileMinor"]; err != nil || perr != nil || !has {
+			return nil, fmt.Errorf("%w: capability file %s", ErrInvalid, f.path(proc))
+		}
+		p.uid, p.gid = 0, 0
+		nodes = append(nodes, want(Node{capNodePath(minor), major, minor}, p))
+	}
+	return nodes, nil
+}
+
+// capFileNames lists the MIG capability files under capabilities/, relative
+// to it: mig/config, mig/monitor, gpuN/mig/giG/access, gpuN/mig/giG/ciC/access.
+func capFileNames(f *procFacts) []string {
+	root := f.path(ProcCapabilities)
+	var names []string
+	for _, pat := range []string{"mig/config", "mig/monitor", "gpu*/mig/gi*/access", "gpu*/mig/gi*/ci*/access"} {
+		matches, _ := filepath.Glob(filepath.Join(root, pat))
+		for _, m := range matches {
+			names = append(names, strings.TrimPrefix(m, root+"/"))
+		}
+	}
+	return names
+}
+
+// migMinorsName maps a capability file path (relative to capabilities/) to
+// its mig-minors name: mig/config → config, gpu0/mig/gi1/access →
+// gpu0/gi1/access.
+func migMinorsName(name string) string {
+	if rest, ok := strings.CutPrefix(name, "mig/"); ok {
+		return rest
+	}
+	return strings.Replace(name, "/mig/", "/", 1)
+}

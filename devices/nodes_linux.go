@@ -1,0 +1,191 @@
+package devices
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// CreateNodes makes the NVIDIA device nodes that are missing under the dev
+// root — the host-side half of libnvidia-container's --load-kmods, done as
+// nvidia-modprobe does it: nvidiactl and /dev/nvidiaN for every GPU in
+// /proc/driver/nvidia/gpus, nvidia-uvm and nvidia-uvm-tools, nvidia-modeset,
+// the nvidia-caps nodes of every MIG capability present in procfs, and the
+// IMEX channels asked for. Majors come from /proc/devices; modes and owners
+// from /proc/driver/nvidia/params (DeviceFileMode/UID/GID), or from each
+// capability's file; with ModifyDeviceFiles (DeviceFileModify) 0 a node is
+// left alone. A node of the wrong type or number is replaced, one with the
+// wrong mode or owner corrected, a correct one untouched, so CreateNodes is
+// idempotent.
+//
+// Inside a user namespace (uid_map or gid_map not the identity, or
+// setgroups "deny") it does nothing and says so, as libnvidia-container
+// does. It needs CAP_MKNOD and CAP_CHOWN, and CAP_SYS_MODULE for modprobe.
+func CreateNodes(opts *NodeOptions) (*NodeReport, error) {
+	o := withNodeDefaults(opts)
+	r := &NodeReport{}
+	if why := userNamespace(o.ProcRoot); why != "" {
+		r.Skipped = "inside a user namespace (" + why + ")"
+		return r, nil
+	}
+	modeset := loadModules(&o, r)
+	nodes, err := nodesToCreate(&o, modeset, r)
+	if err != nil {
+		return r, fmt.Errorf("creating device nodes: %w", err)
+	}
+	for _, n := range nodes {
+		if err := ensureNode(o.DevRoot, n, r); err != nil {
+			return r, fmt.Errorf("creating device node %s: %w", n.Path, err)
+		}
+	}
+	return r, nil
+}
+
+func withNodeDefaults(opts *NodeOptions) NodeOptions {
+	var o NodeOptions
+	if opts != nil {
+		o = *opts
+	}
+	o.ProcRoot = orDefault(o.ProcRoot, "/proc")
+	o.DevRoot = orDefault(o.DevRoot, "/dev")
+	return o
+}
+
+func nodesToCreate(o *NodeOptions, modeset bool, r *NodeReport) ([]wantNode, error) {
+	f, err := readProcFacts(o.ProcRoot)
+	if err != nil {
+		return nil, err
+	}
+	params, err := readFileParams(f.path(ProcDriver + "/params"))
+	if err != nil {
+		return nil, err
+	}
+	infos, err := readInformation(f)
+	if err != nil {
+		return nil, err
+	}
+	minors := make([]uint32, len(infos))
+	for i, in := range infos {
+		minors[i] = in.minor
+	}
+	nodes, warn := plannedNodes(f, params, minors, modeset, o.IMEXChannels)
+	r.Warnings = append(r.Warnings, warn...)
+	caps, err := capNodes(f)
+	return append(nodes, caps...), err
+}
+
+// userNamespace says why the process seems to be in a user namespace, or
+// "" when uid_map and gid_map are the identity (or absent, as in a
+// procfs image without self/) and setgroups is not "deny".
+func userNamespace(procRoot string) string {
+	for _, m := range []string{"uid_map", "gid_map"} {
+		data, err := os.ReadFile(filepath.Join(procRoot, "self", m))
+		if err == nil && strings.Join(strings.Fields(string(data)), " ") != "0 0 4294967295" {
+			return m + " is not the identity"
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(procRoot, "self", "setgroups"))
+	if err == nil && strings.TrimSpace(string(data)) == "deny" {
+		return "setgroups is deny"
+	}
+	return ""
+}
+
+// ensureNode makes n under devRoot the way nvidia-modprobe's mknod_helper
+// does, working relative to the opened parent directory and checking the
+// result without following symlinks.
+func ensureNode(devRoot string, n wantNode, r *NodeReport) error {
+	if !n.modify {
+		return nil
+	}
+	dir := filepath.Join(devRoot, filepath.Dir(strings.TrimPrefix(n.Path, "/dev/")))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	dfd, err := unix.Open(dir, unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: dir, Err: err}
+	}
+	defer unix.Close(dfd)
+	name := filepath.Base(n.Path)
+	created, err := makeNode(dfd, name, n)
+	if err != nil {
+		return err
+	}
+	changed, err := setAttrs(dfd, name, n)
+	switch {
+	case err != nil:
+		if created {
+			unix.Unlinkat(dfd, name, 0)
+		}
+		return err
+	case created:
+		r.Created = append(r.Created, n.Node)
+	case changed:
+		r.Fixed = append(r.Fixed, n.Node)
+	}
+	return nil
+}
+
+// makeNode creates the node unless a character device with the right
+// number is there; something else in its place is removed first.
+func makeNode(dfd int, name string, n wantNode) (bool, error) {
+	var st unix.Stat_t
+	err := unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	if err == nil && isNode(&st, n.Node) {
+		return false, nil
+	}
+	if err == nil {
+		if err := removeAt(dfd, name, &st); err != nil {
+			return false, err
+		}
+	} else if err != unix.ENOENT {
+		return false, os.NewSyscallError("fstatat", err)
+	}
+	dev := unix.Mkdev(n.Major, n.Minor)
+	if err := unix.Mknodat(dfd, name, unix.S_IFCHR|uint32(n.mode), int(dev)); err != nil {
+		return false, os.NewSyscallError("mknodat", err)
+	}
+	return true, nil
+}
+
+func isNode(st *unix.Stat_t, n Node) bool {
+	return st.Mode&unix.S_IFMT == unix.S_IFCHR && unix.Major(st.Rdev) == n.Major && unix.Minor(st.Rdev) == n.Minor
+}
+
+func removeAt(dfd int, name string, st *unix.Stat_t) error {
+	flags := 0
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		flags = unix.AT_REMOVEDIR
+	}
+	return os.NewSyscallError("unlinkat", unix.Unlinkat(dfd, name, flags))
+}
+
+// setAttrs gives the node its mode and owner, after checking through an
+// O_PATH descriptor that it is still the node made; it reports a change.
+func setAttrs(dfd int, name string, n wantNode) (bool, error) {
+	fd, err := unix.Openat(dfd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false, os.NewSyscallError("openat", err)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return false, os.NewSyscallError("fstat", err)
+	}
+	if !isNode(&st, n.Node) {
+		return false, fmt.Errorf("%w: %s is not character device %d:%d after mknod", ErrInvalid, n.Path, n.Major, n.Minor)
+	}
+	if st.Mode&0o777 == uint32(n.mode) && st.Uid == n.uid && st.Gid == n.gid {
+		return false, nil
+	}
+	if err := unix.Fchownat(fd, "", int(n.uid), int(n.gid), unix.AT_EMPTY_PATH); err != nil {
+		return false, os.NewSyscallError("fchownat", err)
+	}
+	// The name was just verified to be the node; chmod cannot act on an
+	// O_PATH descriptor before Linux 6.6, so it goes by name.
+	return true, os.NewSyscallError("fchmodat", unix.Fchmodat(dfd, name, uint32(n.mode), 0))
+}
