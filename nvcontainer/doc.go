@@ -60,6 +60,13 @@
 // hook would log (an environment request ignored in an unprivileged
 // container) are returned in [Request.Notes].
 //
+// Applying a plan (being added) is the only part that acts: it is
+// Linux-only and needs root, enters the container's mount namespace on a
+// confined thread, mounts through the new mount API (with a bind-by-path
+// fallback before Linux 5.12), creates device nodes, edits device cgroups
+// and writes the container's ld.so.cache, undoing everything if a step
+// fails. It never runs a binary from the container.
+//
 // # When not to use it
 //
 // If a runtime already speaks CDI and has a spec for the host, it does not
