@@ -1,0 +1,50 @@
+package mount
+
+import (
+	"testing"
+
+	"github.com/go-nvc/nvc/internal/rootfs"
+)
+
+// BenchmarkBindFile measures one file bind into a container and its
+// removal, by each method: open the source, attach it onto an existing
+// placeholder, detach it. It runs inside one ns.Run (whose own cost is
+// BenchmarkRun in internal/ns) so only the mount work is timed.
+func BenchmarkBindFile(b *testing.B) {
+	host := hostTree(b)
+	for _, method := range methods {
+		b.Run(method.String(), func(b *testing.B) {
+			c := startCtr(b, nil)
+			err := c.run(b, func(r *rootfs.Root) error {
+				e, err := r.CreateFile(libTarget, 0o644)
+				if err != nil {
+					return err
+				}
+				defer e.Close()
+				for b.Loop() {
+					if err := bindOnce(host+"/"+libTarget, method, e); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+}
+
+func bindOnce(path string, method Method, e *rootfs.Entry) error {
+	src, err := OpenSource(path, ReadOnly|NoSuid|NoDev, &Options{Method: method})
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	m, err := src.Attach(e.Dir(), e.Name())
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	return m.Detach()
+}

@@ -1,0 +1,132 @@
+package mount
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/go-nvc/nvc/internal/ns"
+	"github.com/go-nvc/nvc/internal/rootfs"
+	"github.com/go-nvc/nvc/internal/testutil"
+	"github.com/go-nvc/nvc/internal/testutil/container"
+	"github.com/go-nvc/nvc/internal/undo"
+)
+
+// hostSpec stands for the host's driver files and procfs.
+const hostSpec = `
+file usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15 "host libcuda"
+file proc/driver/nvidia/gpus/0000:01:00.0/information "Model: Test GPU\n"
+`
+
+var methods = []Method{NewAPI, Legacy}
+
+// ctr is a running test container and a way into it.
+type ctr struct {
+	*container.Container
+	ns   *ns.Namespace
+	undo undo.Stack
+}
+
+func startCtr(t testing.TB, opts *container.Options) *ctr {
+	t.Helper()
+	c := &ctr{Container: container.Start(t, opts)}
+	var err error
+	if c.ns, err = ns.OpenPID("", c.PID); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.ns.Close() })
+	return c
+}
+
+// run calls fn in the container's namespace with its rootfs open.
+func (c *ctr) run(t testing.TB, fn func(r *rootfs.Root) error) error {
+	t.Helper()
+	return c.ns.Run(func() error {
+		r, err := rootfs.Open(c.Rootfs, &rootfs.Options{Undo: &c.undo})
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		return fn(r)
+	})
+}
+
+// attach creates a placeholder fitting src at unsafePath and attaches src.
+func (c *ctr) attach(t testing.TB, src *Source, unsafePath string) (*Mount, error) {
+	t.Helper()
+	var m *Mount
+	err := c.run(t, func(r *rootfs.Root) error {
+		var e *rootfs.Entry
+		var err error
+		if src.IsDir() {
+			e, err = r.MkdirAll(unsafePath, 0o755)
+		} else {
+			e, err = r.CreateFile(unsafePath, 0o644)
+		}
+		if err != nil {
+			return err
+		}
+		defer e.Close()
+		m, err = src.Attach(e.Dir(), e.Name())
+		return err
+	})
+	return m, err
+}
+
+func (c *ctr) detach(t testing.TB, m *Mount) error {
+	t.Helper()
+	return c.ns.Run(m.Detach)
+}
+
+// options is the per-mount option list of what the container has
+// mounted at p, or nil.
+func (c *ctr) options(t testing.TB, p string) []string {
+	t.Helper()
+	m := c.MountAt(t, p)
+	if m == nil {
+		return nil
+	}
+	return strings.Split(m.Options, ",")
+}
+
+func wantOptions(t testing.TB, got []string, want ...string) {
+	t.Helper()
+	if got == nil {
+		t.Error("nothing mounted")
+		return
+	}
+	have := map[string]bool{}
+	for _, o := range got {
+		have[o] = true
+	}
+	for _, w := range want {
+		if !have[w] {
+			t.Errorf("mount options %q lack %q", got, w)
+		}
+	}
+}
+
+func hostMounts(t testing.TB) string {
+	t.Helper()
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+func hostTree(t testing.TB) string {
+	t.Helper()
+	testutil.RequireRoot(t)
+	return testutil.Tree(t, hostSpec)
+}
+
+func openSource(t testing.TB, path string, attr Attr, m Method) *Source {
+	t.Helper()
+	s, err := OpenSource(path, attr, &Options{Method: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}

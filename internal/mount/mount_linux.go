@@ -1,0 +1,158 @@
+package mount
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+
+	"github.com/cyphar/filepath-securejoin/pathrs-lite/procfs"
+	"golang.org/x/sys/unix"
+
+	"github.com/go-nvc/nvc/internal/ns"
+	"github.com/go-nvc/nvc/internal/undo"
+)
+
+// Mount is an attached mount, held by a descriptor of its root.
+type Mount struct {
+	root   *os.File
+	id     uint64
+	source string
+	target string
+}
+
+func newMount(root *os.File, source, target string) *Mount {
+	m := &Mount{root: root, source: source, target: target}
+	var stx unix.Statx_t
+	if unix.Statx(int(root.Fd()), "", unix.AT_EMPTY_PATH, unix.STATX_MNT_ID, &stx) == nil &&
+		stx.Mask&unix.STATX_MNT_ID != 0 {
+		m.id = stx.Mnt_id
+	}
+	return m
+}
+
+// reopenMounted opens what is now mounted on name in dir, and checks that
+// it is a new mount, not the target itself.
+func reopenMounted(dir *os.File, name string, target *os.File, source, shown string) (*Mount, error) {
+	fd, err := unix.Openat(int(dir.Fd()), name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &Error{Op: "open mounted", Source: source, Target: shown, Err: err}
+	}
+	m := newMount(os.NewFile(uintptr(fd), shown), source, shown)
+	if m.id != 0 && m.id == newMount(target, "", "").id {
+		m.Close()
+		return nil, &Error{Op: "mount", Source: source, Target: shown, Err: fmt.Errorf("nothing mounted on the target: %w", ErrSourceMismatch)}
+	}
+	return m, nil
+}
+
+// Root is the descriptor of the mount's root: for a tmpfs, the directory
+// to open its entries (such as gpus/<busid> placeholders) from.
+func (m *Mount) Root() *os.File { return m.root }
+
+// ID is the kernel's mount ID (as in mountinfo), 0 if unknown (< 5.8).
+func (m *Mount) ID() uint64 { return m.id }
+
+// Target is the target's path inside the rootfs, for messages.
+func (m *Mount) Target() string { return m.target }
+
+// OpenDir opens the directory name below the mount's root, without
+// following symlinks, for attaching further mounts inside it.
+func (m *Mount) OpenDir(name string) (*os.File, error) {
+	how := &unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_XDEV,
+	}
+	fd, err := unix.Openat2(int(m.root.Fd()), name, how)
+	if err != nil {
+		return nil, &os.PathError{Op: "openat2", Path: m.target + "/" + name, Err: err}
+	}
+	return os.NewFile(uintptr(fd), m.target+"/"+name), nil
+}
+
+// Detach unmounts the mount lazily (MNT_DETACH), through its own
+// descriptor, so it can only ever unmount this mount. A mount that is
+// already gone gives ErrNotMounted. Call it inside ns.Namespace.Run for
+// the namespace the mount is in.
+func (m *Mount) Detach() error {
+	if !ns.OnConfinedThread() {
+		return &Error{Op: "umount2", Source: m.source, Target: m.target, Err: ErrNotConfined}
+	}
+	err := viaProcFd(m.root, func(p string) error { return unix.Unmount(p, unix.MNT_DETACH) })
+	if err == unix.EINVAL {
+		err = ErrNotMounted
+	}
+	if err != nil {
+		return &Error{Op: "umount2", Source: m.source, Target: m.target, Flags: "detach", Err: err}
+	}
+	return nil
+}
+
+// undoFailed detaches a mount whose set-up failed (m may be nil) and
+// returns err.
+func (m *Mount) undoFailed(err error) error {
+	if m != nil {
+		m.Detach()
+		m.Close()
+	}
+	return err
+}
+
+// AddUndo records on u how to take the mount back: Detach it on a fresh
+// thread confined to n (so the step works whether or not it runs inside
+// n.Run), treating a mount already gone as done, then Close it. Releasing
+// the step only closes the descriptor.
+func (m *Mount) AddUndo(u *undo.Stack, n *ns.Namespace) {
+	u.AddStep(func() error {
+		defer m.Close()
+		err := n.Run(m.Detach)
+		if errors.Is(err, ErrNotMounted) {
+			return nil
+		}
+		return err
+	}, func() { m.Close() })
+}
+
+// Close releases the descriptor; the mount stays.
+func (m *Mount) Close() error { return m.root.Close() }
+
+func (m *Mount) remount(flags uintptr) error {
+	err := viaProcFd(m.root, func(p string) error { return unix.Mount("", p, "", flags, "") })
+	if err != nil {
+		return &Error{Op: "remount", Source: m.source, Target: m.target, Flags: msString(flags), Err: err}
+	}
+	return nil
+}
+
+// viaProcFd calls fn with a path naming f: f's magic link in a private,
+// verified procfs (pathrs-lite), reached as a name relative to the
+// thread's working directory, so the container's /proc is never used.
+// It needs a thread with its own filesystem context.
+func viaProcFd(f *os.File, fn func(path string) error) error {
+	proc, err := procfs.OpenProcRoot()
+	if err != nil {
+		return err
+	}
+	defer proc.Close()
+	fdDir, unlock, err := proc.OpenThreadSelf("fd/")
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	defer fdDir.Close()
+	return inDir(fdDir, func() error { return fn(strconv.Itoa(int(f.Fd()))) })
+}
+
+// inDir runs fn with dir as the thread's working directory.
+func inDir(dir *os.File, fn func() error) error {
+	old, err := unix.Open(".", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return os.NewSyscallError("open .", err)
+	}
+	defer unix.Close(old)
+	if err := unix.Fchdir(int(dir.Fd())); err != nil {
+		return os.NewSyscallError("fchdir", err)
+	}
+	defer unix.Fchdir(old)
+	return fn()
+}

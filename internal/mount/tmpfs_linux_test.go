@@ -1,0 +1,114 @@
+package mount
+
+import (
+	"os"
+	"syscall"
+	"testing"
+
+	"github.com/go-nvc/nvc/internal/rootfs"
+	"github.com/go-nvc/nvc/internal/testutil/container"
+)
+
+const maskTarget = "proc/driver/nvidia"
+
+// procFiles are the sanitised copies the /proc/driver/nvidia mask holds.
+var procFiles = map[string]string{
+	"params":   "ModifyDeviceFiles: 0\n",
+	"version":  "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15\n",
+	"registry": "Binary: \"\"\n",
+}
+
+func TestTmpfsMask(t *testing.T) {
+	host := hostTree(t)
+	for _, method := range methods {
+		t.Run(method.String(), func(t *testing.T) { testTmpfsMask(t, host, method) })
+	}
+}
+
+func testTmpfsMask(t *testing.T, host string, method Method) {
+	c := startCtr(t, &container.Options{Spec: "dir " + maskTarget})
+	visibleWhilePopulating := false
+	populate := func(root *os.File) error {
+		visibleWhilePopulating = c.MountAt(t, maskTarget) != nil
+		for name, data := range procFiles {
+			if err := WriteFileAt(root, name, []byte(data), 0o444); err != nil {
+				return err
+			}
+		}
+		if err := MkdirAt(root, "gpus", 0o555); err != nil {
+			return err
+		}
+		return MkdirAt(root, "gpus/0000:01:00.0", 0o555)
+	}
+	opts := &TmpfsOptions{Attr: ReadOnly | NoSuid | NoDev | NoExec, Size: 1 << 20, Method: method}
+	src, err := NewTmpfs(opts, populate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	before := hostMounts(t)
+	m := attachMask(t, c, src)
+	defer m.Close()
+	// The new API fills the tmpfs before anyone can see it; Legacy has to
+	// mount it first.
+	if visibleWhilePopulating != (method == Legacy) {
+		t.Errorf("tmpfs visible while populated: %v", visibleWhilePopulating)
+	}
+	wantOptions(t, c.options(t, maskTarget), "ro", "nosuid", "nodev", "noexec")
+	checkMask(t, c)
+	gpu := openSource(t, host+"/"+maskTarget+"/gpus/0000:01:00.0", ReadOnly|NoSuid|NoDev|NoExec, method)
+	if err := c.run(t, func(*rootfs.Root) error { return attachGPU(m, gpu) }); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(c.Path(maskTarget + "/gpus/0000:01:00.0/information")); string(data) != "Model: Test GPU\n" {
+		t.Errorf("GPU dir in the mask holds %q", data)
+	}
+	if after := hostMounts(t); after != before {
+		t.Errorf("host mount table changed")
+	}
+}
+
+func attachMask(t *testing.T, c *ctr, src *Source) *Mount {
+	t.Helper()
+	var m *Mount
+	err := c.run(t, func(r *rootfs.Root) error {
+		e, err := r.Lookup(maskTarget)
+		if err != nil {
+			return err
+		}
+		defer e.Close()
+		m, err = src.Attach(e.Dir(), e.Name())
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func attachGPU(mask *Mount, gpu *Source) error {
+	gpus, err := mask.OpenDir("gpus")
+	if err != nil {
+		return err
+	}
+	defer gpus.Close()
+	_, err = gpu.Attach(gpus, "0000:01:00.0")
+	return err
+}
+
+func checkMask(t *testing.T, c *ctr) {
+	t.Helper()
+	var st syscall.Stat_t
+	if err := syscall.Stat(c.Path(maskTarget), &st); err != nil || st.Mode&0o7777 != 0o555 {
+		t.Errorf("mask root mode %#o (%v), want 0555", st.Mode&0o7777, err)
+	}
+	for name, want := range procFiles {
+		data, err := os.ReadFile(c.Path(maskTarget + "/" + name))
+		if string(data) != want {
+			t.Errorf("%s holds %q (%v), want %q", name, data, err, want)
+		}
+	}
+	if err := os.WriteFile(c.Path(maskTarget+"/new"), nil, 0o644); err == nil {
+		t.Error("could create a file in the read-only mask")
+	}
+}
