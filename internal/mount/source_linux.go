@@ -12,14 +12,14 @@ import (
 // a host file or directory (OpenSource) or a new tmpfs (NewTmpfs). A
 // Source attaches once.
 type Source struct {
-	path    string      // host path or "tmpfs", for messages and Legacy
-	file    *os.File    // O_PATH of the host file; nil for a tmpfs
-	st      unix.Stat_t // of file
-	keep    uintptr     // mount flags of the source mount (Legacy remount)
-	tree    *os.File    // NewAPI: the detached mount; nil once attached
-	attr    Attr
-	method  Method
-	tmpfs   *tmpfsSpec // Legacy tmpfs, mounted at Attach
+	path   string      // host path or "tmpfs", for messages and Legacy
+	file   *os.File    // O_PATH of the host file; nil for a tmpfs
+	st     unix.Stat_t // of file
+	keep   uintptr     // mount flags of the source mount (Legacy remount)
+	tree   *os.File    // NewAPI: the detached mount; nil once attached
+	attr   Attr
+	method Method
+	tmpfs  *tmpfsSpec // Legacy tmpfs, mounted at Attach
 }
 
 // OpenSource opens the host file or directory at path (its last component
