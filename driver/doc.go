@@ -1,0 +1,43 @@
+// Package driver finds what the host's NVIDIA driver provides to a
+// container: its version, and the files each capability class needs —
+// libraries (native and 32-bit), binaries, IPC sockets and the MPS pipe
+// directory, GSP firmware, and ICD, vendor and X configuration files.
+//
+// It follows libnvidia-container (nvc_info.c, ldcache.c): libraries are
+// found only through the host's ld.so.cache, by prefix of the list names
+// ("libcuda.so" matches libcuda.so.1 and libcuda.so), and of the cache's
+// candidates for a name the last that passes wins. A candidate passes when
+// the file its path resolves to is named "<something>.<driver version>", is
+// an ELF shared object of the architecture's class, carries the 2.3.99 ABI
+// note if it is libnvidia-tls, and needs libnvidia-glcore or
+// libnvidia-eglcore if it is a non-GLVND GL library (so Mesa's libGL is
+// never taken). On WSL (/dev/dxg exists) the first candidate is taken
+// without checks and one from /usr/lib/wsl/lib is never replaced. Missing
+// files are warnings in the result, not errors.
+//
+// # Reading, not changing
+//
+// The package only reads. Open reads the version — from NVML when an
+// nvml.Interface is given, else from <proc>/driver/nvidia/version, else
+// from the libcuda.so.<version> file name the cache leads to — and parses
+// the ld.so.cache once. Files then resolves paths; it can be called any
+// number of times, concurrently. Nothing is mounted, nothing is executed,
+// NVML is never loaded by the package itself (pass go-nvml's nvml.New() to
+// use the real library).
+//
+// # Paths inside the driver root
+//
+// Every path — the cache, its entries, binaries, sockets, firmware — is
+// resolved inside the driver root as if it were "/", with
+// openat2(RESOLVE_IN_ROOT) (Linux 5.6 and later) or, on older kernels,
+// filepath-securejoin's emulation: a symlink in the root never leads out
+// of it. No privilege is needed beyond read access to the files; procfs
+// must be mounted (resolved paths are read from /proc/thread-self/fd).
+//
+// # When not to use it
+//
+// It describes the host side only. What a container gets, and where, is
+// package nvcontainer's plan; device nodes are package devices'. It does not
+// look for libraries outside the ld.so.cache (NixOS, drivers under
+// directories ld.so.conf does not list), as libnvidia-container does not.
+package driver

@@ -1,0 +1,183 @@
+package driver
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	"github.com/go-nvc/nvc/ldcache"
+)
+
+// Defaults of Options.
+const (
+	DefaultRoot     = "/"
+	DefaultLDCache  = "/etc/ld.so.cache"
+	DefaultProcRoot = "/proc"
+	DefaultDevRoot  = "/dev"
+	// DefaultPath is the binary search path when Options.Path is empty.
+	DefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+)
+
+// Sentinel errors.
+var (
+	// ErrNoVersion: neither NVML, nor procfs, nor a libcuda or
+	// libnvidia-ml file name in the cache gave the driver version.
+	ErrNoVersion = errors.New("driver version not found")
+	// ErrUnknownCUDAVersion: the CUDA driver version is only known
+	// through NVML, and NVML was not given or failed.
+	ErrUnknownCUDAVersion = errors.New("CUDA driver version unknown")
+	// ErrNotSupported: the operation needs a kernel feature or an
+	// architecture this host lacks.
+	ErrNotSupported = errors.New("not supported")
+)
+
+// Options say where the host driver is. A nil *Options means defaults.
+type Options struct {
+	// Root is the driver root: the file system the driver is installed
+	// in (a host path). Empty: "/".
+	Root string
+	// LDCache is the ld.so.cache path inside Root. Empty: /etc/ld.so.cache.
+	LDCache string
+	// ProcRoot is where procfs is mounted (a host path, not inside Root).
+	// Empty: /proc.
+	ProcRoot string
+	// DevRoot is where the host's /dev is (a host path); only /dev/dxg
+	// (WSL) is looked at. Empty: /dev.
+	DevRoot string
+	// NVML, when set, gives the driver and CUDA versions. Open calls its
+	// Init and Shutdown. Nil: no NVML (the CUDA version is then unknown).
+	NVML nvml.Interface
+	// Path is the binary search path, as $PATH, applied inside Root; an
+	// empty component means ".". Empty: DefaultPath.
+	Path string
+	// MPSPipeDir is the MPS pipe directory (CUDA_MPS_PIPE_DIRECTORY),
+	// inside Root. Empty: DefaultMPSPipeDir.
+	MPSPipeDir string
+	// FirmwarePath is the kernel's extra firmware search dir
+	// (firmware_class.path), searched first, inside Root. Empty: none.
+	FirmwarePath string
+	// KernelRelease is `uname -r`, for /lib/firmware/<release>. Empty: the
+	// running kernel's.
+	KernelRelease string
+	// GOARCH selects the cache architectures (native and compat32).
+	// Empty: runtime.GOARCH.
+	GOARCH string
+	// NoGLVND looks up the non-GLVND GL libraries (libGL.so, libEGL.so …)
+	// instead of the GLVND vendor ones, like libnvidia-container's
+	// no-glvnd option. False: GLVND.
+	NoGLVND bool
+	// NoPersistenced, NoFabricManager, NoGSPFirmware and NoMPS leave out
+	// the persistenced socket, the fabric manager socket, the GSP firmware,
+	// and the MPS binaries and pipe dir, like nvidia-container-cli's
+	// --no-persistenced, --no-fabricmanager, --no-gsp-firmware and the
+	// no-mps driver option. False: included.
+	NoPersistenced, NoFabricManager, NoGSPFirmware, NoMPS bool
+}
+
+// Driver is an opened host driver: its version and the ld.so.cache entries
+// of its libraries. It is immutable and safe for concurrent use.
+type Driver struct {
+	opts    Options
+	root    string // absolute, clean
+	version Version
+	cudaErr error
+	wsl     bool
+	// native and compat32 index the cache's entries of the two
+	// architectures by list name, in file order.
+	native, compat32 cacheIndex
+	hasCompat32      bool
+}
+
+// Open reads the host driver's version and its ld.so.cache.
+func Open(opts *Options) (*Driver, error) {
+	o, err := withDefaults(opts)
+	if err != nil {
+		return nil, err
+	}
+	d := &Driver{opts: o, root: o.Root}
+	if err := d.loadCache(); err != nil {
+		return nil, err
+	}
+	d.wsl = exists(filepath.Join(o.DevRoot, "dxg"))
+	if err := d.findVersion(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+func withDefaults(opts *Options) (Options, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	def := func(s *string, v string) {
+		if *s == "" {
+			*s = v
+		}
+	}
+	def(&o.Root, DefaultRoot)
+	def(&o.LDCache, DefaultLDCache)
+	def(&o.ProcRoot, DefaultProcRoot)
+	def(&o.DevRoot, DefaultDevRoot)
+	def(&o.Path, DefaultPath)
+	def(&o.MPSPipeDir, DefaultMPSPipeDir)
+	def(&o.GOARCH, runtime.GOARCH)
+	if o.KernelRelease == "" {
+		o.KernelRelease = kernelRelease()
+	}
+	root, err := filepath.Abs(o.Root)
+	if err != nil {
+		return o, fmt.Errorf("opening driver root %q: %w", o.Root, err)
+	}
+	o.Root = root
+	return o, nil
+}
+
+// loadCache reads the ld.so.cache inside the root and indexes it.
+func (d *Driver) loadCache() error {
+	native, ok := ldcache.ArchOf(d.opts.GOARCH)
+	if !ok {
+		return fmt.Errorf("opening driver: architecture %q: %w", d.opts.GOARCH, ErrNotSupported)
+	}
+	b, err := readInRoot(d.root, d.opts.LDCache)
+	if err != nil {
+		return fmt.Errorf("reading ld.so.cache %s in driver root %s: %w", d.opts.LDCache, d.root, err)
+	}
+	c, err := ldcache.Parse(b)
+	if err != nil {
+		return fmt.Errorf("reading ld.so.cache %s in driver root %s: %w", d.opts.LDCache, d.root, err)
+	}
+	d.native = newCacheIndex(c, native)
+	if a32, ok := ldcache.Compat32Of(d.opts.GOARCH); ok {
+		d.compat32, d.hasCompat32 = newCacheIndex(c, a32), true
+	}
+	return nil
+}
+
+// Root returns the driver root, as an absolute host path.
+func (d *Driver) Root() string { return d.root }
+
+// Version returns the driver's version facts.
+func (d *Driver) Version() Version { return d.version }
+
+// CUDAVersion returns the CUDA driver version ("12.4"), or an error
+// matching ErrUnknownCUDAVersion that says why it is unknown.
+func (d *Driver) CUDAVersion() (string, error) {
+	if d.version.CUDA == "" {
+		return "", d.cudaErr
+	}
+	return d.version.CUDA, nil
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// WSL reports whether the host is WSL2 (/dev/dxg exists), where libraries
+// are selected by WSL's rules and firmware is not looked up.
+func (d *Driver) WSL() bool { return d.wsl }

@@ -1,0 +1,324 @@
+package driver_test
+
+import (
+	"fmt"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/go-nvc/nvc/capabilities"
+	"github.com/go-nvc/nvc/driver"
+	"github.com/go-nvc/nvc/internal/fakehost"
+)
+
+// hostLib is a library of the generated host's inventory, written out here
+// independently of the generator: its list name and whether the host has a
+// 32-bit copy. vdpau is installed in <libdir>/vdpau, which ld.so.conf does
+// not list, so the cache never holds it — on real hosts too.
+type hostLib struct {
+	name     string
+	has32    bool
+	notCache bool
+}
+
+var (
+	wantUtility = []hostLib{{"libnvidia-ml.so", true, false}, {"libnvidia-cfg.so", false, false}, {"libnvidia-nscq.so", false, false}}
+	wantCompute = []hostLib{
+		{"libcuda.so", true, false}, {"libcudadebugger.so", false, false}, {"libnvidia-opencl.so", true, false},
+		{"libnvidia-gpucomp.so", true, false}, {"libnvidia-ptxjitcompiler.so", true, false},
+		{"libnvidia-fatbinaryloader.so", true, false}, {"libnvidia-allocator.so", true, false},
+		{"libnvidia-compiler.so", true, false}, {"libnvidia-pkcs11.so", false, false},
+		{"libnvidia-pkcs11-openssl3.so", false, false}, {"libnvidia-nvvm.so", false, false}, {"libnvidia-tileiras.so", false, false},
+	}
+	wantNGX   = []hostLib{{"libnvidia-ngx.so", false, false}}
+	wantVideo = []hostLib{
+		{"libvdpau_nvidia.so", true, true}, {"libnvidia-encode.so", true, false},
+		{"libnvidia-opticalflow.so", true, false}, {"libnvcuvid.so", true, false},
+	}
+	wantGraphics = []hostLib{
+		{"libnvidia-eglcore.so", true, false}, {"libnvidia-glcore.so", true, false}, {"libnvidia-tls.so", true, false},
+		{"libnvidia-glsi.so", true, false}, {"libnvidia-fbc.so", true, false}, {"libnvidia-ifr.so", true, false},
+		{"libnvidia-rtcore.so", false, false}, {"libnvoptix.so", false, false},
+	}
+	wantGLVND = []hostLib{
+		{"libGLX_nvidia.so", true, false}, {"libEGL_nvidia.so", true, false}, {"libGLESv2_nvidia.so", true, false},
+		{"libGLESv1_CM_nvidia.so", true, false}, {"libnvidia-glvkspirv.so", true, false}, {"libnvidia-cbl.so", false, false},
+	}
+	wantCompatGL = []hostLib{{"libGL.so", true, false}, {"libEGL.so", true, false}, {"libGLESv1_CM.so", true, false}, {"libGLESv2.so", true, false}}
+)
+
+// expected is what Files should return, class by class, as sorted lines.
+type expected map[string][]string
+
+func line(f driver.File) string {
+	return fmt.Sprintf("%s %s path=%s host=%s ctr=%s", f.Kind, f.Name, f.Path, f.HostPath, f.ContainerPath)
+}
+
+func gotFiles(fs *driver.Files) expected {
+	e := expected{}
+	for class, files := range map[string][]driver.File{
+		"binaries": fs.Binaries, "libraries": fs.Libraries, "libraries32": fs.Libraries32,
+		"ipcs": fs.IPCs, "firmware": fs.Firmware, "configs": fs.Configs,
+	} {
+		for _, f := range files {
+			e[class] = append(e[class], line(f))
+		}
+	}
+	for _, w := range fs.Warnings {
+		e["warnings"] = append(e["warnings"], w.String())
+	}
+	return e.sorted()
+}
+
+func (e expected) sorted() expected {
+	for _, l := range e {
+		slices.Sort(l)
+	}
+	return e
+}
+
+func (e expected) add(class string, k driver.Kind, name, p, host, ctr string) {
+	e[class] = append(e[class], fmt.Sprintf("%s %s path=%s host=%s ctr=%s", k, name, p, host, ctr))
+}
+
+// wantFiles computes the expected files for caps on h, from the inventory
+// above and libnvidia-container's per-capability table.
+func wantFiles(h *fakehost.Host, caps capabilities.Set, noGLVND bool) expected {
+	e := expected{}
+	exp := caps.Expand()
+	var libs []hostLib
+	for _, c := range []struct {
+		cap  capabilities.Capability
+		libs []hostLib
+	}{{capabilities.Utility, wantUtility}, {capabilities.Compute, wantCompute}, {capabilities.NGX, wantNGX}, {capabilities.Video, wantVideo}} {
+		if exp.Has(c.cap) {
+			libs = append(libs, c.libs...)
+		}
+	}
+	if exp.Has(capabilities.Graphics) {
+		libs = append(libs, wantGraphics...)
+		libs = append(libs, map[bool][]hostLib{false: wantGLVND, true: wantCompatGL}[noGLVND]...)
+	}
+	e.addLibs(h, libs, caps.Has(capabilities.Compat32))
+	e.addBinaries(h, caps)
+	e.addIPCs(h, exp)
+	for _, fw := range []string{"gsp_ga10x.bin", "gsp_tu10x.bin"} {
+		p := "/lib/firmware/nvidia/" + h.DriverVersion + "/" + fw
+		e.add("firmware", driver.Firmware, fw, p, filepath.Join(h.Root, "usr", p), p)
+	}
+	e.addConfigs(h, exp)
+	return e.sorted()
+}
+
+func (e expected) addLibs(h *fakehost.Host, libs []hostLib, compat32 bool) {
+	for _, l := range libs {
+		if l.notCache {
+			e["warnings"] = append(e["warnings"], "missing library "+l.name)
+		} else {
+			p := h.LibDir + "/" + l.name + "." + h.DriverVersion
+			e.add("libraries", driver.Library, l.name, p, filepath.Join(h.Root, p), p)
+		}
+		if !compat32 {
+			continue
+		}
+		if !l.has32 || l.notCache {
+			e["warnings"] = append(e["warnings"], "missing compat32 library "+l.name)
+			continue
+		}
+		p := h.Lib32Dir + "/" + l.name + "." + h.DriverVersion
+		e.add("libraries32", driver.Library32, l.name, p, filepath.Join(h.Root, p), p)
+	}
+}
+
+func (e expected) addBinaries(h *fakehost.Host, caps capabilities.Set) {
+	var bins []string
+	if caps.Has(capabilities.Utility) {
+		bins = append(bins, "nvidia-smi", "nvidia-debugdump", "nvidia-persistenced", "nv-fabricmanager")
+	}
+	if caps.Has(capabilities.Compute) {
+		bins = append(bins, "nvidia-cuda-mps-control", "nvidia-cuda-mps-server")
+	}
+	for _, b := range bins {
+		e.add("binaries", driver.Binary, b, "/usr/bin/"+b, filepath.Join(h.Root, "usr/bin", b), "/usr/bin/"+b)
+	}
+}
+
+func (e expected) addIPCs(h *fakehost.Host, exp capabilities.Set) {
+	if exp.Has(capabilities.Utility) {
+		for _, d := range []string{"nvidia-persistenced", "nvidia-fabricmanager"} {
+			p := "/run/" + d + "/socket"
+			e.add("ipcs", driver.IPC, "/var"+p, p, filepath.Join(h.Root, p), p)
+		}
+	}
+	if exp.Has(capabilities.Compute) {
+		e.add("ipcs", driver.IPC, "/tmp/nvidia-mps", "/tmp/nvidia-mps", filepath.Join(h.Root, "tmp/nvidia-mps"), "/tmp/nvidia-mps")
+	}
+}
+
+func (e expected) addConfigs(h *fakehost.Host, exp capabilities.Set) {
+	cfg := func(k driver.Kind, name, p, ctr string) {
+		e.add("configs", k, name, p, filepath.Join(h.Root, p), ctr)
+	}
+	if exp.Has(capabilities.Compute) {
+		cfg(driver.Config, "OpenCL/vendors/nvidia.icd", "/etc/OpenCL/vendors/nvidia.icd", "/etc/OpenCL/vendors/nvidia.icd")
+	}
+	if exp.Has(capabilities.Graphics) {
+		for _, n := range []string{"glvnd/egl_vendor.d/10_nvidia.json", "egl/egl_external_platform.d/15_nvidia_gbm.json",
+			"egl/egl_external_platform.d/10_nvidia_wayland.json", "nvidia/nvoptix.bin"} {
+			cfg(driver.Config, n, "/usr/share/"+n, "/usr/share/"+n)
+		}
+		for _, n := range []string{"vulkan/icd.d/nvidia_icd.json", "vulkan/implicit_layer.d/nvidia_layers.json"} {
+			cfg(driver.Config, n, "/etc/"+n, "/etc/"+n)
+		}
+	}
+	if exp.Has(capabilities.Display) {
+		n := "X11/xorg.conf.d/nvidia-drm-outputclass.conf"
+		cfg(driver.Config, n, "/usr/share/"+n, "/usr/share/"+n)
+		xorg := "/usr/lib/xorg/modules"
+		if h.Layout == fakehost.Fedora {
+			xorg = "/usr/lib64/xorg/modules"
+		}
+		cfg(driver.XorgModule, "nvidia_drv.so", xorg+"/drivers/nvidia_drv.so", xorg+"/drivers/nvidia_drv.so")
+		glx := "libglxserver_nvidia.so." + h.DriverVersion
+		cfg(driver.XorgModule, glx, xorg+"/extensions/"+glx, xorg+"/extensions/"+glx)
+	}
+}
+
+// compareFiles reports, class by class, each file missing from got and
+// each file got has that it should not.
+func compareFiles(t *testing.T, label string, got, want expected) {
+	t.Helper()
+	for _, class := range []string{"binaries", "libraries", "libraries32", "ipcs", "firmware", "configs", "warnings"} {
+		for _, w := range want[class] {
+			if !slices.Contains(got[class], w) {
+				t.Errorf("%s: %s lacks %s", label, class, w)
+			}
+		}
+		for _, g := range got[class] {
+			if !slices.Contains(want[class], g) {
+				t.Errorf("%s: %s has unexpected %s", label, class, g)
+			}
+		}
+	}
+}
+
+// generate makes a host and opens its driver with NVML.
+func generate(t testing.TB, o fakehost.Options, dopts driver.Options) (*fakehost.Host, *driver.Driver) {
+	t.Helper()
+	h, err := fakehost.Generate(t.TempDir(), &o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dopts.Root, dopts.ProcRoot, dopts.DevRoot, dopts.NVML = h.Root, h.ProcRoot, h.DevRoot, h.NVML
+	d, err := driver.Open(&dopts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, d
+}
+
+// hosts are the two generated hosts of acceptance test 1: two driver
+// versions, two layouts, each with leftovers of the other version.
+var hosts = []fakehost.Options{
+	{DriverVersion: "550.54.15"},
+	{DriverVersion: "535.161.08", Layout: fakehost.Fedora},
+}
+
+func capSets() []capabilities.Set {
+	sets := []capabilities.Set{capabilities.All, capabilities.Of(capabilities.Compat32),
+		capabilities.Of(capabilities.Compute, capabilities.Compat32), capabilities.Of(capabilities.Graphics, capabilities.Compat32), 0}
+	for _, c := range capabilities.All.List() {
+		sets = append(sets, capabilities.Of(c))
+	}
+	return sets
+}
+
+// TestFilesPerCapability is acceptance test 1: for each capability, all,
+// compat32 combinations and the empty set, Files returns exactly the
+// expected files, class by class, file by file, on hosts with decoys.
+func TestFilesPerCapability(t *testing.T) {
+	for _, o := range hosts {
+		for _, noGLVND := range []bool{false, true} {
+			h, d := generate(t, o, driver.Options{NoGLVND: noGLVND})
+			for _, caps := range capSets() {
+				fs, err := d.Files(caps)
+				if err != nil {
+					t.Fatal(err)
+				}
+				label := fmt.Sprintf("%s %s noGLVND=%v caps=%q", o.DriverVersion, h.Layout, noGLVND, caps)
+				compareFiles(t, label, gotFiles(fs), wantFiles(h, caps, noGLVND))
+			}
+		}
+	}
+}
+
+// TestFilesRejectDecoys checks by name that no decoy of the generated host
+// is ever selected: libraries of the other driver version, the legacy
+// install's libcuda and classic-ABI libnvidia-tls, Mesa's libGL, the text
+// file and directory behind stale cache entries, and the other version's
+// firmware.
+func TestFilesRejectDecoys(t *testing.T) {
+	for _, o := range hosts {
+		for _, noGLVND := range []bool{false, true} {
+			h, d := generate(t, o, driver.Options{NoGLVND: noGLVND})
+			fs, err := d.Files(capabilities.All)
+			if err != nil {
+				t.Fatal(err)
+			}
+			other := map[string]string{"550.54.15": "535.161.08", "535.161.08": "550.54.15"}[h.DriverVersion]
+			for _, f := range fs.All() {
+				if strings.Contains(f.Path, other) || strings.Contains(f.Path, "/opt/") || strings.Contains(f.Path, "/mesa/") {
+					t.Errorf("%s: decoy selected: %+v", h.DriverVersion, f)
+				}
+				if f.Kind == driver.Library && !strings.HasSuffix(f.Path, "."+h.DriverVersion) {
+					t.Errorf("%s: %s lacks the version suffix", h.DriverVersion, f.Path)
+				}
+			}
+		}
+	}
+}
+
+func TestFilesSonames(t *testing.T) {
+	h, d := generate(t, fakehost.Options{}, driver.Options{NoGLVND: true})
+	fs, err := d.Files(capabilities.All)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"libcuda.so": "libcuda.so.1", "libnvidia-glcore.so": "libnvidia-glcore.so." + h.DriverVersion,
+		"libGL.so": "libGL.so.1", "libnvidia-nvvm.so": "libnvidia-nvvm.so.4",
+	}
+	for _, f := range slices.Concat(fs.Libraries, fs.Libraries32) {
+		if s, ok := want[f.Name]; ok && f.Soname != s {
+			t.Errorf("%s %s: soname %q, want %q", f.Kind, f.Path, f.Soname, s)
+		}
+		if f.Soname == "" {
+			t.Errorf("%s %s: no soname", f.Kind, f.Path)
+		}
+	}
+}
+
+// TestFilesOrder checks All's order, which nvidia-container-cli list
+// prints: binaries, libraries, 32-bit libraries, IPCs, firmware (configs,
+// which list does not print, last); libraries in list order.
+func TestFilesOrder(t *testing.T) {
+	_, d := generate(t, fakehost.Options{}, driver.Options{})
+	fs, err := d.Files(capabilities.All)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rank := map[driver.Kind]int{driver.Binary: 0, driver.Library: 1, driver.Library32: 2, driver.IPC: 3, driver.Firmware: 4, driver.Config: 5, driver.XorgModule: 5}
+	all := fs.All()
+	if !slices.IsSortedFunc(all, func(a, b driver.File) int { return rank[a.Kind] - rank[b.Kind] }) {
+		t.Errorf("All is not in list order")
+	}
+	var names []string
+	for _, f := range fs.Libraries[:4] {
+		names = append(names, path.Base(f.Name))
+	}
+	if w := []string{"libnvidia-ml.so", "libnvidia-cfg.so", "libnvidia-nscq.so", "libcuda.so"}; !slices.Equal(names, w) {
+		t.Errorf("libraries start %q, want %q", names, w)
+	}
+}

@@ -1,0 +1,130 @@
+package driver
+
+import (
+	"debug/elf"
+	"path"
+	"strings"
+
+	"github.com/go-nvc/nvc/ldcache"
+)
+
+// cacheIndex maps each list name to the paths of the cache entries whose key
+// it is a prefix of, in file order.
+type cacheIndex map[string][]string
+
+// newCacheIndex indexes c's ELF entries of arch. No list name holds ".so"
+// but at its end, so the name a key starts with is the key up to its first
+// ".so", and one map lookup replaces libnvidia-container's prefix scan.
+func newCacheIndex(c *ldcache.Cache, arch ldcache.Arch) cacheIndex {
+	names := make(map[string]bool)
+	for _, n := range allLibraryNames() {
+		names[n] = true
+	}
+	idx := make(cacheIndex)
+	for i := range c.Entries {
+		e := &c.Entries[i]
+		if !e.IsELF() || e.Arch() != arch {
+			continue
+		}
+		if n, ok := listName(e.Name); ok && names[n] {
+			idx[n] = append(idx[n], e.Path)
+		}
+	}
+	return idx
+}
+
+// listName returns key up to and including its first ".so".
+func listName(key string) (string, bool) {
+	i := strings.Index(key, ".so")
+	if i < 0 {
+		return "", false
+	}
+	return key[:i+3], true
+}
+
+// selector decides between cache candidates for one list name.
+type selector struct {
+	r       *rootDir
+	version string    // "550.54.15"
+	class   elf.Class // the architecture's ELF class
+	wsl     bool
+}
+
+// chosen is the library selected for a name.
+type chosen struct {
+	res    resolved
+	soname string
+}
+
+// selectLibrary walks name's candidates in cache order and keeps the last
+// one that passes libnvidia-container's rules; ok is false if none does.
+func (s *selector) selectLibrary(name string, candidates []string) (chosen, bool) {
+	var cur chosen
+	found := false
+	for _, p := range candidates {
+		res, err := s.r.resolve(p)
+		if err != nil || (found && res.path == cur.res.path) {
+			continue
+		}
+		if c, ok := s.accept(res, found, cur); ok {
+			cur, found = c, true
+		}
+	}
+	return cur, found
+}
+
+func (s *selector) accept(res resolved, found bool, cur chosen) (chosen, bool) {
+	if s.wsl {
+		// WSL: no ELF or version checks; a library from the WSL
+		// driver store (/usr/lib/wsl/lib) is never replaced.
+		if found && strings.Contains(cur.res.path, "/wsl/lib/") {
+			return chosen{}, false
+		}
+		info, _ := s.readELF(res, false)
+		return chosen{res: res, soname: info.soname}, true
+	}
+	return s.check(res)
+}
+
+// check applies the rules of libnvidia-container's select_libraries to a
+// resolved candidate: the file name ends with ".<version>"; it is a
+// shared object of the architecture's class; libnvidia-tls carries the
+// 2.3.99 ("new TLS") ABI note; a non-GLVND GL library needs
+// libnvidia-glcore or libnvidia-eglcore (Mesa's does not).
+func (s *selector) check(res resolved) (chosen, bool) {
+	base := path.Base(res.path)
+	if !strings.HasSuffix(base, "."+s.version) {
+		return chosen{}, false
+	}
+	tls := strings.HasPrefix(base, "libnvidia-tls.so")
+	info, ok := s.readELF(res, tls)
+	if !ok || info.class != s.class {
+		return chosen{}, false
+	}
+	if tls && info.abi != [3]uint32{2, 3, 99} {
+		return chosen{}, false
+	}
+	if isCompatGL(base) && !info.needs("libnvidia-glcore.so") && !info.needs("libnvidia-eglcore.so") {
+		return chosen{}, false
+	}
+	return chosen{res: res, soname: info.soname}, true
+}
+
+func (s *selector) readELF(res resolved, notes bool) (elfInfo, bool) {
+	f, size, err := s.r.openFile(res)
+	if err != nil {
+		return elfInfo{}, false
+	}
+	defer f.Close()
+	info, err := readELF(f, size, notes)
+	return info, err == nil
+}
+
+func isCompatGL(base string) bool {
+	for _, n := range compatGLLibs {
+		if strings.HasPrefix(base, n) {
+			return true
+		}
+	}
+	return false
+}
