@@ -56,6 +56,7 @@ func TestUndoRestoresLayout(t *testing.T) {
 }
 
 func TestUndoLeavesWhatChanged(t *testing.T) {
+	testutil.RequireRoot(t)
 	rootfs := t.TempDir()
 	var u undo.Stack
 	r := openRoot(t, rootfs, &Options{Undo: &u})
