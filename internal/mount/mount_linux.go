@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/cyphar/filepath-securejoin/pathrs-lite/procfs"
 	"golang.org/x/sys/unix"
@@ -56,18 +57,28 @@ func (m *Mount) ID() uint64 { return m.id }
 // Target is the target's path inside the rootfs, for messages.
 func (m *Mount) Target() string { return m.target }
 
-// OpenDir opens the directory name below the mount's root, without
-// following symlinks, for attaching further mounts inside it.
+// OpenDir opens the directory name below the mount's root, component by
+// component, never following a symlink or "..", for attaching further
+// mounts inside it.
 func (m *Mount) OpenDir(name string) (*os.File, error) {
-	how := &unix.OpenHow{
-		Flags:   unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
-		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_XDEV,
+	shown := m.target + "/" + name
+	dir, err := unix.Dup(int(m.root.Fd()))
+	for _, c := range strings.Split(name, "/") {
+		if err != nil || c == "" || c == "." {
+			continue
+		}
+		if c == ".." {
+			unix.Close(dir)
+			return nil, &os.PathError{Op: "open", Path: shown, Err: unix.EXDEV}
+		}
+		next, openErr := unix.Openat(dir, c, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		unix.Close(dir)
+		dir, err = next, openErr
 	}
-	fd, err := unix.Openat2(int(m.root.Fd()), name, how)
 	if err != nil {
-		return nil, &os.PathError{Op: "openat2", Path: m.target + "/" + name, Err: err}
+		return nil, &os.PathError{Op: "openat", Path: shown, Err: err}
 	}
-	return os.NewFile(uintptr(fd), m.target+"/"+name), nil
+	return os.NewFile(uintptr(dir), shown), nil
 }
 
 // Detach unmounts the mount lazily (MNT_DETACH), through its own

@@ -10,6 +10,10 @@
 // the parent is resolved by filepath-securejoin's pathrs-lite instead, or
 // the call fails closed, as [Options].Resolver says.
 //
+// A symlink among the parents is followed inside the rootfs, but only to
+// an existing directory: a dangling one is an error, never a reason to
+// create its target (as with pathrs-lite's MkdirAll).
+//
 // Missing parent directories are created one component at a time,
 // relative to verified directory descriptors (mkdirat, then reopened with
 // O_NOFOLLOW and checked), with mode 0755 and the container owner's uid and

@@ -233,3 +233,25 @@ func TestSentinelCatchesNaiveWrite(t *testing.T) {
 		t.Error("a write through a planted symlink went unnoticed")
 	}
 }
+
+// TestWithoutOpenat2 runs on a simulated kernel without openat2 (< 5.6):
+// ResolveAuto falls back to pathrs-lite's own resolver, which must keep
+// the hostile layouts inside the rootfs too; ResolveOpenat2 fails closed.
+func TestWithoutOpenat2(t *testing.T) {
+	testutil.RequireRoot(t)
+	if !container.InChild(t) {
+		return
+	}
+	if err := container.DenySyscalls(unix.SYS_OPENAT2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(t.TempDir(), &Options{Resolver: ResolveOpenat2}); !errors.Is(err, ErrNotSupported) {
+		t.Errorf("Open with ResolveOpenat2 = %v, want ErrNotSupported", err)
+	}
+	if r := openRoot(t, t.TempDir(), nil); r.Resolver() != ResolvePathrsLite {
+		t.Errorf("ResolveAuto chose %v, want ResolvePathrsLite", r.Resolver())
+	}
+	for _, tc := range hostileCases {
+		t.Run(tc.name, func(t *testing.T) { runHostile(t, ResolveAuto, tc) })
+	}
+}

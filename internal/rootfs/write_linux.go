@@ -18,7 +18,11 @@ import (
 // Missing parents are created. A directory there is [ErrWrongType].
 //
 // Undo puts the previous file back (or removes the new one when there was
-// none), as long as the new file is still there.
+// none), as long as the new file is still there. Until the step is undone
+// or released, the previous file stays next to the new one under a hidden
+// name (".NAME.nvc-XXXX"); without an undo stack it is removed at once.
+// The exchange needs a filesystem with renameat2(RENAME_EXCHANGE) (ext4,
+// xfs, btrfs, tmpfs, overlayfs).
 func (r *Root) WriteFile(unsafePath string, data []byte, perm fs.FileMode) error {
 	parent, name, err := splitLast(unsafePath)
 	if err == nil {

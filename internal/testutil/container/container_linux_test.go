@@ -6,6 +6,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 func nsIno(t *testing.T, path string) uint64 {
@@ -115,3 +117,26 @@ func TestSnapshotDetectsChanges(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+func TestDenySyscalls(t *testing.T) {
+	if !InChild(t) {
+		return
+	}
+	if err := DenySyscalls(unix.SYS_OPENAT2, unix.SYS_MOUNT_SETATTR); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error)
+	go func() { // another thread, started after the filter
+		_, err := unix.Openat2(unix.AT_FDCWD, "/", &unix.OpenHow{Flags: unix.O_PATH})
+		done <- err
+	}()
+	if err := <-done; err != unix.ENOSYS {
+		t.Errorf("openat2 = %v, want ENOSYS", err)
+	}
+	if err := unix.MountSetattr(-1, "", unix.AT_EMPTY_PATH, &unix.MountAttr{}); err != unix.ENOSYS {
+		t.Errorf("mount_setattr = %v, want ENOSYS", err)
+	}
+	if _, err := os.Stat("/"); err != nil {
+		t.Errorf("other syscalls denied too: %v", err)
+	}
+}
