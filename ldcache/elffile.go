@@ -59,7 +59,7 @@ func (e *elfFile) header() bool {
 	} else {
 		e.phoff, e.phnum, e.eflags = uint64(e.t.order.Uint32(h[28:])), uint64(e.t.order.Uint16(h[44:])), e.t.order.Uint32(h[36:])
 	}
-	return e.phoff <= e.f.size
+	return e.f.inFile(e.phoff)
 }
 
 // read returns the flag (ELF or libc6), SONAME and ISA level.
@@ -87,14 +87,14 @@ func (e *elfFile) read() (libInfo, bool) {
 			}
 		}
 	}
-	if dynSize == 0 || dynOff > e.f.size {
+	if dynSize == 0 || !e.f.inFile(dynOff) {
 		return libInfo{}, false
 	}
 	return e.dynamic(dynOff, info)
 }
 
 func (e *elfFile) interp(p phdr, info *libInfo) bool {
-	if p.offset > e.f.size {
+	if !e.f.inFile(p.offset) {
 		return false
 	}
 	s, ok := e.f.cstring(p.offset)
@@ -161,7 +161,7 @@ func (e *elfFile) dynamic(off uint64, info libInfo) (libInfo, bool) {
 }
 
 func (e *elfFile) stringAt(off uint64) (string, bool) {
-	if off > e.f.size {
+	if !e.f.inFile(off) {
 		return "", false
 	}
 	return e.f.cstring(off)
@@ -187,14 +187,14 @@ func (e *elfFile) strtab(off uint64) (uint64, bool) {
 			}
 		}
 		s := val - loadoff
-		return s, s <= e.f.size
+		return s, e.f.inFile(s)
 	}
 }
 
 // isaLevel reads GNU_PROPERTY_X86_ISA_1_NEEDED from a PT_GNU_PROPERTY
 // segment: the highest ISA level bit the object needs.
 func (e *elfFile) isaLevel(p phdr, info *libInfo) {
-	if p.align != e.dynSize()/2 || p.offset > e.f.size {
+	if p.align != e.dynSize()/2 || !e.f.inFile(p.offset) {
 		return
 	}
 	for off := uint64(0); off+12 < p.filesz; {

@@ -16,30 +16,68 @@ type libInfo struct {
 
 // fileReader serves reads from the first bytes of a file, read once, and
 // falls back to ReadAt. Bytes past the end of the file read as zero, as in
-// ldconfig's mapping of the file.
+// ldconfig's mapping of the file. The file's size is only asked for (one
+// fstat) when a read goes past those first bytes.
 type fileReader struct {
-	r    io.ReaderAt
-	size uint64
-	head []byte
-	tmp  []byte
+	r     io.ReaderAt
+	head  []byte
+	size  uint64
+	sized bool
+	stat  func() (uint64, bool) // the file's size
+	tmp   []byte
+}
+
+// newFileReader reads the head of r into buf.
+func newFileReader(r io.ReaderAt, buf []byte, stat func() (uint64, bool)) *fileReader {
+	n, _ := r.ReadAt(buf, 0)
+	f := &fileReader{r: r, head: buf[:n], stat: stat}
+	if n < len(buf) {
+		f.size, f.sized = uint64(n), true
+	}
+	return f
+}
+
+// inFile reports whether off is at most the file's size (a pointer glibc
+// accepts; reading there yields zeros).
+func (f *fileReader) inFile(off uint64) bool {
+	if off <= uint64(len(f.head)) {
+		return true
+	}
+	size, ok := f.fileSize()
+	return ok && off <= size
+}
+
+func (f *fileReader) fileSize() (uint64, bool) {
+	if !f.sized {
+		s, ok := f.stat()
+		if !ok {
+			return 0, false
+		}
+		f.size, f.sized = s, true
+	}
+	return f.size, true
 }
 
 // at returns n bytes at off; ok is false past the end of the file.
 func (f *fileReader) at(off, n uint64) ([]byte, bool) {
-	if off > f.size || n > 1<<20 {
+	if n > 1<<20 {
 		return nil, false
 	}
 	if off+n <= uint64(len(f.head)) {
 		return f.head[off : off+n], true
+	}
+	size, ok := f.fileSize()
+	if !ok || off > size {
+		return nil, false
 	}
 	if uint64(cap(f.tmp)) < n {
 		f.tmp = make([]byte, n)
 	}
 	b := f.tmp[:n]
 	clear(b)
-	if off < f.size {
-		got, err := f.r.ReadAt(b[:min(n, f.size-off)], int64(off))
-		if err != nil && err != io.EOF || uint64(got) < min(n, f.size-off) {
+	if want := min(n, size-off); want > 0 {
+		got, err := f.r.ReadAt(b[:want], int64(off))
+		if err != nil && err != io.EOF || uint64(got) < want {
 			return nil, false
 		}
 	}
@@ -49,9 +87,18 @@ func (f *fileReader) at(off, n uint64) ([]byte, bool) {
 // cstring reads the NUL-terminated string at off (ending at the end of
 // the file at the latest).
 func (f *fileReader) cstring(off uint64) (string, bool) {
+	if i := uint64(len(f.head)); off < i {
+		if j := bytes.IndexByte(f.head[off:], 0); j >= 0 {
+			return string(f.head[off : off+uint64(j)]), true
+		}
+	}
+	size, ok := f.fileSize()
+	if !ok || off > size {
+		return "", false
+	}
 	var sb strings.Builder
-	for chunk := uint64(64); off < f.size; chunk = min(chunk*2, 4096) {
-		b, ok := f.at(off, min(chunk, f.size-off))
+	for chunk := uint64(64); off < size; chunk = min(chunk*2, 4096) {
+		b, ok := f.at(off, min(chunk, size-off))
 		if !ok {
 			return "", false
 		}
@@ -65,7 +112,7 @@ func (f *fileReader) cstring(off uint64) (string, bool) {
 			return "", false
 		}
 	}
-	return sb.String(), off <= f.size
+	return sb.String(), true
 }
 
 const (
@@ -90,7 +137,7 @@ func (t *target) readLib(f *fileReader, lib string) (libInfo, bool) {
 		minSize = 64 // sizeof (ElfW(Ehdr)) exceeds sizeof (struct exec)
 	}
 	hdr, ok := f.at(0, minSize)
-	if !ok || f.size < minSize {
+	if !ok || !f.inFile(minSize) {
 		return libInfo{}, false
 	}
 	if t.isAout(hdr) {

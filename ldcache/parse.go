@@ -112,7 +112,9 @@ type parser struct {
 	b     []byte
 	s     string // b as a string: entries take substrings, so they share one copy
 	order binary.ByteOrder
-	nuls  []uint32 // positions of the NUL bytes, built on first use
+	nuls  []uint32 // positions of the NUL bytes, built when scans grow long
+	// scanned counts the bytes string lookups have scanned.
+	scanned uint64
 }
 
 func (p *parser) size() uint64 { return uint64(len(p.b)) }
@@ -134,10 +136,19 @@ func (p *parser) str(base uint64, rel uint32, field string, idx int, at uint64) 
 	return p.s[off:end], nil
 }
 
-// nulAfter returns the position of the first NUL at or after off. It
-// indexes the NULs of the file once, so that many entries naming one long
-// string (or its suffixes) cost a binary search each, not a scan.
+// nulAfter returns the position of the first NUL at or after off. Once
+// the scans add up to more than the file's size it indexes the file's
+// NULs, so that many entries naming one long string (or its suffixes)
+// cost a binary search each, not a scan.
 func (p *parser) nulAfter(off uint64) (uint64, bool) {
+	if p.nuls == nil && p.scanned <= 2*p.size()+4096 {
+		n := bytes.IndexByte(p.b[off:], 0)
+		if n < 0 {
+			return 0, false
+		}
+		p.scanned += uint64(n) + 1
+		return off + uint64(n), true
+	}
 	if p.nuls == nil {
 		p.nuls = make([]uint32, 0, bytes.Count(p.b, []byte{0}))
 		for i, c := range p.b {

@@ -1,7 +1,6 @@
 package ldcache
 
 import (
-	"os"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -18,6 +17,11 @@ type dlib struct {
 // searchDir is glibc's search_dir: it lists the libraries of one
 // directory, keeping one file per SONAME, queues legacy hwcap
 // subdirectories, and adds the libraries to the cache.
+//
+// It works in three passes so that the files are read in parallel but
+// decided in directory order: pick the candidates (resolving symlinks to
+// files of the same directory by name), classify the files, then apply
+// glibc's rules entry by entry.
 func (b *builder) searchDir(d *dirEnt) {
 	var hwcap uint64
 	if d.hwcaps == "" {
@@ -30,9 +34,12 @@ func (b *builder) searchDir(d *dirEnt) {
 	}
 	defer unix.Close(fd)
 	ents, _ := readDir(fd, b.buf)
+	s := newDirScan(b, d, fd, ents)
+	cands := s.candidates()
+	s.classifyAll()
 	var libs []*dlib
-	for _, de := range ents {
-		if l := b.candidate(fd, d, de); l != nil {
+	for _, c := range cands {
+		if l := s.decide(c); l != nil {
 			libs = mergeLib(libs, l, b.t.signed)
 		}
 	}
@@ -45,7 +52,7 @@ func (b *builder) searchDir(d *dirEnt) {
 func (b *builder) addLib(fd int, d *dirEnt, l *dlib, hwcap uint64) {
 	file := l.name
 	if d.hwcaps == "" {
-		if !l.isLink {
+		if !l.isLink && (b.o.Links || b.verbose != nil) {
 			b.createLinks(fd, d.path, l.name, l.soname)
 		}
 		file = l.soname
@@ -88,114 +95,6 @@ func mergeFlag(old, new int32) int32 {
 		return new
 	}
 	return old
-}
-
-// candidate examines one directory entry and returns the library it
-// holds, or nil.
-func (b *builder) candidate(fd int, d *dirEnt, de dirent) *dlib {
-	switch de.typ {
-	case unix.DT_UNKNOWN, unix.DT_LNK, unix.DT_REG, unix.DT_DIR:
-	default:
-		return nil
-	}
-	name := de.name
-	if !isDSO(name) && (de.typ == unix.DT_REG || (d.hwcaps == "" && !b.t.isHWCapName(name))) {
-		return nil
-	}
-	if isPrelinkTemp(name) {
-		return nil
-	}
-	file := d.path + "/" + name
-	mode, ok := b.modeOf(fd, name, de.typ)
-	if !ok {
-		return nil
-	}
-	isLink := mode == unix.S_IFLNK
-	var target unix.Stat_t
-	if isLink {
-		var err error
-		if target, err = b.r.stat(file); err != nil {
-			b.removeStale(fd, name)
-			return nil
-		}
-		mode = target.Mode & unix.S_IFMT
-	}
-	if d.hwcaps == "" && mode == unix.S_IFDIR && b.t.isHWCapName(name) {
-		b.queueHWCapDir(fd, d, name, file, isLink, target)
-		return nil
-	}
-	if mode != unix.S_IFREG && !isLink {
-		return nil
-	}
-	return b.readLib(fd, name, file, isLink, d.flag)
-}
-
-func (b *builder) modeOf(fd int, name string, typ uint8) (uint32, bool) {
-	switch typ {
-	case unix.DT_LNK:
-		return unix.S_IFLNK, true
-	case unix.DT_REG:
-		return unix.S_IFREG, true
-	case unix.DT_DIR:
-		return unix.S_IFDIR, true
-	}
-	var st unix.Stat_t
-	if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
-		return 0, false
-	}
-	return st.Mode & unix.S_IFMT, true
-}
-
-// removeStale deletes a dangling "*.so.*" symlink, as ldconfig does when
-// it may write links.
-func (b *builder) removeStale(fd int, name string) {
-	if b.o.Links && strings.Contains(name, ".so.") {
-		unix.Unlinkat(fd, name, 0)
-	}
-}
-
-// queueHWCapDir appends a legacy hwcap or platform subdirectory ("tls",
-// "x86_64", "haswell") to the directories to scan.
-func (b *builder) queueHWCapDir(fd int, d *dirEnt, name, file string, isLink bool, st unix.Stat_t) {
-	if !isLink && unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
-		return
-	}
-	b.addSingle(&dirEnt{path: file, flag: d.flag, dev: st.Dev, ino: st.Ino, from: d.from, line: d.line})
-}
-
-// readLib opens and classifies one candidate file.
-func (b *builder) readLib(fd int, name, file string, isLink bool, dirFlag int32) *dlib {
-	var lfd int
-	var err error
-	const flags = unix.O_RDONLY | unix.O_NONBLOCK | unix.O_NOCTTY
-	if isLink {
-		lfd, err = b.r.open(file, flags)
-	} else {
-		lfd, err = unix.Openat(fd, name, flags|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	}
-	if err != nil {
-		return nil
-	}
-	f := os.NewFile(uintptr(lfd), file)
-	defer f.Close()
-	info, ok := b.classify(f)
-	if !ok {
-		return nil
-	}
-	return libEntry(name, info, isLink, dirFlag)
-}
-
-func (b *builder) classify(f *os.File) (libInfo, bool) {
-	var st unix.Stat_t
-	if unix.Fstat(int(f.Fd()), &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return libInfo{}, false
-	}
-	if b.head == nil {
-		b.head = make([]byte, 4096)
-	}
-	n, _ := f.ReadAt(b.head, 0)
-	fr := &fileReader{r: f, size: uint64(st.Size), head: b.head[:n]}
-	return b.t.readLib(fr, f.Name()[strings.LastIndexByte(f.Name(), '/')+1:])
 }
 
 // libEntry applies search_dir's rules to a classified file: the implied

@@ -1,0 +1,372 @@
+package ldcache
+
+import (
+	"io"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+)
+
+// candKind is what a directory entry turned out to be.
+type candKind int
+
+const (
+	kindFile      candKind = iota // a regular file of the directory
+	kindLocalLink                 // a symlink to a regular file of the directory
+	kindDangling                  // a symlink that resolves to nothing
+	kindSlowLink                  // a symlink resolved through the root
+	kindDir                       // a directory
+)
+
+// cand is one directory entry ldconfig looks at.
+type cand struct {
+	name   string
+	kind   candKind
+	target string // kindLocalLink: the file the link resolves to
+	// kindSlowLink results
+	st     unix.Stat_t
+	statOK bool
+	res    fileResult
+}
+
+type fileResult struct {
+	info libInfo
+	ok   bool
+}
+
+// dirScan holds one directory's listing while it is scanned.
+type dirScan struct {
+	b       *builder
+	d       *dirEnt
+	fd      int
+	ents    []dirent
+	types   map[string]uint8       // name → d_type
+	links   map[string]string      // readlink results
+	failed  map[string]bool        // links that could not be read
+	files   map[string]*fileResult // regular files to classify, by name
+	slow    []*cand
+	ordered []string // files' keys in first-need order
+}
+
+func newDirScan(b *builder, d *dirEnt, fd int, ents []dirent) *dirScan {
+	s := &dirScan{b: b, d: d, fd: fd, ents: ents, types: make(map[string]uint8, len(ents)),
+		links: map[string]string{}, failed: map[string]bool{}, files: map[string]*fileResult{}}
+	for _, e := range ents {
+		s.types[e.name] = e.typ
+	}
+	return s
+}
+
+// candidates applies search_dir's name and type filters and resolves
+// symlinks to files of the same directory by reading the links alone.
+func (s *dirScan) candidates() []*cand {
+	s.prefetchLinks()
+	var out []*cand
+	for _, de := range s.ents {
+		if !s.wanted(de) {
+			continue
+		}
+		typ := de.typ
+		if typ == unix.DT_UNKNOWN {
+			var st unix.Stat_t
+			if unix.Fstatat(s.fd, de.name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+				continue
+			}
+			typ = dtOf(st.Mode)
+		}
+		if c := s.cand(de.name, typ); c != nil {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (s *dirScan) wanted(de dirent) bool {
+	switch de.typ {
+	case unix.DT_UNKNOWN, unix.DT_LNK, unix.DT_REG, unix.DT_DIR:
+	default:
+		return false
+	}
+	if !isDSO(de.name) && (de.typ == unix.DT_REG || (s.d.hwcaps == "" && !s.b.t.isHWCapName(de.name))) {
+		return false
+	}
+	return !isPrelinkTemp(de.name)
+}
+
+func dtOf(mode uint32) uint8 {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		return unix.DT_REG
+	case unix.S_IFDIR:
+		return unix.DT_DIR
+	case unix.S_IFLNK:
+		return unix.DT_LNK
+	}
+	return unix.DT_UNKNOWN
+}
+
+func (s *dirScan) cand(name string, typ uint8) *cand {
+	c := &cand{name: name}
+	switch typ {
+	case unix.DT_REG:
+		c.kind = kindFile
+		s.need(name)
+	case unix.DT_DIR:
+		c.kind = kindDir
+	case unix.DT_LNK:
+		c.kind, c.target = s.resolveLocal(name)
+		switch c.kind {
+		case kindLocalLink:
+			s.need(c.target)
+		case kindSlowLink:
+			s.slow = append(s.slow, c)
+		}
+	default:
+		return nil
+	}
+	return c
+}
+
+func (s *dirScan) need(name string) {
+	if _, ok := s.files[name]; !ok {
+		s.files[name] = &fileResult{}
+		s.ordered = append(s.ordered, name)
+	}
+}
+
+// maxHops is the kernel's limit on symlinks in one resolution.
+const maxHops = 40
+
+// resolveLocal follows a symlink while its targets are plain names of
+// this directory. Anything else (a path, a directory, an unknown type) is
+// left to resolution through the root.
+func (s *dirScan) resolveLocal(name string) (candKind, string) {
+	cur := name
+	for range maxHops {
+		t, ok := s.readlink(cur)
+		if !ok || t == "" || t == "." || t == ".." || strings.Contains(t, "/") {
+			return kindSlowLink, ""
+		}
+		typ, found := s.types[t]
+		switch {
+		case !found:
+			return kindDangling, ""
+		case typ == unix.DT_REG:
+			return kindLocalLink, t
+		case typ != unix.DT_LNK:
+			return kindSlowLink, ""
+		}
+		cur = t
+	}
+	return kindDangling, "" // ELOOP
+}
+
+func (s *dirScan) readlink(name string) (string, bool) {
+	if t, ok := s.links[name]; ok {
+		return t, t != "" || !s.failed[name]
+	}
+	t, ok := readlinkAt(s.fd, name, s.b.head)
+	s.links[name] = t
+	if !ok {
+		s.failed[name] = true
+	}
+	return t, ok
+}
+
+// readlinkAt reads a symlink of the directory at fd, with buf as scratch.
+func readlinkAt(fd int, name string, buf []byte) (string, bool) {
+	for {
+		n, err := unix.Readlinkat(fd, name, buf)
+		if err != nil {
+			return "", false
+		}
+		if n < len(buf) {
+			return string(buf[:n]), true
+		}
+		if len(buf) >= 1<<16 {
+			return "", false
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+}
+
+// prefetchLinks reads the symlinks among the candidates in parallel, so
+// that resolveLocal mostly finds them known.
+func (s *dirScan) prefetchLinks() {
+	var names []string
+	for _, de := range s.ents {
+		if de.typ == unix.DT_LNK && s.wanted(de) {
+			names = append(names, de.name)
+		}
+	}
+	targets := make([]string, len(names))
+	oks := make([]bool, len(names))
+	parallel(len(names), func(i int, buf []byte) {
+		targets[i], oks[i] = readlinkAt(s.fd, names[i], buf)
+	}, s.b.head)
+	for i, n := range names {
+		s.links[n] = targets[i]
+		if !oks[i] {
+			s.failed[n] = true
+		}
+	}
+}
+
+// classifyAll reads the needed files and resolves the other symlinks, in
+// parallel: these are independent reads, and on most systems the time
+// goes to system calls.
+func (s *dirScan) classifyAll() {
+	parallel(len(s.ordered)+len(s.slow), s.job, s.b.head)
+}
+
+// parallel runs do(0…n-1) on up to GOMAXPROCS goroutines (at most 8, and
+// none for small n), giving each a scratch buffer of headSize bytes; the
+// calling goroutine's is buf.
+func parallel(n int, do func(i int, buf []byte), buf []byte) {
+	workers := min(runtime.GOMAXPROCS(0), 8, (n+15)/16)
+	if workers <= 1 {
+		for i := range n {
+			do(i, buf)
+		}
+		return
+	}
+	var next atomic.Int64
+	work := func(buf []byte) {
+		for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+			do(i, buf)
+		}
+	}
+	var wg sync.WaitGroup
+	for range workers - 1 {
+		wg.Go(func() { work(make([]byte, headSize)) })
+	}
+	work(buf)
+	wg.Wait()
+}
+
+// headSize is how much of each file is read first: the ELF and program
+// headers, and often everything ldconfig needs.
+const headSize = 4096
+
+func (s *dirScan) job(i int, buf []byte) {
+	if i < len(s.ordered) {
+		name := s.ordered[i]
+		*s.files[name] = s.classifyAt(name, buf)
+		return
+	}
+	c := s.slow[i-len(s.ordered)]
+	file := s.d.path + "/" + c.name
+	st, err := s.b.r.stat(file)
+	c.st, c.statOK = st, err == nil
+	if err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return
+	}
+	fd, err := s.b.r.open(file, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY)
+	if err == nil {
+		c.res = s.classifyFD(fd, c.name, buf)
+	}
+}
+
+// classifyAt reads a file of the directory without following symlinks.
+func (s *dirScan) classifyAt(name string, buf []byte) fileResult {
+	fd, err := unix.Openat(s.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fileResult{}
+	}
+	return s.classifyFD(fd, name, buf)
+}
+
+func (s *dirScan) classifyFD(fd int, name string, buf []byte) fileResult {
+	defer unix.Close(fd)
+	stat := func() (uint64, bool) {
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+			return 0, false
+		}
+		return uint64(st.Size), true
+	}
+	fr := newFileReader(fdReader(fd), buf, stat)
+	info, ok := s.b.t.readLib(fr, name)
+	return fileResult{info: info, ok: ok}
+}
+
+// decide applies glibc's rules to one candidate, in directory order.
+func (s *dirScan) decide(c *cand) *dlib {
+	d, b := s.d, s.b
+	switch c.kind {
+	case kindDir:
+		if d.hwcaps == "" && b.t.isHWCapName(c.name) {
+			b.queueHWCapDir(s.fd, d, c.name, d.path+"/"+c.name, false, unix.Stat_t{})
+		}
+	case kindDangling:
+		b.removeStale(s.fd, c.name)
+	case kindSlowLink:
+		if !c.statOK {
+			b.removeStale(s.fd, c.name)
+		} else if c.st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			if d.hwcaps == "" && b.t.isHWCapName(c.name) {
+				b.queueHWCapDir(s.fd, d, c.name, d.path+"/"+c.name, true, c.st)
+			}
+		} else if c.res.ok {
+			return libEntry(c.name, c.res.info, true, d.flag)
+		}
+	case kindLocalLink:
+		if r := s.files[c.target]; r.ok {
+			return libEntry(c.name, linkInfo(r.info, c.name), true, d.flag)
+		}
+	case kindFile:
+		if r := s.files[c.name]; r.ok {
+			return libEntry(c.name, r.info, false, d.flag)
+		}
+	}
+	return nil
+}
+
+// fdReader reads a file descriptor with pread(2), without the runtime
+// poller registration an *os.File makes for non-blocking descriptors.
+type fdReader int
+
+func (r fdReader) ReadAt(b []byte, off int64) (int, error) {
+	for {
+		n, err := unix.Pread(int(r), b, off)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		if n < len(b) {
+			return n, io.EOF
+		}
+		return n, nil
+	}
+}
+
+// linkInfo is a file's classification as read through a link: glibc
+// names an a.out library after the name it opened.
+func linkInfo(info libInfo, name string) libInfo {
+	if info.flag&FlagTypeMask == 0 {
+		info.soname = aoutSoname(name)
+	}
+	return info
+}
+
+// removeStale deletes a dangling "*.so.*" symlink, as ldconfig does when
+// it may write links.
+func (b *builder) removeStale(fd int, name string) {
+	if b.o.Links && strings.Contains(name, ".so.") {
+		unix.Unlinkat(fd, name, 0)
+	}
+}
+
+// queueHWCapDir appends a legacy hwcap or platform subdirectory ("tls",
+// "x86_64", "haswell") to the directories to scan.
+func (b *builder) queueHWCapDir(fd int, d *dirEnt, name, file string, isLink bool, st unix.Stat_t) {
+	if !isLink && unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		return
+	}
+	b.addSingle(&dirEnt{path: file, flag: d.flag, dev: st.Dev, ino: st.Ino, from: d.from, line: d.line})
+}
