@@ -1,0 +1,213 @@
+package nvcontainer
+
+import (
+	"github.com/go-nvc/nvc/capabilities"
+	"github.com/go-nvc/nvc/devices"
+	"github.com/go-nvc/nvc/driver"
+)
+
+// PlanVersion is the version of the plan's JSON layout. It changes only when
+// a field changes meaning or is removed; new fields may appear within a
+// version.
+const PlanVersion = 1
+
+// Host is what NewPlan knows of the host: the opened driver and the
+// discovered devices. Both are required.
+type Host struct {
+	Driver  *driver.Driver
+	Devices *devices.Host
+}
+
+// PlanOptions are the configure options that are not part of a request
+// (nvidia-container-cli configure flags and driver options). A nil
+// *PlanOptions means defaults.
+type PlanOptions struct {
+	// NoCgroups plans no device cgroup rules (--no-cgroups). False: rules.
+	NoCgroups bool
+	// NoDevbind plans no device node mounts; cgroup rules are still
+	// planned (--no-devbind). False: nodes are bind-mounted.
+	NoDevbind bool
+	// GOARCH selects the container library directories (multiarch
+	// triplet, lib32 rules). Empty: runtime.GOARCH.
+	GOARCH string
+}
+
+// Plan is every change configuring one container needs, computed before
+// anything is changed. It is a plain value: deterministic for the same
+// host, request and rootfs, JSON-printable in a documented, stable layout
+// (see PlanVersion), and the single source of truth for Apply, the CDI spec,
+// nvidia-container-cli list and a dry run.
+//
+// Every path in Target, Path and Dirs fields is a path inside the
+// container's rootfs; every Source is a host path.
+type Plan struct {
+	// Version is PlanVersion.
+	Version int `json:"version"`
+	// Container is the container planned for.
+	Container Container `json:"container"`
+	// Driver holds the host driver's facts.
+	Driver PlanDriver `json:"driver"`
+	// Capabilities are the requested classes, before implications.
+	Capabilities capabilities.Set `json:"capabilities"`
+	// Layout is where files go in this rootfs.
+	Layout Layout `json:"layout"`
+	// GPUs and MIGDevices are the selected devices.
+	GPUs       []PlannedGPU `json:"gpus"`
+	MIGDevices []PlannedMIG `json:"migDevices,omitempty"`
+	// Requirements are the checked NVIDIA_REQUIRE_* expressions; a plan
+	// exists only when all of them hold.
+	Requirements []string `json:"requirements,omitempty"`
+	// Tmpfs are the tmpfs mounts to create and populate: the
+	// /proc/driver/nvidia mask and, with graphics, the application
+	// profile dir. They are applied first.
+	Tmpfs []Tmpfs `json:"tmpfs"`
+	// Mounts are the bind mounts, in the order they are applied.
+	Mounts []Mount `json:"mounts"`
+	// Symlinks are created after the mounts.
+	Symlinks []Symlink `json:"symlinks,omitempty"`
+	// CgroupRules are added to the container's device cgroup. Empty with
+	// PlanOptions.NoCgroups.
+	CgroupRules []DeviceRule `json:"cgroupRules,omitempty"`
+	// LDCache is the loader cache update, done last.
+	LDCache LDCacheUpdate `json:"ldcache"`
+	// CUDACompat records the CUDA forward-compatibility decision.
+	CUDACompat CUDACompat `json:"cudaCompat"`
+	// Warnings are facts a user should see that did not stop the plan
+	// (a missing library, a missing IMEX channel node).
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// PlanDriver holds the host driver's facts a plan depends on.
+type PlanDriver struct {
+	// Root is the driver root on the host.
+	Root string `json:"root"`
+	// Version is the NVRM version, e.g. "550.54.15".
+	Version string `json:"version"`
+	// CUDAVersion is "MAJOR.MINOR"; empty when unknown (no NVML).
+	CUDAVersion string `json:"cudaVersion,omitempty"`
+}
+
+// Layout is where driver files go in a rootfs (libnvidia-container §3.4).
+type Layout struct {
+	// Debian is set when the rootfs has /etc/debian_version.
+	Debian bool `json:"debian"`
+	// LibDir, Lib32Dir and BinDir are the container directories for
+	// libraries, 32-bit libraries and binaries.
+	LibDir   string `json:"libDir"`
+	Lib32Dir string `json:"lib32Dir"`
+	BinDir   string `json:"binDir"`
+}
+
+// PlannedGPU is a selected GPU.
+type PlannedGPU struct {
+	Index int    `json:"index"`
+	Minor uint32 `json:"minor"`
+	UUID  string `json:"uuid"`
+	BusID string `json:"busId"`
+}
+
+// PlannedMIG is a selected MIG device.
+type PlannedMIG struct {
+	Parent int    `json:"parent"`
+	GI     int    `json:"gi"`
+	CI     int    `json:"ci"`
+	UUID   string `json:"uuid,omitempty"`
+}
+
+// MountKind says what a mount is for; it decides the mount flags.
+type MountKind string
+
+// The kinds of mount, with their flags (libnvidia-container §3.5).
+const (
+	MountLibrary   MountKind = "library"     // ro,nosuid,nodev
+	MountLibrary32 MountKind = "library32"   // ro,nosuid,nodev
+	MountBinary    MountKind = "binary"      // ro,nosuid,nodev
+	MountFirmware  MountKind = "firmware"    // ro,nosuid,nodev
+	MountConfig    MountKind = "config"      // ro,nosuid,nodev: ICD and vendor files
+	MountCompat    MountKind = "cuda-compat" // ro,nosuid,nodev: image compat libs (mount mode)
+	MountIPC       MountKind = "ipc"         // nosuid,nodev,noexec (read-write)
+	MountDevice    MountKind = "device"      // ro,nosuid,noexec
+	MountProc      MountKind = "proc"        // ro,nosuid,nodev,noexec: gpus/<busid>, MIG caps
+	MountCapsDir   MountKind = "caps-dir"    // nosuid,noexec: /dev/nvidia-caps (mig-config/monitor all)
+)
+
+// Mount is one bind mount of a host file or directory into the container.
+type Mount struct {
+	Kind MountKind `json:"kind"`
+	// Source is the host path; it must not be a symlink.
+	Source string `json:"source"`
+	// Target is the path inside the rootfs, created as an empty file,
+	// directory or node of the source's type when missing.
+	Target string `json:"target"`
+	// Options are the mount flags, in the order ro, nosuid, nodev, noexec.
+	Options []string `json:"options"`
+	// Dir is set when the source is a directory.
+	Dir bool `json:"dir,omitempty"`
+	// Device is the major:minor a device node source must have; nil for
+	// other kinds.
+	Device *DeviceNumber `json:"device,omitempty"`
+}
+
+// DeviceNumber is a character device's major:minor.
+type DeviceNumber struct {
+	Major uint32 `json:"major"`
+	Minor uint32 `json:"minor"`
+}
+
+// Tmpfs is a tmpfs mounted at Target, holding Files and, bound inside it,
+// Mounts (whose Targets lie under Target).
+type Tmpfs struct {
+	Target  string      `json:"target"`
+	Mode    uint32      `json:"mode"`
+	Options []string    `json:"options"`
+	Files   []TmpfsFile `json:"files"`
+	Mounts  []Mount     `json:"mounts,omitempty"`
+}
+
+// TmpfsFile is a file written into a tmpfs before it is mounted.
+type TmpfsFile struct {
+	// Name is relative to the tmpfs root.
+	Name    string `json:"name"`
+	Mode    uint32 `json:"mode"`
+	Content string `json:"content"`
+}
+
+// Symlink is a symbolic link to create in the rootfs.
+type Symlink struct {
+	// Path is where the link is; Target is its content, written verbatim.
+	Path   string `json:"path"`
+	Target string `json:"target"`
+}
+
+// DeviceRule allows access to a character device in the device cgroup.
+type DeviceRule struct {
+	Type   string `json:"type"` // "c"
+	Major  uint32 `json:"major"`
+	Minor  uint32 `json:"minor"`
+	Access string `json:"access"` // "rw"
+}
+
+// LDCacheUpdate is the rewrite of the container's ld.so.cache.
+type LDCacheUpdate struct {
+	// FirstDirs are searched before everything else (the CUDA
+	// forward-compatibility dir in ldconfig mode).
+	FirstDirs []string `json:"firstDirs,omitempty"`
+	// Dirs are added to the rootfs's own search dirs: the library dirs
+	// files were mounted into.
+	Dirs []string `json:"dirs"`
+}
+
+// CUDACompat records what was decided about the image's CUDA
+// forward-compatibility libraries (/usr/local/cuda/compat).
+type CUDACompat struct {
+	// Mode is the mode used: "mount", "ldconfig" or "disabled".
+	Mode CUDACompatMode `json:"mode"`
+	// Dir is the compat dir found in the image; empty when none.
+	Dir string `json:"dir,omitempty"`
+	// Libraries are the image's compat libcuda files considered.
+	Libraries []string `json:"libraries,omitempty"`
+	// Used is set when the compat libraries take effect.
+	Used bool `json:"used"`
+	// Reason says why they are used or not.
+	Reason string `json:"reason,omitempty"`
+}
