@@ -149,7 +149,7 @@ func TestCreateNodesParams(t *testing.T) {
 	checkNodes(t, dev, map[string]nodeSpec{
 		"nvidiactl": {195, 255, 0o660, 44}, "nvidia2": {195, 2, 0o660, 44}, "nvidia-modeset": {195, 254, 0o660, 44},
 		"nvidia-caps-imex-channels/channel1": {234, 1, 0o660, 44},
-		"nvidia-uvm": {510, 0, 0o666, 0}, "nvidia-caps/nvidia-cap147": {511, 147, 0o444, 0},
+		"nvidia-uvm":                         {510, 0, 0o666, 0}, "nvidia-caps/nvidia-cap147": {511, 147, 0o444, 0},
 	})
 
 	editFile(t, params, "ModifyDeviceFiles: 1\n", "ModifyDeviceFiles: 0\n")
