@@ -142,18 +142,10 @@ func (t *target) compare(a, b *scanned) int {
 // finish sorts the scanned entries as ldconfig keeps its list and makes
 // the Cache, with glibc-hwcaps indices assigned in name order.
 func (t *target) finish(list []scanned, seen []string, o *BuildOptions) *Cache {
-	slices.SortStableFunc(list, func(a, b scanned) int {
-		// glibc inserts each new entry after every entry that does not
-		// compare greater, which is a stable sort.
-		return t.compare(&a, &b)
-	})
-	var names []string
-	for i := range list {
-		if list[i].hwcaps && !slices.Contains(names, list[i].HWCaps) {
-			names = append(names, list[i].HWCaps)
-		}
-	}
-	slices.Sort(names)
+	// glibc inserts each new entry after every entry that does not
+	// compare greater, which is a stable sort.
+	slices.SortStableFunc(list, func(a, b scanned) int { return t.compare(&a, &b) })
+	names := hwcapsNames(list)
 	c := &Cache{Format: o.Format, Generator: o.Generator, HWCapsDirs: names, seenHWCaps: seen, Entries: make([]Entry, len(list))}
 	if c.Generator == "" {
 		c.Generator = DefaultGenerator
@@ -162,16 +154,32 @@ func (t *target) finish(list []scanned, seen []string, o *BuildOptions) *Cache {
 		c.Order = binary.BigEndian
 	}
 	for i := range list {
-		e := list[i].Entry
-		if list[i].hwcaps {
-			idx, _ := slices.BinarySearch(names, e.HWCaps)
-			e.HWCap = HWCapExtension | uint64(list[i].isaLevel&isaLevelMask)<<32 | uint64(idx)
-		} else {
-			e.HWCap = list[i].legacy
-		}
-		c.Entries[i] = e
+		c.Entries[i] = list[i].entry(names)
 	}
 	return c
+}
+
+// hwcapsNames returns the glibc-hwcaps subdirectories in use, sorted.
+func hwcapsNames(list []scanned) []string {
+	var names []string
+	for i := range list {
+		if list[i].hwcaps && !slices.Contains(names, list[i].HWCaps) {
+			names = append(names, list[i].HWCaps)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// entry is the cache entry with its final hwcap word.
+func (s *scanned) entry(names []string) Entry {
+	e := s.Entry
+	e.HWCap = s.legacy
+	if s.hwcaps {
+		idx, _ := slices.BinarySearch(names, e.HWCaps)
+		e.HWCap = HWCapExtension | uint64(s.isaLevel&isaLevelMask)<<32 | uint64(idx)
+	}
+	return e
 }
 
 func popcount(v uint64) int { return bits.OnesCount64(v) }

@@ -28,11 +28,7 @@ func Build(rootPath string, opts *BuildOptions) (*Cache, error) {
 	if opts != nil {
 		o = *opts
 	}
-	t, err := newTarget(o.GOARCH)
-	if err != nil {
-		return nil, fmt.Errorf("building ld.so.cache for %s: %w", rootPath, err)
-	}
-	r, err := openRoot(rootPath)
+	t, r, err := openTarget(rootPath, o.GOARCH)
 	if err != nil {
 		return nil, fmt.Errorf("building ld.so.cache: %w", err)
 	}
@@ -63,11 +59,7 @@ func build(r *root, t *target, o *BuildOptions) (*Cache, error) {
 // (/lib/ld-musl-<arch>.so.1 for goarch, empty: the running one) marks
 // FamilyMusl; anything else is FamilyLib64.
 func DetectFamily(rootfs, goarch string) (Family, error) {
-	t, err := newTarget(goarch)
-	if err != nil {
-		return 0, fmt.Errorf("detecting the system of %s: %w", rootfs, err)
-	}
-	r, err := openRoot(rootfs)
+	t, r, err := openTarget(rootfs, goarch)
 	if err != nil {
 		return 0, fmt.Errorf("detecting the system of %s: %w", rootfs, err)
 	}

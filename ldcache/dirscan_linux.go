@@ -295,34 +295,42 @@ func (s *dirScan) classifyFD(fd int, name string, buf []byte) fileResult {
 
 // decide applies glibc's rules to one candidate, in directory order.
 func (s *dirScan) decide(c *cand) *dlib {
-	d, b := s.d, s.b
 	switch c.kind {
 	case kindDir:
-		if d.hwcaps == "" && b.t.isHWCapName(c.name) {
-			b.queueHWCapDir(s.fd, d, c.name, d.path+"/"+c.name, false, unix.Stat_t{})
-		}
+		s.maybeHWCapDir(c.name, false, unix.Stat_t{})
 	case kindDangling:
-		b.removeStale(s.fd, c.name)
+		s.b.removeStale(s.fd, c.name)
 	case kindSlowLink:
-		if !c.statOK {
-			b.removeStale(s.fd, c.name)
-		} else if c.st.Mode&unix.S_IFMT == unix.S_IFDIR {
-			if d.hwcaps == "" && b.t.isHWCapName(c.name) {
-				b.queueHWCapDir(s.fd, d, c.name, d.path+"/"+c.name, true, c.st)
-			}
-		} else if c.res.ok {
-			return libEntry(c.name, c.res.info, true, d.flag)
-		}
+		return s.decideSlowLink(c)
 	case kindLocalLink:
 		if r := s.files[c.target]; r.ok {
-			return libEntry(c.name, linkInfo(r.info, c.name), true, d.flag)
+			return libEntry(c.name, linkInfo(r.info, c.name), true, s.d.flag)
 		}
 	case kindFile:
 		if r := s.files[c.name]; r.ok {
-			return libEntry(c.name, r.info, false, d.flag)
+			return libEntry(c.name, r.info, false, s.d.flag)
 		}
 	}
 	return nil
+}
+
+func (s *dirScan) decideSlowLink(c *cand) *dlib {
+	switch {
+	case !c.statOK:
+		s.b.removeStale(s.fd, c.name)
+	case c.st.Mode&unix.S_IFMT == unix.S_IFDIR:
+		s.maybeHWCapDir(c.name, true, c.st)
+	case c.res.ok:
+		return libEntry(c.name, c.res.info, true, s.d.flag)
+	}
+	return nil
+}
+
+// maybeHWCapDir queues a subdirectory with a legacy hwcap name.
+func (s *dirScan) maybeHWCapDir(name string, isLink bool, st unix.Stat_t) {
+	if s.d.hwcaps == "" && s.b.t.isHWCapName(name) {
+		s.b.queueHWCapDir(s.fd, s.d, name, s.d.path+"/"+name, isLink, st)
+	}
 }
 
 // fdReader reads a file descriptor with pread(2), without the runtime

@@ -68,29 +68,35 @@ func (e *elfFile) read() (libInfo, bool) {
 		return libInfo{}, false
 	}
 	info := libInfo{flag: flagELF}
-	var dynOff, dynSize uint64
+	dynOff, dynSize, ok := e.segments(&info)
+	if !ok || dynSize == 0 || !e.f.inFile(dynOff) {
+		return libInfo{}, false
+	}
+	return e.dynamic(dynOff, info)
+}
+
+// segments walks the program headers: the last PT_DYNAMIC, PT_INTERP
+// (which may mark libc6) and PT_GNU_PROPERTY (the x86 ISA level).
+func (e *elfFile) segments(info *libInfo) (dynOff, dynSize uint64, ok bool) {
 	for i := range e.phnum {
 		p, ok := e.phdrAt(i)
 		if !ok {
-			return libInfo{}, false
+			return 0, 0, false
 		}
 		switch p.typ {
 		case ptDynamic:
 			dynOff, dynSize = p.offset, p.filesz
 		case ptInterp:
-			if !e.interp(p, &info) {
-				return libInfo{}, false
+			if !e.interp(p, info) {
+				return 0, 0, false
 			}
 		case ptGNUProperty:
 			if e.t.x86ISA {
-				e.isaLevel(p, &info)
+				e.isaLevel(p, info)
 			}
 		}
 	}
-	if dynSize == 0 || !e.f.inFile(dynOff) {
-		return libInfo{}, false
-	}
-	return e.dynamic(dynOff, info)
+	return dynOff, dynSize, true
 }
 
 func (e *elfFile) interp(p phdr, info *libInfo) bool {
@@ -142,22 +148,30 @@ func (e *elfFile) dynamic(off uint64, info libInfo) (libInfo, bool) {
 		if tag == dtNull {
 			return info, true
 		}
-		if tag != dtNeeded && tag != dtSoname {
-			continue
-		}
-		name, ok := e.stringAt(strs + val)
-		if !ok {
-			return libInfo{}, false
-		}
-		if tag == dtNeeded && info.flag == flagELF && (name == "libc.so.6" || name == "libm.so.6") {
-			info.flag = flagLibc6
-		} else if tag == dtSoname {
-			info.soname, info.hasSName = name, true
-		}
-		if info.hasSName && info.flag != flagELF {
-			return info, true
+		if tag == dtNeeded || tag == dtSoname {
+			if !e.nameEntry(tag, strs+val, &info) {
+				return libInfo{}, false
+			}
+			if info.hasSName && info.flag != flagELF {
+				return info, true
+			}
 		}
 	}
+}
+
+// nameEntry applies a DT_NEEDED (libc.so.6 or libm.so.6 mark libc6) or
+// DT_SONAME entry whose string is at off.
+func (e *elfFile) nameEntry(tag int64, off uint64, info *libInfo) bool {
+	name, ok := e.stringAt(off)
+	if !ok {
+		return false
+	}
+	if tag == dtNeeded && info.flag == flagELF && (name == "libc.so.6" || name == "libm.so.6") {
+		info.flag = flagLibc6
+	} else if tag == dtSoname {
+		info.soname, info.hasSName = name, true
+	}
+	return true
 }
 
 func (e *elfFile) stringAt(off uint64) (string, bool) {

@@ -14,34 +14,40 @@ func (b *builder) createLinks(dirfd int, dir, libname, soname string) {
 	if soname == "" || soname == "." || soname == ".." || strings.Contains(soname, "/") {
 		return
 	}
-	doLink, doRemove := true, true
-	if so, err := b.r.stat(dir + "/" + soname); err == nil {
-		lib, err := b.r.stat(dir + "/" + libname)
-		if err != nil {
-			return
-		}
-		if lib.Dev == so.Dev && lib.Ino == so.Ino {
-			doLink = false
-		} else if !b.isSymlink(dirfd, soname) {
-			doLink, doRemove = false, false
-		}
-	} else if !b.isSymlink(dirfd, soname) {
-		doRemove = false
+	doLink, doRemove, ok := b.linkState(dirfd, dir, libname, soname)
+	if !ok {
+		return
 	}
 	b.verbose.link(soname, libname)
 	if !doLink || !b.o.Links {
 		b.verbose.linkDone("")
 		return
 	}
-	if doRemove && unix.Unlinkat(dirfd, soname, 0) != nil {
-		b.verbose.linkDone(" (SKIPPED)")
-		return
-	}
-	if unix.Symlinkat(libname, dirfd, soname) != nil {
+	if (doRemove && unix.Unlinkat(dirfd, soname, 0) != nil) || unix.Symlinkat(libname, dirfd, soname) != nil {
 		b.verbose.linkDone(" (SKIPPED)")
 		return
 	}
 	b.verbose.linkDone(" (changed)")
+}
+
+// linkState decides, as create_links does, whether dir/soname must be
+// (re)made and whether something is to be removed first; ok is false
+// when the library itself cannot be found.
+func (b *builder) linkState(dirfd int, dir, libname, soname string) (doLink, doRemove, ok bool) {
+	so, err := b.r.stat(dir + "/" + soname)
+	if err != nil {
+		return true, b.isSymlink(dirfd, soname), true // a stale link is removed
+	}
+	lib, err := b.r.stat(dir + "/" + libname)
+	switch {
+	case err != nil:
+		return false, false, false
+	case lib.Dev == so.Dev && lib.Ino == so.Ino:
+		return false, true, true // already right
+	case !b.isSymlink(dirfd, soname):
+		return false, false, true // a file is in the way: leave it
+	}
+	return true, true, true
 }
 
 func (b *builder) isSymlink(dirfd int, name string) bool {

@@ -108,6 +108,27 @@ func (m *marshaler) encode() []byte {
 }
 
 func (m *marshaler) oldTable(strOffset uint32) []byte {
+	n := m.oldCount()
+	b := make([]byte, oldHeaderSize, oldHeaderSize+oldEntrySize*n)
+	copy(b, oldMagic)
+	m.o.PutUint32(b[12:], uint32(n))
+	var last []byte
+	for i := range m.c.Entries {
+		if e := &m.c.Entries[i]; !legacy(e) {
+			last = m.oldEntry(e, strOffset)
+			b = append(b, last...)
+		}
+	}
+	for len(b) < cap(b) {
+		b = append(b, last...) // glibc repeats the last entry to pad
+	}
+	return b
+}
+
+// oldCount is the number of old-table entries: those without legacy
+// hwcap bits, rounded up to even in a compat file so that the new header
+// stays 8-byte aligned.
+func (m *marshaler) oldCount() int {
 	var n int
 	for i := range m.c.Entries {
 		if !legacy(&m.c.Entries[i]) {
@@ -115,26 +136,15 @@ func (m *marshaler) oldTable(strOffset uint32) []byte {
 		}
 	}
 	if m.c.Format == FormatCompat {
-		n = (n + 1) &^ 1 // keep the new header 8-byte aligned
+		n = (n + 1) &^ 1
 	}
-	b := make([]byte, oldHeaderSize, oldHeaderSize+oldEntrySize*n)
-	copy(b, oldMagic)
-	m.o.PutUint32(b[12:], uint32(n))
-	var last []byte
-	for i := range m.c.Entries {
-		e := &m.c.Entries[i]
-		if legacy(e) {
-			continue
-		}
-		last = m.o.AppendUint32(nil, uint32(e.Flags))
-		last = m.o.AppendUint32(last, strOffset+m.strs.off[e.Name])
-		last = m.o.AppendUint32(last, strOffset+m.strs.off[e.Path])
-		b = append(b, last...)
-	}
-	for len(b) < cap(b) {
-		b = append(b, last...) // glibc repeats the last entry to pad
-	}
-	return b
+	return n
+}
+
+func (m *marshaler) oldEntry(e *Entry, strOffset uint32) []byte {
+	b := m.o.AppendUint32(make([]byte, 0, oldEntrySize), uint32(e.Flags))
+	b = m.o.AppendUint32(b, strOffset+m.strs.off[e.Name])
+	return m.o.AppendUint32(b, strOffset+m.strs.off[e.Path])
 }
 
 func (m *marshaler) newHeader(lenStrings, extOff uint32) []byte {

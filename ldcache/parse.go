@@ -150,12 +150,7 @@ func (p *parser) nulAfter(off uint64) (uint64, bool) {
 		return off + uint64(n), true
 	}
 	if p.nuls == nil {
-		p.nuls = make([]uint32, 0, bytes.Count(p.b, []byte{0}))
-		for i, c := range p.b {
-			if c == 0 {
-				p.nuls = append(p.nuls, uint32(i))
-			}
-		}
+		p.nuls = nulIndex(p.b)
 	}
 	i, _ := slices.BinarySearch(p.nuls, uint32(off))
 	if i == len(p.nuls) {
@@ -278,6 +273,17 @@ func (p *parser) newEntries(base, n uint64, dirs []string) ([]Entry, error) {
 		}
 	}
 	return out, nil
+}
+
+// nulIndex lists the positions of b's NUL bytes.
+func nulIndex(b []byte) []uint32 {
+	nuls := make([]uint32, 0, bytes.Count(b, []byte{0}))
+	for i, c := range b {
+		if c == 0 {
+			nuls = append(nuls, uint32(i))
+		}
+	}
+	return nuls
 }
 
 func align(n, a uint64) uint64 { return (n + a - 1) &^ (a - 1) }

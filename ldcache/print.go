@@ -47,13 +47,7 @@ func (c *Cache) appendEntry(b []byte, e *Entry) []byte {
 	b = append(b, e.Name...)
 	b = append(b, " ("...)
 	b = append(b, e.Type().String()...)
-	a := e.Arch()
-	if tag, ok := archTags[a]; ok {
-		b = append(b, tag...)
-	} else if a != 0 {
-		b = append(b, ',')
-		b = strconv.AppendUint(b, uint64(a), 10)
-	}
+	b = appendArch(b, e.Arch())
 	if name, ok := c.hwcapsName(e); ok {
 		b = append(b, ", hwcap: \""...)
 		b = append(b, name...)
@@ -64,6 +58,17 @@ func (c *Cache) appendEntry(b []byte, e *Entry) []byte {
 	b = append(b, ") => "...)
 	b = append(b, e.Path...)
 	return append(b, '\n')
+}
+
+// appendArch appends ldconfig's word for a, or its value in decimal.
+func appendArch(b []byte, a Arch) []byte {
+	if tag, ok := archTags[a]; ok {
+		return append(b, tag...)
+	}
+	if a == 0 {
+		return b
+	}
+	return strconv.AppendUint(append(b, ','), uint64(a), 10)
 }
 
 // hwcapsName returns the glibc-hwcaps name glibc prints for e: only for

@@ -61,11 +61,7 @@ func Update(rootfs string, opts *UpdateOptions) error {
 	if opts != nil {
 		o = *opts
 	}
-	t, err := newTarget(o.GOARCH)
-	if err != nil {
-		return fmt.Errorf("updating ld.so.cache in %s: %w", rootfs, err)
-	}
-	r, err := openRoot(rootfs)
+	t, r, err := openTarget(rootfs, o.GOARCH)
 	if err != nil {
 		return fmt.Errorf("updating ld.so.cache: %w", err)
 	}
@@ -78,6 +74,16 @@ func Update(rootfs string, opts *UpdateOptions) error {
 		return updateMusl(r, t, dirs, rootfs)
 	}
 	return updateCache(r, t, dirs, &o, rootfs)
+}
+
+// openTarget opens rootfs for the ldconfig of goarch.
+func openTarget(rootfs, goarch string) (*target, *root, error) {
+	t, err := newTarget(goarch)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", rootfs, err)
+	}
+	r, err := openRoot(rootfs)
+	return t, r, err
 }
 
 func updateCache(r *root, t *target, dirs []string, o *UpdateOptions, rootfs string) error {
