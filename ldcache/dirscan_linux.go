@@ -337,6 +337,7 @@ func (s *dirScan) maybeHWCapDir(name string, isLink bool, st unix.Stat_t) {
 // poller registration an *os.File makes for non-blocking descriptors.
 type fdReader int
 
+// ReadAt is pread(2), retried on EINTR; a short read reports io.EOF.
 func (r fdReader) ReadAt(b []byte, off int64) (int, error) {
 	for {
 		n, err := unix.Pread(int(r), b, off)

@@ -55,6 +55,8 @@ type ParseError struct {
 	Err error
 }
 
+// Error says where the cache is wrong: "parsing ld.so.cache at offset
+// 0x34: entry 0 key: string offset 0x1f000 past end of file …".
 func (e *ParseError) Error() string {
 	return fmt.Sprintf("parsing ld.so.cache at offset %#x: %s", e.Offset, e.Msg)
 }
