@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -44,9 +45,14 @@ func ldconfig(tb testing.TB) string {
 }
 
 // runLdconfig runs glibc's ldconfig with args and returns its stdout,
-// failing tb on a non-zero exit.
+// failing tb on a non-zero exit. With -r it gates on root: only then does
+// ldconfig chroot into ROOT, which the comparisons assume (without it,
+// it resolves paths itself and rejects relative include patterns).
 func runLdconfig(tb testing.TB, args ...string) []byte {
 	tb.Helper()
+	if slices.Contains(args, "-r") {
+		testutil.RequireRoot(tb)
+	}
 	cmd := exec.Command(ldconfig(tb), args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -30,8 +31,13 @@ func glibcLdconfig(t *testing.T) string {
 	return ""
 }
 
+// glibc runs glibc's ldconfig; with -r it gates on root, which makes
+// ldconfig chroot into ROOT as the comparisons assume.
 func glibc(t *testing.T, args ...string) string {
 	t.Helper()
+	if slices.Contains(args, "-r") {
+		testutil.RequireRoot(t)
+	}
 	out, err := exec.Command(glibcLdconfig(t), args...).Output()
 	if err != nil {
 		t.Fatalf("ldconfig %s: %v", strings.Join(args, " "), err)
