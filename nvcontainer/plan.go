@@ -96,6 +96,11 @@ type Layout struct {
 	LibDir   string `json:"libDir"`
 	Lib32Dir string `json:"lib32Dir"`
 	BinDir   string `json:"binDir"`
+	// HostPaths is set for a plan made without a rootfs (Container.Rootfs
+	// empty), as for a CDI spec: libraries then keep their host paths
+	// (LibDir and Lib32Dir name the directory of the first one), as the
+	// NVIDIA Container Toolkit's CDI specs do.
+	HostPaths bool `json:"hostPaths,omitempty"`
 }
 
 // PlannedGPU is a selected GPU.
@@ -104,10 +109,16 @@ type PlannedGPU struct {
 	Minor uint32 `json:"minor"`
 	UUID  string `json:"uuid"`
 	BusID string `json:"busId"`
+	// MIGEnabled is set when the GPU is in MIG mode; a CDI spec then
+	// lists it only as its MIG devices.
+	MIGEnabled bool `json:"migEnabled,omitempty"`
 }
 
 // PlannedMIG is a selected MIG device.
 type PlannedMIG struct {
+	// Index is the device's position among its parent's MIG devices
+	// (the "gpu:mig" ID is Parent:Index).
+	Index  int    `json:"index"`
 	Parent int    `json:"parent"`
 	GI     int    `json:"gi"`
 	CI     int    `json:"ci"`
@@ -146,6 +157,11 @@ type Mount struct {
 	// Device is the major:minor a device node source must have; nil for
 	// other kinds.
 	Device *DeviceNumber `json:"device,omitempty"`
+	// For is the selected device the mount exists for, as its index ID
+	// ("0" for a GPU, "1:0" for a MIG device); empty for what every
+	// device shares (driver files, control nodes, MIG config/monitor,
+	// IMEX channels).
+	For string `json:"for,omitempty"`
 }
 
 // DeviceNumber is a character device's major:minor.
