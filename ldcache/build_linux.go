@@ -41,7 +41,7 @@ func Build(rootPath string, opts *BuildOptions) (*Cache, error) {
 }
 
 func build(r *root, t *target, o *BuildOptions) (*Cache, error) {
-	b := &builder{t: t, r: r, o: o, buf: make([]byte, 32<<10), head: make([]byte, headSize), verbose: newVerbose(o.Verbose)}
+	b := &builder{t: t, r: r, o: o, buf: make([]byte, 32<<10), head: make([]byte, scratchSize), verbose: newVerbose(o.Verbose)}
 	if err := b.collectDirs(); err != nil {
 		return nil, err
 	}

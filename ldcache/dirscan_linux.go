@@ -223,8 +223,8 @@ func (s *dirScan) classifyAll() {
 }
 
 // parallel runs do(0…n-1) on up to GOMAXPROCS goroutines (at most 8, and
-// none for small n), giving each a scratch buffer of headSize bytes; the
-// calling goroutine's is buf.
+// none for small n), giving each a scratch buffer of scratchSize bytes;
+// the calling goroutine's is buf.
 func parallel(n int, do func(i int, buf []byte), buf []byte) {
 	workers := min(runtime.GOMAXPROCS(0), 8, (n+15)/16)
 	if workers <= 1 {
@@ -241,7 +241,7 @@ func parallel(n int, do func(i int, buf []byte), buf []byte) {
 	}
 	var wg sync.WaitGroup
 	for range workers - 1 {
-		wg.Go(func() { work(make([]byte, headSize)) })
+		wg.Go(func() { work(make([]byte, scratchSize)) })
 	}
 	work(buf)
 	wg.Wait()

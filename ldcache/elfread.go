@@ -24,14 +24,17 @@ type fileReader struct {
 	size  uint64
 	sized bool
 	stat  func() (uint64, bool) // the file's size
-	tmp   []byte
+	win   []byte                // a later window of the file
+	winAt uint64                // its offset
 }
 
-// newFileReader reads the head of r into buf.
+// newFileReader reads the head of r into the first headSize bytes of buf;
+// the rest of buf is scratch for later windows.
 func newFileReader(r io.ReaderAt, buf []byte, stat func() (uint64, bool)) *fileReader {
-	n, _ := r.ReadAt(buf, 0)
-	f := &fileReader{r: r, head: buf[:n], stat: stat}
-	if n < len(buf) {
+	head := buf[:min(len(buf), headSize)]
+	n, _ := r.ReadAt(head, 0)
+	f := &fileReader{r: r, head: head[:n], stat: stat, win: buf[len(head):len(head)]}
+	if n < len(head) {
 		f.size, f.sized = uint64(n), true
 	}
 	return f
@@ -58,7 +61,10 @@ func (f *fileReader) fileSize() (uint64, bool) {
 	return f.size, true
 }
 
-// at returns n bytes at off; ok is false past the end of the file.
+// at returns n bytes at off; ok is false past the end of the file. The
+// bytes are valid until the next call. Reads past the head fill a window
+// of at least windowSize bytes, so walking a dynamic section far from the
+// headers costs one read, not one per entry.
 func (f *fileReader) at(off, n uint64) ([]byte, bool) {
 	if n > 1<<20 {
 		return nil, false
@@ -66,22 +72,39 @@ func (f *fileReader) at(off, n uint64) ([]byte, bool) {
 	if off+n <= uint64(len(f.head)) {
 		return f.head[off : off+n], true
 	}
+	if off >= f.winAt && off+n <= f.winAt+uint64(len(f.win)) {
+		return f.win[off-f.winAt : off-f.winAt+n], true
+	}
 	size, ok := f.fileSize()
 	if !ok || off > size {
 		return nil, false
 	}
-	if uint64(cap(f.tmp)) < n {
-		f.tmp = make([]byte, n)
+	if !f.fill(off, max(n, windowSize), size) {
+		return nil, false
 	}
-	b := f.tmp[:n]
-	clear(b)
-	if want := min(n, size-off); want > 0 {
-		got, err := f.r.ReadAt(b[:want], int64(off))
-		if err != nil && err != io.EOF || uint64(got) < want {
-			return nil, false
+	return f.win[:n], true
+}
+
+const windowSize = 4096
+
+// scratchSize is the buffer a file is read with: head and window.
+const scratchSize = headSize + windowSize
+
+// fill reads want bytes at off into the window, zero past the end.
+func (f *fileReader) fill(off, want, size uint64) bool {
+	if uint64(cap(f.win)) < want {
+		f.win = make([]byte, want)
+	}
+	f.win, f.winAt = f.win[:want], off
+	clear(f.win)
+	if have := min(want, size-off); have > 0 {
+		got, err := f.r.ReadAt(f.win[:have], int64(off))
+		if err != nil && err != io.EOF || uint64(got) < have {
+			f.win = f.win[:0]
+			return false
 		}
 	}
-	return b, true
+	return true
 }
 
 // cstring reads the NUL-terminated string at off (ending at the end of
