@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
@@ -90,6 +91,11 @@ type Driver struct {
 	// architectures by list name, in file order.
 	native, compat32 cacheIndex
 	hasCompat32      bool
+	// elfMemo keeps what was read from each library file (elfKey →
+	// elfInfo), so that later Files calls read only file metadata.
+	elfMemo sync.Map
+	// linkMemo keeps symlink targets (linkKey → string).
+	linkMemo sync.Map
 }
 
 // Open reads the host driver's version and its ld.so.cache.

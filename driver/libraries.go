@@ -4,6 +4,7 @@ import (
 	"debug/elf"
 	"path"
 	"strings"
+	"sync"
 
 	"github.com/go-nvc/nvc/ldcache"
 )
@@ -45,6 +46,7 @@ func listName(key string) (string, bool) {
 // selector decides between cache candidates for one list name.
 type selector struct {
 	r       *rootDir
+	memo    *sync.Map // elfKey → elfInfo, the Driver's
 	version string    // "550.54.15"
 	class   elf.Class // the architecture's ELF class
 	wsl     bool
@@ -80,7 +82,7 @@ func (s *selector) accept(res resolved, found bool, cur chosen) (chosen, bool) {
 		if found && strings.Contains(cur.res.path, "/wsl/lib/") {
 			return chosen{}, false
 		}
-		info, _ := s.readELF(res, false)
+		info, _ := s.readELF(res)
 		return chosen{res: res, soname: info.soname}, true
 	}
 	return s.check(res)
@@ -97,7 +99,7 @@ func (s *selector) check(res resolved) (chosen, bool) {
 		return chosen{}, false
 	}
 	tls := strings.HasPrefix(base, "libnvidia-tls.so")
-	info, ok := s.readELF(res, tls)
+	info, ok := s.readELF(res)
 	if !ok || info.class != s.class {
 		return chosen{}, false
 	}
@@ -110,14 +112,32 @@ func (s *selector) check(res resolved) (chosen, bool) {
 	return chosen{res: res, soname: info.soname}, true
 }
 
-func (s *selector) readELF(res resolved, notes bool) (elfInfo, bool) {
-	f, size, err := s.r.openFile(res)
+// readELF reads res's ELF facts, or takes them from the driver's memo
+// when the file is the one read before: same device, inode, size, mtime
+// and ctime (a write or a replacement changes one of them).
+func (s *selector) readELF(res resolved) (elfInfo, bool) {
+	key := elfKey{res.dev, res.ino, res.size, res.mtime, res.ctime}
+	if v, ok := s.memo.Load(key); ok {
+		return v.(elfInfo), true
+	}
+	f, err := s.r.openFile(res)
 	if err != nil {
 		return elfInfo{}, false
 	}
 	defer f.Close()
-	info, err := readELF(f, size, notes)
-	return info, err == nil
+	info, err := readELF(f, res.size, true)
+	if err != nil {
+		return elfInfo{}, false
+	}
+	s.memo.Store(key, info)
+	return info, true
+}
+
+// elfKey identifies a file's content as stat sees it.
+type elfKey struct {
+	dev, ino     uint64
+	size         int64
+	mtime, ctime int64
 }
 
 func isCompatGL(base string) bool {

@@ -31,6 +31,11 @@ func (d *Driver) Files(caps capabilities.Set) (*Files, error) {
 		return nil, fmt.Errorf("looking up driver files in %s: %w", d.root, err)
 	}
 	defer r.close()
+	r.links = &d.linkMemo
+	return d.filesIn(r, caps), nil
+}
+
+func (d *Driver) filesIn(r *rootDir, caps capabilities.Set) *Files {
 	l := &lookup{d: d, r: r, fs: &Files{}}
 	exp := caps.Expand()
 	l.libraries(exp, caps.Has(capabilities.Compat32))
@@ -40,7 +45,7 @@ func (d *Driver) Files(caps capabilities.Set) (*Files, error) {
 		l.firmware()
 	}
 	l.configs(exp)
-	return l.fs, nil
+	return l.fs
 }
 
 // lookup is one Files call.
@@ -73,7 +78,7 @@ func (l *lookup) libraries(caps capabilities.Set, compat32 bool) {
 // selectAll selects a library for each name from idx (nil when the
 // architecture has no 32-bit ABI: every name is then missing).
 func (l *lookup) selectAll(names []string, idx cacheIndex, class elf.Class, k Kind) []File {
-	s := &selector{r: l.r, version: l.d.version.NVRM, class: class, wsl: l.d.wsl}
+	s := &selector{r: l.r, memo: &l.d.elfMemo, version: l.d.version.NVRM, class: class, wsl: l.d.wsl}
 	var out []File
 	for _, name := range names {
 		c, ok := s.selectLibrary(name, idx[name])
@@ -103,6 +108,12 @@ func (l *lookup) binaries(caps capabilities.Set) {
 	names := l.d.binaryNames(caps)
 	found := make(map[string]resolved, len(names))
 	for _, dir := range l.binDirs() {
+		if len(found) == len(names) {
+			break
+		}
+		if _, err := l.r.dir(dir); err != nil {
+			continue
+		}
 		for _, name := range names {
 			if _, ok := found[name]; ok {
 				continue

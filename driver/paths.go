@@ -12,11 +12,18 @@ import (
 // with nvidia-smi and the libraries NVIDIA ships for WSL.
 const wslDriverStore = "/usr/lib/wsl/drivers"
 
-// resolved is a path inside the root with every symlink resolved.
+// resolved is a path inside the root with every symlink resolved, and
+// what lstat said of it.
 type resolved struct {
-	path     string // absolute, inside the root ("/usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15")
-	mode     uint32 // st_mode
-	dev, ino uint64
+	path         string // absolute, inside the root ("/usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15")
+	mode         uint32 // st_mode
+	dev, ino     uint64
+	size         int64
+	mtime, ctime int64 // nanoseconds
+	// dirfd and name reach the file from its directory, while the
+	// rootDir that resolved it is open.
+	dirfd int
+	name  string
 }
 
 func isDir(mode uint32) bool { return mode&0o170000 == 0o040000 }
@@ -133,6 +140,9 @@ func (l *lookup) findConfigs(names, dirs []string, containerDir string) {
 
 func (l *lookup) first(k Kind, name string, dirs []string) (File, bool) {
 	for _, dir := range dirs {
+		if _, err := l.r.dir(dir); err != nil {
+			continue
+		}
 		p := path.Join(dir, name)
 		if res, err := l.r.resolve(p); err == nil && isReg(res.mode) {
 			return l.file(k, name, res, p), true

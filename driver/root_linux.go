@@ -7,22 +7,65 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 
 	pathrs "github.com/cyphar/filepath-securejoin/pathrs-lite"
 	"golang.org/x/sys/unix"
 )
 
 // rootDir resolves paths inside a driver root as if it were "/": every
-// symlink, absolute or relative, is followed inside it and ".." stops at it
-// (openat2 RESOLVE_IN_ROOT; filepath-securejoin's emulation on kernels
-// without openat2).
+// symlink, absolute or relative, is followed inside it and ".." stops at it.
+//
+// Directories are opened with openat2(RESOLVE_IN_ROOT) (filepath-securejoin's
+// emulation on kernels without openat2) and kept open for the rootDir's
+// life; the last component of a path is then looked at through its
+// directory's descriptor with fstatat and readlinkat, so the usual chain
+// "libcuda.so.1 -> libcuda.so.<version>" costs no path walk and no procfs
+// lookup. A symlink whose target holds a "/" is resolved again from the
+// root. A rootDir is not safe for concurrent use.
 type rootDir struct {
 	f    *os.File // O_PATH handle of the root
 	fd   int      // f's descriptor
 	real string   // the root's path as the kernel names it
 	// noOpenat2 forces the pathrs-lite emulation (kernels before 5.6).
 	noOpenat2 bool
+	dirs      map[string]dirHandle // by the path asked for; fd -1: failed
+	dirErrs   map[string]error     // why a dir failed to open
+	// seen are the results of lookup by directory and name, for this
+	// rootDir's life.
+	seen map[dirName]lookupResult
+	// links, when set, keeps symlink targets across rootDirs, by the
+	// link's identity (linkKey → string): a symlink's target cannot
+	// change without a new inode or ctime.
+	links *sync.Map
 }
+
+type dirName struct {
+	fd   int
+	name string
+}
+
+type lookupResult struct {
+	res    resolved
+	target string
+	err    error
+}
+
+// linkKey identifies a symlink.
+type linkKey struct {
+	dev, ino uint64
+	ctime    int64
+}
+
+// dirHandle is an open directory inside the root.
+type dirHandle struct {
+	fd   int    // O_PATH descriptor
+	path string // resolved, inside the root
+}
+
+// maxHops bounds the symlinks followed in one resolution, as the kernel's
+// MAXSYMLINKS does.
+const maxHops = 40
 
 func openRoot(root string) (*rootDir, error) {
 	f, err := os.OpenFile(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
@@ -35,18 +78,29 @@ func openRoot(root string) (*rootDir, error) {
 		f.Close()
 		return nil, err
 	}
-	return &rootDir{f: f, fd: fd, real: strings.TrimSuffix(real, "/")}, nil
+	return &rootDir{
+		f: f, fd: fd, real: strings.TrimSuffix(real, "/"),
+		dirs: make(map[string]dirHandle), dirErrs: make(map[string]error), seen: make(map[dirName]lookupResult),
+	}, nil
 }
 
-func (r *rootDir) close() { r.f.Close() }
+func (r *rootDir) close() {
+	for _, d := range r.dirs {
+		if d.fd >= 0 {
+			unix.Close(d.fd)
+		}
+	}
+	r.dirs = nil
+	r.f.Close()
+}
 
 // openat opens unsafePath inside the root. With O_PATH nothing of the file
 // is read and no device is opened.
-func (r *rootDir) openat(unsafePath string, flags int, resolve uint64) (int, error) {
+func (r *rootDir) openat(unsafePath string, flags int) (int, error) {
 	if !r.noOpenat2 {
 		fd, err := unix.Openat2(r.fd, unsafePath, &unix.OpenHow{
 			Flags:   uint64(flags | unix.O_CLOEXEC),
-			Resolve: resolve | unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS,
+			Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS,
 		})
 		if err == nil {
 			return fd, nil
@@ -78,29 +132,165 @@ func (r *rootDir) openatEmulated(unsafePath string, flags int) (int, error) {
 	return unix.Dup(int(f.Fd()))
 }
 
-// resolve resolves unsafePath inside the root.
-func (r *rootDir) resolve(unsafePath string) (resolved, error) {
-	fd, err := r.openat(unsafePath, unix.O_PATH, 0)
-	if err != nil {
-		return resolved{}, err
+// dir opens the directory unsafePath inside the root, once per rootDir.
+func (r *rootDir) dir(unsafePath string) (dirHandle, error) {
+	if len(unsafePath) > 1 {
+		unsafePath = strings.TrimSuffix(unsafePath, "/")
 	}
-	defer unix.Close(fd)
+	if d, ok := r.dirs[unsafePath]; ok {
+		return d, nil
+	}
+	if err := r.failedAncestor(unsafePath); err != nil {
+		return dirHandle{}, err
+	}
+	d, err := r.openDir(unsafePath)
+	if err != nil {
+		r.dirErrs[unsafePath] = err
+		return dirHandle{}, err
+	}
+	r.dirs[unsafePath] = d
+	return d, nil
+}
+
+// failedAncestor returns the error of a dir that failed to open and whose
+// path is a prefix of p at a "/" boundary (or p itself): the kernel resolves
+// that prefix first, so p fails too.
+func (r *rootDir) failedAncestor(p string) error {
+	for i := len(p); i > 0; i = strings.LastIndexByte(p[:i], '/') {
+		if err, ok := r.dirErrs[p[:i]]; ok {
+			return err
+		}
+		if err, ok := r.dirErrs[p[:i]+"/"]; ok {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *rootDir) openDir(unsafePath string) (dirHandle, error) {
+	fd, err := r.openat(unsafePath, unix.O_PATH|unix.O_DIRECTORY)
+	if err != nil {
+		return dirHandle{}, err
+	}
+	p, err := r.inRoot(fd, unsafePath)
+	if err != nil {
+		unix.Close(fd)
+		return dirHandle{}, err
+	}
+	return dirHandle{fd: fd, path: p}, nil
+}
+
+// inRoot returns the path, inside the root, of the open file fd.
+func (r *rootDir) inRoot(fd int, unsafePath string) (string, error) {
 	p, err := fdPath(fd)
 	if err != nil {
-		return resolved{}, err
+		return "", err
 	}
 	rel, ok := strings.CutPrefix(p, r.real)
 	if !ok || (rel != "" && rel[0] != '/') {
-		return resolved{}, fmt.Errorf("resolving %s: kernel names it %q, outside root %q", unsafePath, p, r.real)
+		return "", fmt.Errorf("resolving %s: kernel names it %q, outside root %q", unsafePath, p, r.real)
 	}
 	if rel == "" {
 		rel = "/"
 	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return resolved{}, &os.PathError{Op: "fstat", Path: p, Err: err}
+	return rel, nil
+}
+
+// resolve resolves unsafePath inside the root.
+func (r *rootDir) resolve(unsafePath string) (resolved, error) {
+	p := unsafePath
+	for range maxHops {
+		i := strings.LastIndexByte(p, '/')
+		dirPath, base := p[:i+1], p[i+1:]
+		if base == "" || base == "." || base == ".." {
+			dirPath, base = p, "."
+		}
+		if dirPath == "" {
+			dirPath = "."
+		}
+		d, err := r.dir(dirPath)
+		if err != nil {
+			return resolved{}, err
+		}
+		res, target, err := r.lookup(d, base)
+		if err != nil || target == "" {
+			return res, err
+		}
+		p = r.follow(d, target)
 	}
-	return resolved{path: rel, mode: st.Mode, dev: st.Dev, ino: st.Ino}, nil
+	return resolved{}, &os.PathError{Op: "resolve", Path: unsafePath, Err: unix.ELOOP}
+}
+
+// lookup looks at name in d: a resolved file, or a symlink's target.
+func (r *rootDir) lookup(d dirHandle, name string) (resolved, string, error) {
+	k := dirName{d.fd, name}
+	if l, ok := r.seen[k]; ok {
+		return l.res, l.target, l.err
+	}
+	res, target, err := r.lookupNew(d, name)
+	r.seen[k] = lookupResult{res, target, err}
+	return res, target, err
+}
+
+func (r *rootDir) lookupNew(d dirHandle, name string) (resolved, string, error) {
+	var st unix.Stat_t
+	if err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return resolved{}, "", &os.PathError{Op: "fstatat", Path: d.path + "/" + name, Err: err}
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		t, err := r.readlink(d, name, linkKey{st.Dev, st.Ino, st.Ctim.Nano()})
+		return resolved{}, t, err
+	}
+	p := d.path
+	if name != "." {
+		p = strings.TrimSuffix(p, "/") + "/" + name
+	}
+	return resolved{path: p, mode: st.Mode, dev: st.Dev, ino: st.Ino, size: st.Size,
+		mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano(), dirfd: d.fd, name: name}, "", nil
+}
+
+// follow returns the path a symlink in d with target leads to; it is
+// resolved again from the root, so ".." and absolute targets stay inside.
+func (r *rootDir) follow(d dirHandle, target string) string {
+	if strings.HasPrefix(target, "/") {
+		return target
+	}
+	return strings.TrimSuffix(d.path, "/") + "/" + target
+}
+
+// readlink returns the target of the symlink name in d, from r.links when
+// it has the link.
+func (r *rootDir) readlink(d dirHandle, name string, k linkKey) (string, error) {
+	if r.links != nil {
+		if t, ok := r.links.Load(k); ok {
+			return t.(string), nil
+		}
+	}
+	t, err := readlinkat(d.fd, name)
+	if err != nil || t == "" {
+		return "", &os.PathError{Op: "readlinkat", Path: d.path + "/" + name, Err: err}
+	}
+	if r.links != nil {
+		r.links.Store(k, t)
+	}
+	return t, nil
+}
+
+func readlinkat(dirfd int, name string) (string, error) {
+	buf := make([]byte, 256)
+	for {
+		n, err := unix.Readlinkat(dirfd, name, buf)
+		if err != nil {
+			return "", err
+		}
+		if n < len(buf) {
+			return string(buf[:n]), nil
+		}
+		if len(buf) >= 1<<16 {
+			return "", unix.ENAMETOOLONG
+		}
+		buf = make([]byte, 2*len(buf))
+	}
 }
 
 // fdReader reads a descriptor with pread.
@@ -119,33 +309,38 @@ func (f fdReader) ReadAt(b []byte, off int64) (int, error) {
 
 func (f fdReader) Close() error { return unix.Close(int(f)) }
 
-// openFile opens the regular file res for reading. It refuses any other
-// type of file, and a file that is no longer the one resolve saw.
-func (r *rootDir) openFile(res resolved) (fdReader, int64, error) {
+// openFile opens the regular file res for reading, by its name in its
+// directory without following a symlink. It refuses any other type of
+// file, and a file that is no longer the one resolve saw.
+func (r *rootDir) openFile(res resolved) (fdReader, error) {
 	if !isReg(res.mode) {
-		return -1, 0, fmt.Errorf("opening %s: not a regular file (mode %#o)", res.path, res.mode)
+		return -1, fmt.Errorf("opening %s: not a regular file (mode %#o)", res.path, res.mode)
 	}
-	fd, err := r.openat(res.path, unix.O_RDONLY|unix.O_NOCTTY|unix.O_NONBLOCK, unix.RESOLVE_NO_SYMLINKS)
+	fd, err := unix.Openat(res.dirfd, res.name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NOCTTY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return -1, 0, err
+		return -1, &os.PathError{Op: "openat", Path: res.path, Err: err}
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil || st.Dev != res.dev || st.Ino != res.ino {
 		unix.Close(fd)
-		return -1, 0, fmt.Errorf("opening %s: file replaced while reading", res.path)
+		return -1, fmt.Errorf("opening %s: file replaced while reading", res.path)
 	}
-	return fdReader(fd), st.Size, nil
+	return fdReader(fd), nil
 }
 
 // readDir lists the names in the directory unsafePath inside the root.
 func (r *rootDir) readDir(unsafePath string) ([]string, error) {
-	fd, err := r.openat(unsafePath, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	d, err := r.dir(unsafePath)
 	if err != nil {
 		return nil, err
 	}
-	d := os.NewFile(uintptr(fd), unsafePath)
-	defer d.Close()
-	return d.Readdirnames(-1)
+	fd, err := unix.Openat(d.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "openat", Path: d.path, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), d.path)
+	defer f.Close()
+	return f.Readdirnames(-1)
 }
 
 // fdPath returns the path the kernel gives for fd.
@@ -164,12 +359,12 @@ func readInRoot(root, unsafePath string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, size, err := r.openFile(res)
+	f, err := r.openFile(res)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	b := make([]byte, size)
+	b := make([]byte, res.size)
 	n, err := f.ReadAt(b, 0)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, &os.PathError{Op: "read", Path: res.path, Err: err}

@@ -1,0 +1,178 @@
+package driver_test
+
+import (
+	"bufio"
+	"bytes"
+	"debug/elf"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	securejoin "github.com/cyphar/filepath-securejoin"
+
+	"github.com/go-nvc/nvc/capabilities"
+	"github.com/go-nvc/nvc/driver"
+	"github.com/go-nvc/nvc/internal/testutil"
+)
+
+// glibcEntry is one line of `ldconfig -p`.
+type glibcEntry struct {
+	key, flags, path string
+}
+
+var ldconfigLine = regexp.MustCompile(`^\t(\S+) \(([^)]*)\) => (\S+)$`)
+
+// glibcListing runs glibc's `ldconfig -p -C cache` and parses its lines.
+func glibcListing(t *testing.T, cache string) []glibcEntry {
+	t.Helper()
+	ldconfig := testutil.RequireCommand(t, "ldconfig")
+	out, err := exec.Command(ldconfig, "-p", "-C", cache).Output()
+	if err != nil {
+		t.Fatalf("ldconfig -p -C %s: %v", cache, err)
+	}
+	var es []glibcEntry
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		if m := ldconfigLine.FindStringSubmatch(sc.Text()); m != nil {
+			es = append(es, glibcEntry{m[1], m[2], m[3]})
+		}
+	}
+	if len(es) == 0 {
+		t.Fatalf("ldconfig -p -C %s listed nothing:\n%s", cache, out)
+	}
+	return es
+}
+
+// refSelect is a second implementation of libnvidia-container's selection,
+// over glibc's listing of the cache, with filepath-securejoin for paths and
+// debug/elf for the ELF checks: for each list name, the last entry whose
+// key it prefixes and whose file passes.
+func refSelect(root, version string, listing []glibcEntry, flags string, class elf.Class, names []string) map[string]string {
+	sel := make(map[string]string)
+	for _, e := range listing {
+		if e.flags != flags {
+			continue
+		}
+		for _, name := range names {
+			if !strings.HasPrefix(e.key, name) {
+				continue
+			}
+			if p, ok := refCheck(root, e.path, version, class); ok {
+				sel[name] = p
+			}
+			break
+		}
+	}
+	return sel
+}
+
+func refCheck(root, p, version string, class elf.Class) (string, bool) {
+	full, err := securejoin.SecureJoin(root, p)
+	if err != nil {
+		return "", false
+	}
+	if fi, err := os.Stat(full); err != nil || !fi.Mode().IsRegular() {
+		return "", false
+	}
+	base := filepath.Base(full)
+	if !strings.HasSuffix(base, "."+version) {
+		return "", false
+	}
+	f, err := elf.Open(full)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	if f.Class != class || f.Type != elf.ET_DYN {
+		return "", false
+	}
+	if strings.HasPrefix(base, "libnvidia-tls.so") && !hasNewTLSNote(f) {
+		return "", false
+	}
+	if slices.ContainsFunc([]string{"libGL.so", "libEGL.so", "libGLESv1_CM.so", "libGLESv2.so"}, func(n string) bool { return strings.HasPrefix(base, n) }) {
+		needed, _ := f.ImportedLibraries()
+		if !slices.ContainsFunc(needed, func(n string) bool {
+			return strings.HasPrefix(n, "libnvidia-glcore.so") || strings.HasPrefix(n, "libnvidia-eglcore.so")
+		}) {
+			return "", false
+		}
+	}
+	return strings.TrimPrefix(full, root), true
+}
+
+// hasNewTLSNote reads the .note.ABI-tag section: GNU, type 1, Linux 2.3.99.
+func hasNewTLSNote(f *elf.File) bool {
+	s := f.Section(".note.ABI-tag")
+	if s == nil {
+		return false
+	}
+	b, err := s.Data()
+	if err != nil || len(b) < 32 {
+		return false
+	}
+	bo := f.ByteOrder
+	return string(b[12:15]) == "GNU" && bo.Uint32(b[8:]) == 1 &&
+		bo.Uint32(b[20:]) == 2 && bo.Uint32(b[24:]) == 3 && bo.Uint32(b[28:]) == 99
+}
+
+// TestLibrariesAgainstGlibc is acceptance test 3: glibc 2.36's ldconfig
+// lists the generated cache, a second implementation selects from that
+// listing, and Files must select exactly the same libraries — none the
+// cache has is missed, none is added.
+func TestLibrariesAgainstGlibc(t *testing.T) {
+	for _, o := range hosts {
+		for _, noGLVND := range []bool{false, true} {
+			h, d := generate(t, o, driver.Options{NoGLVND: noGLVND})
+			listing := glibcListing(t, filepath.Join(h.Root, "etc/ld.so.cache"))
+			names := listNames(noGLVND)
+			fs, err := d.Files(capabilities.All)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range []struct {
+				flags string
+				class elf.Class
+				got   []driver.File
+			}{{"libc6,x86-64", elf.ELFCLASS64, fs.Libraries}, {"libc6", elf.ELFCLASS32, fs.Libraries32}} {
+				want := refSelect(h.Root, h.DriverVersion, listing, c.flags, c.class, names)
+				got := map[string]string{}
+				for _, f := range c.got {
+					got[f.Name] = f.Path
+				}
+				if len(want) < 10 || !mapsEqual(got, want) {
+					t.Errorf("%s %s noGLVND=%v (%s): Files selected\n%v\nthe reference, from ldconfig -p\n%v", h.DriverVersion, h.Layout, noGLVND, c.flags, got, want)
+				}
+			}
+		}
+	}
+}
+
+func listNames(noGLVND bool) []string {
+	var names []string
+	gl := wantGLVND
+	if noGLVND {
+		gl = wantCompatGL
+	}
+	for _, l := range [][]hostLib{wantUtility, wantCompute, wantNGX, wantVideo, wantGraphics, gl} {
+		for _, lib := range l {
+			names = append(names, lib.name)
+		}
+	}
+	return names
+}
+
+func mapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
