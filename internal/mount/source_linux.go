@@ -120,6 +120,15 @@ func typeMode(m uint32) fs.FileMode {
 	return 0
 }
 
+// Rdev is the device number of a device node source (st_rdev), zero for
+// anything else, to check a node before it is mounted.
+func (s *Source) Rdev() uint64 {
+	if s.st.Mode&unix.S_IFMT != unix.S_IFCHR && s.st.Mode&unix.S_IFMT != unix.S_IFBLK {
+		return 0
+	}
+	return s.st.Rdev
+}
+
 // IsDir reports whether the source is a directory (a tmpfs is).
 func (s *Source) IsDir() bool { return s.Mode().IsDir() }
 

@@ -1,0 +1,108 @@
+package nvcontainer
+
+import (
+	"fmt"
+	"path"
+	"strings"
+)
+
+// mountOptions are the options a plan's mounts and tmpfs may carry.
+var mountOptions = map[string]bool{"ro": true, "nosuid": true, "nodev": true, "noexec": true}
+
+// checkPlan finds what makes p impossible to apply, before anything is
+// opened or changed.
+func checkPlan(p *Plan, ctr Container) *ApplyError {
+	if p == nil {
+		return invalid("", "nil plan")
+	}
+	if p.Version != PlanVersion {
+		return invalid("", fmt.Sprintf("plan version %d, want %d", p.Version, PlanVersion))
+	}
+	if ctr.Rootfs == "" || ctr.PID < 0 {
+		return invalid("", fmt.Sprintf("container %+v: need a rootfs and a PID >= 0", ctr))
+	}
+	if len(p.CgroupRules) > 0 && ctr.PID == 0 {
+		return &ApplyError{Step: StepCheck, Err: fmt.Errorf("%d device cgroup rules: %w", len(p.CgroupRules), ErrNoProcess), kind: ErrNoProcess}
+	}
+	for _, t := range p.Tmpfs {
+		if err := checkTmpfs(t); err != nil {
+			return err
+		}
+	}
+	for _, m := range p.Mounts {
+		if err := checkMount(m); err != nil {
+			return err
+		}
+	}
+	return checkRest(p)
+}
+
+func checkTmpfs(t Tmpfs) *ApplyError {
+	if err := checkTarget(t.Target, t.Options); err != nil {
+		return err
+	}
+	for _, f := range t.Files {
+		if !inside(t.Target, path.Join(t.Target, f.Name)) {
+			return invalid(t.Target, fmt.Sprintf("tmpfs file %q is not below the tmpfs", f.Name))
+		}
+	}
+	for _, m := range t.Mounts {
+		if err := checkMount(m); err != nil {
+			return err
+		}
+		if !inside(t.Target, m.Target) {
+			return invalid(m.Target, fmt.Sprintf("mount is not below its tmpfs %q", t.Target))
+		}
+	}
+	return nil
+}
+
+func checkMount(m Mount) *ApplyError {
+	if err := checkTarget(m.Target, m.Options); err != nil {
+		return err
+	}
+	if m.Source == "" || !path.IsAbs(m.Source) {
+		return invalid(m.Target, fmt.Sprintf("source %q is not an absolute host path", m.Source))
+	}
+	if m.Kind == MountDevice && m.Device == nil {
+		return invalid(m.Target, "device mount without a device number")
+	}
+	return nil
+}
+
+func checkTarget(target string, options []string) *ApplyError {
+	if target == "" || path.Clean("/"+target) == "/" {
+		return invalid(target, "target names no entry below the rootfs")
+	}
+	for _, o := range options {
+		if !mountOptions[o] {
+			return invalid(target, fmt.Sprintf("unknown mount option %q", o))
+		}
+	}
+	return nil
+}
+
+func checkRest(p *Plan) *ApplyError {
+	for _, s := range p.Symlinks {
+		if s.Target == "" || path.Clean("/"+s.Path) == "/" {
+			return invalid(s.Path, fmt.Sprintf("symlink to %q", s.Target))
+		}
+	}
+	for _, r := range p.CgroupRules {
+		if (r.Type != "c" && r.Type != "b" && r.Type != "") || strings.Trim(r.Access, "rwm") != "" {
+			return invalid("", fmt.Sprintf("device cgroup rule %+v", r))
+		}
+	}
+	return nil
+}
+
+// inside reports whether p lies strictly below dir (both cleaned as
+// absolute paths).
+func inside(dir, p string) bool {
+	dir, p = path.Clean("/"+dir), path.Clean("/"+p)
+	return strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
+}
+
+func invalid(target, why string) *ApplyError {
+	return &ApplyError{Step: StepCheck, Path: target, Err: fmt.Errorf("%s: %w", why, ErrInvalidPlan), kind: ErrInvalidPlan}
+}

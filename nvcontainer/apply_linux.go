@@ -1,0 +1,257 @@
+package nvcontainer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/go-nvc/nvc/internal/cgroup"
+	"github.com/go-nvc/nvc/internal/mount"
+	"github.com/go-nvc/nvc/internal/ns"
+	"github.com/go-nvc/nvc/internal/rootfs"
+	"github.com/go-nvc/nvc/internal/undo"
+)
+
+// Apply makes the plan true in a container, all or nothing: it mounts the
+// plan's tmpfs, files, directories and device nodes into the rootfs,
+// creates its symlinks, adds its device cgroup rules and rewrites the
+// rootfs's ld.so.cache. If any of that fails, or ctx is done before the
+// end, everything already changed is taken back in reverse order (mounts
+// detached, created files, directories and links removed, cgroup rules
+// withdrawn, the previous ld.so.cache put back) and the error is an
+// *ApplyError naming the step and the path.
+//
+// The container is ctr: with a PID, Apply works in the mount namespace of
+// that process (ProcRoot/PID/ns/mnt) and ctr.Rootfs is the rootfs as seen
+// there — its host path while an OCI hook runs (before pivot_root), "/"
+// once the workload runs. With PID 0 (rootfs-only mode, for a runtime that
+// has not started the process yet) Apply works in the caller's own mount
+// namespace on the rootfs directory ctr.Rootfs; the plan must then have no
+// cgroup rules (ErrNoProcess): give the devices to the runtime instead.
+// The same plan may be applied to several containers with the same rootfs
+// layout, concurrently.
+//
+// The steps, in order (see the Step constants):
+//
+//  1. check: the plan is validated; nothing is touched.
+//  2. open: in the caller's (host) mount namespace every source is opened
+//     without following symlinks and checked: a library, binary, firmware
+//     or config source must be a regular file, a directory source a
+//     directory, a device source a character device with the plan's
+//     major:minor. With the new mount API each is cloned into a detached
+//     mount (open_tree) whose flags are set (mount_setattr) before anyone
+//     can see it, and each tmpfs is created (fsopen, fsmount) and filled —
+//     files and placeholders for the mounts inside it — while detached.
+//     The container's mount namespace and device cgroup are opened.
+//  3. cgroup: the device rules are added (v1 devices.allow, or a rebuilt
+//     v2 device program that keeps the existing rules).
+//  4. enter: on a new OS thread, locked and never unlocked so the Go
+//     runtime discards it, Apply unshares the filesystem context, joins
+//     the container's mount namespace and opens the rootfs. No other
+//     goroutine ever runs in that namespace.
+//  5. tmpfs: each tmpfs is mounted, then the mounts inside it (the selected
+//     GPUs' /proc/driver/nvidia/gpus/<bus id>) are attached through its own
+//     descriptor.
+//  6. mount: each target is resolved inside the rootfs (openat2
+//     RESOLVE_IN_ROOT, or filepath-securejoin's pathrs-lite before Linux
+//     5.6); missing parents and an empty placeholder of the source's type
+//     are created with *at calls relative to verified directory
+//     descriptors, owned by Owner; then the source is moved onto the
+//     placeholder's descriptor (move_mount). A symlink, FIFO, socket or
+//     directory where a file should be is an error (ErrWrongType), never
+//     followed. An existing device node with the right number is mounted
+//     over as is.
+//  7. symlink: each link is created with symlinkat; an existing link with
+//     the same target is kept, anything else there is an error.
+//  8. ldcache: the rootfs's ld.so.cache is rebuilt in Go (package ldcache)
+//     with the plan's FirstDirs, then Dirs, before the rootfs's own
+//     configuration, and swapped in by rename in /etc; a symlink at the
+//     cache path is replaced, never followed. On a musl rootfs the path
+//     file /etc/ld-musl-<arch>.path is updated instead (atomically, and
+//     last, so never taken back). Nothing from the container is executed.
+//  9. commit: a last look at ctx; from here the changes are kept.
+//
+// Apply needs root: CAP_SYS_ADMIN and CAP_SYS_CHROOT to join the namespace
+// and mount, CAP_DAC_OVERRIDE and CAP_CHOWN to create files for another
+// owner, and, for cgroup v2 rules, bpf(2). It needs Linux 5.12 for the new
+// mount API; before that it binds by path inside the namespace and
+// remounts (the LegacyMounts method), which works only before pivot_root.
+// Targets are resolved with openat2 (Linux 5.6) or pathrs-lite. The library
+// does not log; Apply returns nil or an *ApplyError.
+func (p *Plan) Apply(ctx context.Context, ctr Container, opts *ApplyOptions) error {
+	if err := checkPlan(p, ctr); err != nil {
+		return err
+	}
+	a := newApplier(ctx, p, ctr, opts)
+	defer a.close()
+	return a.run()
+}
+
+// run does steps 2 to 9; host-side changes are taken back unless all of
+// them succeed (also when something panics).
+func (a *applier) run() (err error) {
+	kept := false
+	defer func() {
+		if !kept {
+			err = withUndo(err, a.host.Undo())
+		}
+	}()
+	if err := a.open(); err != nil {
+		return err
+	}
+	if err := a.allowDevices(); err != nil {
+		return err
+	}
+	if err := a.ns.Run(a.inNamespace); err != nil {
+		return stepError(StepEnter, a.ctr.Rootfs, err)
+	}
+	kept = true
+	a.host.Release().Discard()
+	return nil
+}
+
+// applier is one Apply call's state.
+type applier struct {
+	ctx    context.Context
+	plan   *Plan
+	ctr    Container
+	opts   ApplyOptions
+	method mount.Method
+	owner  *rootfs.Owner
+
+	ns      *ns.Namespace
+	cg      *cgroup.Cgroup
+	tmpfs   []*tmpfsMount   // one per plan.Tmpfs
+	sources []*mount.Source // one per plan.Mounts
+	under   []underTmpfs    // one per plan.Mounts
+
+	host  undo.Stack // changes made from the host (cgroup rules)
+	inner undo.Stack // changes made inside the namespace
+}
+
+func newApplier(ctx context.Context, p *Plan, ctr Container, opts *ApplyOptions) *applier {
+	a := &applier{ctx: ctx, plan: p, ctr: ctr, method: mount.Auto}
+	if opts != nil {
+		a.opts = *opts
+	}
+	if a.opts.ProcRoot == "" {
+		a.opts.ProcRoot = "/proc"
+	}
+	if a.opts.LegacyMounts {
+		a.method = mount.Legacy
+	}
+	return a
+}
+
+// at is a point where Apply may stop: a done context, or a fault a test
+// injects.
+func (a *applier) at(step Step, path string) error {
+	if err := a.ctx.Err(); err != nil {
+		return &ApplyError{Step: step, Path: path, Err: err}
+	}
+	if a.opts.fault != nil {
+		if err := a.opts.fault(step, path); err != nil {
+			return &ApplyError{Step: step, Path: path, Err: err}
+		}
+	}
+	return nil
+}
+
+// inNamespace runs on the confined thread: every change inside the
+// container, taken back there unless all of them succeed.
+func (a *applier) inNamespace() (err error) {
+	kept := false
+	defer func() {
+		if !kept {
+			err = withUndo(err, a.inner.Undo())
+		}
+	}()
+	if err := a.at(StepEnter, a.ctr.Rootfs); err != nil {
+		return err
+	}
+	root, err := rootfs.Open(a.ctr.Rootfs, &rootfs.Options{Owner: a.owner, Undo: &a.inner})
+	if err != nil {
+		return stepError(StepEnter, a.ctr.Rootfs, err)
+	}
+	defer root.Close()
+	if err := a.changeRootfs(root); err != nil {
+		return err
+	}
+	if err := a.at(StepCommit, ""); err != nil {
+		return err
+	}
+	kept = true
+	a.inner.Release().Discard()
+	return nil
+}
+
+func (a *applier) changeRootfs(root *rootfs.Root) error {
+	if err := a.mountTmpfs(root); err != nil {
+		return err
+	}
+	if err := a.mountAll(root); err != nil {
+		return err
+	}
+	if err := a.symlinks(root); err != nil {
+		return err
+	}
+	return a.updateLDCache(root)
+}
+
+// withUndo attaches the error of an undo to err (nil when err is nil, as
+// after a panic).
+func withUndo(err, uerr error) error {
+	if err == nil || uerr == nil {
+		return err
+	}
+	var ae *ApplyError
+	if errors.As(err, &ae) {
+		ae.UndoErr = errors.Join(ae.UndoErr, uerr)
+		return ae
+	}
+	return &ApplyError{Step: StepEnter, Err: err, UndoErr: uerr}
+}
+
+func (a *applier) symlinks(root *rootfs.Root) error {
+	for _, s := range a.plan.Symlinks {
+		if err := a.at(StepSymlink, s.Path); err != nil {
+			return err
+		}
+		e, err := root.Symlink(s.Target, s.Path)
+		if err != nil {
+			return stepError(StepSymlink, s.Path, fmt.Errorf("to %q: %w", s.Target, err))
+		}
+		e.Close()
+	}
+	return nil
+}
+
+func (a *applier) close() {
+	for _, t := range a.tmpfs {
+		t.close()
+	}
+	for _, s := range a.sources {
+		if s != nil {
+			s.Close()
+		}
+	}
+	if a.cg != nil {
+		a.cg.Close()
+	}
+	if a.ns != nil {
+		a.ns.Close()
+	}
+}
+
+// stepError wraps err for step and path, classifying type errors.
+func stepError(step Step, path string, err error) *ApplyError {
+	var ae *ApplyError
+	if errors.As(err, &ae) {
+		return ae
+	}
+	e := &ApplyError{Step: step, Path: path, Err: err}
+	if errors.Is(err, rootfs.ErrWrongType) || errors.Is(err, mount.ErrTargetType) || errors.Is(err, ErrWrongType) {
+		e.kind = ErrWrongType
+	}
+	return e
+}

@@ -1,0 +1,215 @@
+package nvcontainer
+
+import (
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+
+	"github.com/go-nvc/nvc/internal/mount"
+	"github.com/go-nvc/nvc/internal/rootfs"
+)
+
+// tmpfsMount is one of the plan's tmpfs mounts on its way in.
+type tmpfsMount struct {
+	t     Tmpfs
+	src   *mount.Source   // the tmpfs, built and filled
+	inner []*mount.Source // one per t.Mounts
+	mnt   *mount.Mount    // once attached
+}
+
+// underTmpfs places a bind mount inside a tmpfs: rel is its target below
+// the tmpfs's root. t is nil for a mount elsewhere.
+type underTmpfs struct {
+	t   *tmpfsMount
+	rel string
+}
+
+func (a *applier) findTmpfs(target string) underTmpfs {
+	for _, t := range a.tmpfs {
+		if inside(t.t.Target, target) {
+			return underTmpfs{t: t, rel: relBelow(t.t.Target, target)}
+		}
+	}
+	return underTmpfs{}
+}
+
+func relBelow(dir, p string) string {
+	return strings.TrimPrefix(path.Clean("/"+p), path.Clean("/"+dir)+"/")
+}
+
+// openTmpfsMounts opens the sources of the mounts inside each tmpfs.
+func (a *applier) openTmpfsMounts() error {
+	for _, t := range a.plan.Tmpfs {
+		tm := &tmpfsMount{t: t}
+		a.tmpfs = append(a.tmpfs, tm)
+		for _, m := range t.Mounts {
+			src, err := a.openSource(m)
+			if err != nil {
+				return err
+			}
+			tm.inner = append(tm.inner, src)
+		}
+	}
+	return nil
+}
+
+// buildTmpfs creates each tmpfs, detached, holding its files and a
+// placeholder for every mount that goes inside it.
+func (a *applier) buildTmpfs() error {
+	for _, tm := range a.tmpfs {
+		if err := a.at(StepOpen, tm.t.Target); err != nil {
+			return err
+		}
+		fill := &tmpfsFill{tm: tm, made: map[string]bool{}}
+		for i, m := range tm.t.Mounts {
+			fill.add(relBelow(tm.t.Target, m.Target), tm.inner[i])
+		}
+		for i, u := range a.under {
+			if u.t == tm {
+				fill.add(u.rel, a.sources[i])
+			}
+		}
+		opts := &mount.TmpfsOptions{Mode: fs.FileMode(tm.t.Mode), Attr: attrOf(tm.t.Options), Method: a.method}
+		src, err := mount.NewTmpfs(opts, fill.populate)
+		if err != nil {
+			return stepError(StepOpen, tm.t.Target, err)
+		}
+		tm.src = src
+	}
+	return nil
+}
+
+// tmpfsFill populates a tmpfs through its root descriptor.
+type tmpfsFill struct {
+	tm    *tmpfsMount
+	holes []placeholder
+	made  map[string]bool // directories created
+}
+
+type placeholder struct {
+	rel string
+	dir bool
+}
+
+func (f *tmpfsFill) add(rel string, src *mount.Source) {
+	f.holes = append(f.holes, placeholder{rel: rel, dir: src.IsDir()})
+}
+
+func (f *tmpfsFill) populate(root *os.File) error {
+	for _, file := range f.tm.t.Files {
+		name := path.Clean(file.Name)
+		mode := fs.FileMode(file.Mode).Perm()
+		if mode == 0 {
+			mode = 0o444
+		}
+		if err := f.parents(root, name); err != nil {
+			return err
+		}
+		if err := mount.WriteFileAt(root, name, []byte(file.Content), mode); err != nil {
+			return err
+		}
+	}
+	return f.placeholders(root)
+}
+
+func (f *tmpfsFill) placeholders(root *os.File) error {
+	for _, h := range f.holes {
+		if err := f.parents(root, h.rel); err != nil {
+			return err
+		}
+		var err error
+		if h.dir {
+			err = f.mkdir(root, h.rel)
+		} else {
+			err = mount.WriteFileAt(root, h.rel, nil, 0o444)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// parents creates the missing directories above rel.
+func (f *tmpfsFill) parents(root *os.File, rel string) error {
+	dir, _ := relPath(rel)
+	if dir == "" || f.made[dir] {
+		return nil
+	}
+	if err := f.parents(root, dir); err != nil {
+		return err
+	}
+	return f.mkdir(root, dir)
+}
+
+func (f *tmpfsFill) mkdir(root *os.File, rel string) error {
+	if f.made[rel] {
+		return nil
+	}
+	f.made[rel] = true
+	return mount.MkdirAt(root, rel, 0o555)
+}
+
+// mountTmpfs attaches each tmpfs, then the mounts that go inside it.
+func (a *applier) mountTmpfs(root *rootfs.Root) error {
+	for _, tm := range a.tmpfs {
+		if err := a.attachTmpfs(root, tm); err != nil {
+			return err
+		}
+		for i, m := range tm.t.Mounts {
+			if err := a.at(StepTmpfs, m.Target); err != nil {
+				return err
+			}
+			if err := a.attachInTmpfs(tm, relBelow(tm.t.Target, m.Target), tm.inner[i]); err != nil {
+				return stepError(StepTmpfs, m.Target, err)
+			}
+		}
+	}
+	return nil
+}
+
+func (a *applier) attachTmpfs(root *rootfs.Root, tm *tmpfsMount) error {
+	target := tm.t.Target
+	if err := a.at(StepTmpfs, target); err != nil {
+		return err
+	}
+	e, err := root.MkdirAll(target, 0o555)
+	if err != nil {
+		return stepError(StepTmpfs, target, err)
+	}
+	defer e.Close()
+	mnt, err := tm.src.Attach(e.Dir(), e.Name())
+	if err != nil {
+		return stepError(StepTmpfs, target, err)
+	}
+	a.recordMount(mnt)
+	tm.mnt = mnt
+	return nil
+}
+
+// attachInTmpfs mounts src on its placeholder rel in the attached tmpfs,
+// reached through the tmpfs's own descriptor (not through the rootfs).
+func (a *applier) attachInTmpfs(tm *tmpfsMount, rel string, src *mount.Source) error {
+	dirName, name := relPath(rel)
+	dir, err := tm.mnt.OpenDir(dirName)
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	mnt, err := src.Attach(dir, name)
+	if err != nil {
+		return err
+	}
+	a.recordMount(mnt)
+	return nil
+}
+
+func (tm *tmpfsMount) close() {
+	if tm.src != nil {
+		tm.src.Close()
+	}
+	for _, s := range tm.inner {
+		s.Close()
+	}
+}

@@ -1,0 +1,174 @@
+package nvcontainer
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+
+	"github.com/go-nvc/nvc/internal/mount"
+	"github.com/go-nvc/nvc/internal/rootfs"
+)
+
+// attrOf turns a plan's mount options into mount attributes (checkPlan
+// has refused unknown ones).
+func attrOf(options []string) mount.Attr {
+	var a mount.Attr
+	for _, o := range options {
+		switch o {
+		case "ro":
+			a |= mount.ReadOnly
+		case "nosuid":
+			a |= mount.NoSuid
+		case "nodev":
+			a |= mount.NoDev
+		case "noexec":
+			a |= mount.NoExec
+		}
+	}
+	return a
+}
+
+// openSource opens m's host source in the caller's namespace and checks
+// that it is what the plan says.
+func (a *applier) openSource(m Mount) (*mount.Source, error) {
+	if err := a.at(StepOpen, m.Source); err != nil {
+		return nil, err
+	}
+	src, err := mount.OpenSource(m.Source, attrOf(m.Options), &mount.Options{Method: a.method})
+	if err == nil {
+		err = checkSource(m, src)
+		if err != nil {
+			src.Close()
+		}
+	}
+	if err != nil {
+		return nil, stepError(StepOpen, m.Source, err)
+	}
+	return src, nil
+}
+
+// checkSource refuses a source whose type the plan does not expect.
+func checkSource(m Mount, src *mount.Source) error {
+	mode := src.Mode()
+	switch {
+	case m.Device != nil:
+		return checkDevice(m, src)
+	case m.Dir != mode.IsDir():
+		return fmt.Errorf("source is %s, the plan says dir=%v: %w", typeName(mode), m.Dir, ErrWrongType)
+	case fileKinds[m.Kind] && !mode.IsRegular():
+		return fmt.Errorf("%s source is %s, want a regular file: %w", m.Kind, typeName(mode), ErrWrongType)
+	}
+	return nil
+}
+
+// fileKinds are the mount kinds whose sources must be regular files.
+var fileKinds = map[MountKind]bool{
+	MountLibrary: true, MountLibrary32: true, MountBinary: true,
+	MountFirmware: true, MountConfig: true, MountCompat: true,
+}
+
+func typeName(m fs.FileMode) string {
+	switch {
+	case m.IsRegular():
+		return "a regular file"
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSymlink != 0:
+		return "a symlink"
+	}
+	return fmt.Sprintf("of type %v", m.Type())
+}
+
+// openSources opens every bind mount's source, noting those that lie in a
+// tmpfs of the plan.
+func (a *applier) openSources() error {
+	a.sources = make([]*mount.Source, len(a.plan.Mounts))
+	a.under = make([]underTmpfs, len(a.plan.Mounts))
+	for i, m := range a.plan.Mounts {
+		src, err := a.openSource(m)
+		if err != nil {
+			return err
+		}
+		a.sources[i] = src
+		a.under[i] = a.findTmpfs(m.Target)
+	}
+	return nil
+}
+
+// mountAll attaches the bind mounts in plan order.
+func (a *applier) mountAll(root *rootfs.Root) error {
+	for i, m := range a.plan.Mounts {
+		if err := a.at(StepMount, m.Target); err != nil {
+			return err
+		}
+		var err error
+		if u := a.under[i]; u.t != nil {
+			err = a.attachInTmpfs(u.t, u.rel, a.sources[i])
+		} else {
+			err = a.attach(root, m, a.sources[i])
+		}
+		if err != nil {
+			return stepError(StepMount, m.Target, err)
+		}
+	}
+	return nil
+}
+
+// attach creates m's target in the rootfs and mounts src on it.
+func (a *applier) attach(root *rootfs.Root, m Mount, src *mount.Source) error {
+	e, err := a.placeholder(root, m, src)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	mnt, err := src.Attach(e.Dir(), e.Name())
+	if err != nil {
+		return err
+	}
+	a.recordMount(mnt)
+	return nil
+}
+
+// placeholder finds or creates the entry to mount src on: a directory for
+// a directory, an existing node of the right number for a device, an empty
+// regular file otherwise.
+func (a *applier) placeholder(root *rootfs.Root, m Mount, src *mount.Source) (*rootfs.Entry, error) {
+	perm := src.Mode().Perm()
+	switch {
+	case src.IsDir():
+		return root.MkdirAll(m.Target, perm)
+	case m.Device != nil:
+		return deviceTarget(root, m.Target, src.Rdev(), perm)
+	}
+	return root.CreateFile(m.Target, perm)
+}
+
+// recordMount registers how to detach mnt; the undo runs on the confined
+// thread (inNamespace), where Detach works.
+func (a *applier) recordMount(mnt *mount.Mount) {
+	a.inner.AddStep(func() error {
+		defer mnt.Close()
+		err := mnt.Detach()
+		if errors.Is(err, mount.ErrNotMounted) {
+			return nil
+		}
+		return err
+	}, func() { mnt.Close() })
+}
+
+// relPath splits rel (a path below a mount's root) into the directory to
+// open and the name in it.
+func relPath(rel string) (dir, name string) {
+	dir, name = path.Split(rel)
+	return strings.TrimSuffix(dir, "/"), name
+}
