@@ -247,10 +247,6 @@ func parallel(n int, do func(i int, buf []byte), buf []byte) {
 	wg.Wait()
 }
 
-// headSize is how much of each file is read first: the ELF and program
-// headers, and often everything ldconfig needs.
-const headSize = 4096
-
 func (s *dirScan) job(i int, buf []byte) {
 	if i < len(s.ordered) {
 		name := s.ordered[i]

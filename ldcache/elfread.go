@@ -85,6 +85,11 @@ func (f *fileReader) at(off, n uint64) ([]byte, bool) {
 	return f.win[:n], true
 }
 
+// headSize is how much of each file is read first: the ELF and program
+// headers, and often everything ldconfig needs.
+const headSize = 4096
+
+// windowSize is the least read past the head.
 const windowSize = 4096
 
 // scratchSize is the buffer a file is read with: head and window.

@@ -11,39 +11,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// UpdateOptions tune Update. A nil *UpdateOptions means all defaults.
-type UpdateOptions struct {
-	// FirstDirs are scanned before everything else, so that their
-	// libraries win any SONAME they share with others — the place for
-	// CUDA's forward-compatibility directory, whose newer libcuda.so.1
-	// must be found before the driver's. Paths inside the rootfs. Nil:
-	// none.
-	FirstDirs []string
-	// Dirs are scanned after FirstDirs and before the rootfs's own
-	// configuration: the directories the driver's libraries were mounted
-	// into. Paths inside the rootfs. Nil: none.
-	Dirs []string
-	// Cache is the cache file, a path inside the rootfs. Empty:
-	// "/etc/ld.so.cache".
-	Cache string
-	// Config is the configuration file, a path inside the rootfs. Empty:
-	// "/etc/ld.so.conf".
-	Config string
-	// Family chooses the trusted directories and whether the rootfs uses
-	// musl. Zero: DetectFamily.
-	Family Family
-	// GOARCH is the rootfs's architecture. Empty: the running program's.
-	GOARCH string
-	// Links also creates the SONAME symlinks in the scanned directories,
-	// as the container's ldconfig would. False: the directories are only
-	// read (read-only driver mounts stay untouched).
-	Links bool
-	// Format of the written cache. Zero: the new format.
-	Format Format
-	// Generator is recorded in the cache. Empty: DefaultGenerator.
-	Generator string
-}
-
 // Update makes the dynamic loader of the container root rootfs find the
 // libraries in opts.FirstDirs and opts.Dirs: it rebuilds the root's cache
 // as the root's own `ldconfig DIRS…` would (see Build) and replaces the

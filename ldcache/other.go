@@ -1,0 +1,30 @@
+//go:build !linux
+
+package ldcache
+
+import "fmt"
+
+// Build needs Linux (openat2 and friends); elsewhere it fails.
+func Build(rootPath string, opts *BuildOptions) (*Cache, error) {
+	return nil, fmt.Errorf("building ld.so.cache for %s: %w", rootPath, ErrNotSupported)
+}
+
+// Update needs Linux; elsewhere it fails.
+func Update(rootfs string, opts *UpdateOptions) error {
+	return fmt.Errorf("updating ld.so.cache in %s: %w", rootfs, ErrNotSupported)
+}
+
+// DetectFamily needs Linux; elsewhere it fails.
+func DetectFamily(rootfs, goarch string) (Family, error) {
+	return 0, fmt.Errorf("detecting the system of %s: %w", rootfs, ErrNotSupported)
+}
+
+// OpenInRoot needs Linux; elsewhere it fails.
+func OpenInRoot(rootfs, unsafePath string) (*Cache, error) {
+	return nil, fmt.Errorf("reading ld.so.cache %s in %s: %w", unsafePath, rootfs, ErrNotSupported)
+}
+
+// WriteFileInRoot needs Linux; elsewhere it fails.
+func WriteFileInRoot(rootfs, unsafePath string, c *Cache) error {
+	return fmt.Errorf("writing ld.so.cache %s in %s: %w", unsafePath, rootfs, ErrNotSupported)
+}
