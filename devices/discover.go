@@ -148,7 +148,7 @@ func (o *Options) nvmlLibrary() string {
 type procFacts struct {
 	root      string
 	majors    map[string]uint32 // character device majors
-	migMinors map[string]uint32 // mig-minors; nil when absent
+	migMinors *minorTable       // mig-minors; nil when absent
 	hasCaps   bool              // /proc/driver/nvidia/capabilities exists
 }
 

@@ -43,7 +43,7 @@ func (f *procFacts) capability(proc, name string) Cap {
 	if !ok {
 		return c
 	}
-	minor, ok := f.migMinors[name]
+	minor, ok := f.migMinors.lookup(name)
 	if !ok {
 		minor, ok = f.capFileMinor(proc)
 	}
@@ -73,15 +73,10 @@ func (f *procFacts) capFileMinor(proc string) (uint32, bool) {
 // gpuMIGMinors lists the mig-minors entries "gpu<minor>/…", as
 // libnvidia-container's setup_mig_minor_cgroups selects them.
 func (f *procFacts) gpuMIGMinors(minor uint32) []uint32 {
-	prefix := fmt.Sprintf("gpu%d/", minor)
-	var out []uint32
-	for name, m := range f.migMinors {
-		if strings.HasPrefix(name, prefix) {
-			out = append(out, m)
-		}
+	if f.migMinors == nil {
+		return nil
 	}
-	slices.Sort(out)
-	return out
+	return slices.Sorted(slices.Values(f.migMinors.byGPU[minor]))
 }
 
 // globalCap is capabilities/mig/<name>, or nil when the driver lacks it.

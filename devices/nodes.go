@@ -144,7 +144,7 @@ func capNodes(f *procFacts) ([]wantNode, error) {
 	var nodes []wantNode
 	for _, name := range capFileNames(f) {
 		proc := ProcCapabilities + "/" + name
-		if _, listed := f.migMinors[migMinorsName(name)]; !listed {
+		if _, listed := f.migMinors.lookup(migMinorsName(name)); !listed {
 			continue
 		}
 		data, err := os.ReadFile(f.path(proc))

@@ -112,24 +112,6 @@ func addMajor(majors map[string]uint32, line string, n int) error {
 	return nil
 }
 
-// parseMIGMinors reads /proc/driver/nvidia-caps/mig-minors ("name minor"
-// lines) into name → minor.
-func parseMIGMinors(data []byte) (map[string]uint32, error) {
-	minors := map[string]uint32{}
-	for i, line := range strings.Split(string(data), "\n") {
-		f := strings.Fields(line)
-		if len(f) == 0 {
-			continue
-		}
-		m, err := strconv.ParseUint(f[len(f)-1], 10, 32)
-		if len(f) != 2 || err != nil {
-			return nil, fmt.Errorf("%w: mig-minors line %d %q", ErrInvalid, i+1, line)
-		}
-		minors[f[0]] = uint32(m)
-	}
-	return minors, nil
-}
-
 // parseNVRMVersion finds the version in /proc/driver/nvidia/version's first
 // line: the first dotted number ("NVIDIA UNIX x86_64 Kernel Module
 // 550.54.15 …", or "… Open Kernel Module for x86_64  550.54.15 …").

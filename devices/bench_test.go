@@ -1,0 +1,48 @@
+package devices_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/go-nvc/nvc/devices"
+)
+
+// BenchmarkDiscover measures discovery of a simulated DGX A100 (8 GPUs, GPU
+// 1 in MIG mode) by each backend. The NVML figure is the mock's: it counts
+// this package's work and go-nvml's, not a real driver's start-up (hundreds
+// of milliseconds on real multi-GPU hosts), so it is a lower bound. The
+// procfs runs get an NVML that panics when called: procfs needs none.
+func BenchmarkDiscover(b *testing.B) {
+	h := genHost(b, nil)
+	for _, backend := range []devices.Backend{devices.Procfs, devices.NVML} {
+		b.Run(string(backend), func(b *testing.B) {
+			o := optionsFor(h, backend)
+			for b.Loop() {
+				if _, err := devices.Discover(o); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkDiscoverRatio runs both backends in the same loop and reports
+// NVML-mock time over procfs time.
+func BenchmarkDiscoverRatio(b *testing.B) {
+	h := genHost(b, nil)
+	procfs, byNVML := optionsFor(h, devices.Procfs), optionsFor(h, devices.NVML)
+	var tp, tn time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		_, err1 := devices.Discover(procfs)
+		t1 := time.Now()
+		_, err2 := devices.Discover(byNVML)
+		tp, tn = tp+t1.Sub(t0), tn+time.Since(t1)
+		if err1 != nil || err2 != nil {
+			b.Fatal(err1, err2)
+		}
+	}
+	b.ReportMetric(float64(tn)/float64(tp), "nvml-mock/procfs")
+	b.ReportMetric(float64(tp.Nanoseconds())/float64(b.N), "procfs-ns/op")
+	b.ReportMetric(float64(tn.Nanoseconds())/float64(b.N), "nvml-mock-ns/op")
+}

@@ -1,0 +1,154 @@
+package devices
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+)
+
+const h100Information = "Model: \t\t NVIDIA H100 80GB HBM3\n" +
+	"IRQ:   \t\t 181\n" +
+	"GPU UUID: \t GPU-5e1b2c3d-0000-1111-2222-333344445555\n" +
+	"Video BIOS: \t 96.00.89.00.01\n" +
+	"Bus Type: \t PCIe\n" +
+	"DMA Size: \t 47 bits\n" +
+	"DMA Mask: \t 0x7fffffffffff\n" +
+	"Bus Location: \t 0000:43:00.0\n" +
+	"Device Minor: \t 1\n" +
+	"GPU Firmware: \t 550.54.15\n" +
+	"GPU Excluded:\t No\n"
+
+func TestParseInformation(t *testing.T) {
+	got, err := parseInformation([]byte(h100Information))
+	want := information{model: "NVIDIA H100 80GB HBM3", uuid: "GPU-5e1b2c3d-0000-1111-2222-333344445555", bus: 0x43, minor: 1}
+	if err != nil || got != want {
+		t.Errorf("got %+v, %v", got, err)
+	}
+	excluded, _ := parseInformation([]byte("GPU UUID: GPU-x\nBus Location: 10000:ab:1f.0\nDevice Minor: 7\nGPU Excluded:\t Yes\n"))
+	if !excluded.excluded || excluded.domain != 0x10000 || excluded.bus != 0xab || excluded.device != 0x1f {
+		t.Errorf("excluded GPU %+v", excluded)
+	}
+	for _, bad := range []string{
+		"Bus Location: 0000:43:00.0\nDevice Minor: 1\n",
+		"GPU UUID: GPU-x\nBus Location: 0000:43:00\nDevice Minor: 1\n",
+		"GPU UUID: GPU-x\nBus Location: 0000:143:00.0\nDevice Minor: 1\n",
+		"GPU UUID: GPU-x\nBus Location: 0000:43:00.0\nDevice Minor: -1\n",
+		"GPU UUID: GPU-x\nBus Location: 0000:43:00.0\n",
+	} {
+		if _, err := parseInformation([]byte(bad)); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%q: err %v", bad, err)
+		}
+	}
+}
+
+func TestParseCharMajors(t *testing.T) {
+	data := "Character devices:\n  1 mem\n195 nvidia\n195 nvidiactl\n511 nvidia-caps\n234 nvidia-caps-imex-channels\n\nBlock devices:\n  8 sd\n511 blockdup\n"
+	got, err := parseCharMajors([]byte(data))
+	want := map[string]uint32{"mem": 1, "nvidia": 195, "nvidiactl": 195, "nvidia-caps": 511, "nvidia-caps-imex-channels": 234}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, %v", got, err)
+	}
+	if _, err := parseCharMajors([]byte("Character devices:\nx nvidia\n")); !errors.Is(err, ErrInvalid) {
+		t.Errorf("bad line: %v", err)
+	}
+	if got, err := parseCharMajors([]byte("Block devices:\n  8 sd\n")); err != nil || len(got) != 0 {
+		t.Errorf("no char section: %v %v", got, err)
+	}
+}
+
+func TestParseMIGMinors(t *testing.T) {
+	got, err := parseMIGMinors([]byte("config 1\nmonitor 2\ngpu0/gi0/access 3\ngpu0/gi0/ci7/access 11\ngpu12/gi14/ci0/access 1756\nfabric-imex-mgmt 4323\n\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]uint32{"config": 1, "monitor": 2, "gpu0/gi0/access": 3, "gpu0/gi0/ci7/access": 11,
+		"gpu12/gi14/ci0/access": 1756, "fabric-imex-mgmt": 4323} {
+		if m, ok := got.lookup(name); !ok || m != want {
+			t.Errorf("lookup(%q) = %d, %v; want %d", name, m, ok, want)
+		}
+	}
+	for _, absent := range []string{"gpu0/gi1/access", "gpu1/gi0/access", "gpu0/gi0/ci0/access", "gpu0/gi0"} {
+		if m, ok := got.lookup(absent); ok {
+			t.Errorf("lookup(%q) = %d", absent, m)
+		}
+	}
+	if !reflect.DeepEqual(got.byGPU, map[uint32][]uint32{0: {3, 11}, 12: {1756}}) {
+		t.Errorf("by GPU %v", got.byGPU)
+	}
+	for _, bad := range []string{"config\n", "config x\n", "a b 3\n", "config -1\n", "gpu0/gi0/acces 3\n", "gpu/gi0/access 3\n", "gpu0/gi0/ci/access 3\n"} {
+		if _, err := parseMIGMinors([]byte(bad)); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}
+
+func TestParseNVRMVersion(t *testing.T) {
+	for line, want := range map[string]string{
+		"NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024\nGCC version: x\n":                          "550.54.15",
+		"NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  570.86.15  Release Build  (dvs-builder@U16-I3-B03-4-3)  Thu Jan 23 2025\n": "570.86.15",
+		"NVRM version: NVIDIA UNIX aarch64 Kernel Module  535.104.05  Sat Aug 19 01:13:45 UTC 2023\n":                                        "535.104.05",
+	} {
+		if got, err := parseNVRMVersion([]byte(line)); err != nil || got != want {
+			t.Errorf("%q: %q, %v", line, got, err)
+		}
+	}
+	for _, bad := range []string{"", "NVRM version: none\n", "GCC version: 12.2.0\n"} {
+		if _, err := parseNVRMVersion([]byte(bad)); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}
+
+func TestParseFileParams(t *testing.T) {
+	p, err := parseFileParams([]byte("ResmanDebugLevel: 4294967295\nModifyDeviceFiles: 0\nDeviceFileUID: 7\nDeviceFileGID: 44\nDeviceFileMode: 432\nRmMsg: \"\"\n"))
+	if err != nil || p != (fileParams{mode: 0o660, uid: 7, gid: 44, modify: false}) {
+		t.Errorf("params %+v, %v", p, err)
+	}
+	p, err = parseFileParams([]byte("DeviceFileMinor: 3\nDeviceFileMode: 256\nDeviceFileModify: 1\n"))
+	if err != nil || p != (fileParams{mode: 0o400, modify: true}) {
+		t.Errorf("cap file %+v, %v", p, err)
+	}
+	if _, err := parseFileParams([]byte("DeviceFileMode: rw\n")); !errors.Is(err, ErrInvalid) {
+		t.Errorf("bad mode: %v", err)
+	}
+}
+
+func FuzzParseInformation(f *testing.F) {
+	f.Add([]byte(h100Information))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		info, err := parseInformation(data)
+		if (err != nil) != (info == information{}) {
+			t.Fatalf("result %+v with error %v", info, err)
+		}
+	})
+}
+
+func FuzzParseCharMajors(f *testing.F) {
+	f.Add([]byte("Character devices:\n195 nvidia\n511 nvidia-caps\n\nBlock devices:\n  8 sd\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := parseCharMajors(data)
+		if (m == nil) != (err != nil) || len(m) > len(data) {
+			t.Fatalf("result %v with error %v", m, err)
+		}
+	})
+}
+
+func FuzzParseMIGMinors(f *testing.F) {
+	f.Add([]byte("config 1\nmonitor 2\ngpu0/gi0/access 3\ngpu0/gi0/ci0/access 4\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := parseMIGMinors(data)
+		if (m == nil) != (err != nil) || (m != nil && len(m.minors) > len(data)) {
+			t.Fatalf("result %v with error %v", m, err)
+		}
+	})
+}
+
+func FuzzParseNVRMVersion(f *testing.F) {
+	f.Add([]byte("NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, err := parseNVRMVersion(data)
+		if (v == "") != (err != nil) || (err == nil && !isDottedNumber(v)) {
+			t.Fatalf("result %q with error %v", v, err)
+		}
+	})
+}
