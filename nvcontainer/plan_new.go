@@ -1,0 +1,210 @@
+package nvcontainer
+
+import (
+	"errors"
+	"runtime"
+
+	"github.com/go-nvc/nvc/capabilities"
+	"github.com/go-nvc/nvc/devices"
+	"github.com/go-nvc/nvc/driver"
+)
+
+// ErrNotGPUContainer is matched by NewPlan's error for a request that asks
+// for no GPU container at all (DevicesVoid): there is nothing to plan, and a
+// runtime should leave the container alone.
+var ErrNotGPUContainer = errors.New("not a GPU container")
+
+// The stages of NewPlan, named after the prefixes nvidia-container-cli puts
+// before its error messages.
+const (
+	StageInput       = "input"       // a nil host or request, a void request
+	StageDevice      = "device"      // an unknown or refused device ID
+	StageMIGConfig   = "mig-config"  // a refused NVIDIA_MIG_CONFIG_DEVICES
+	StageMIGMonitor  = "mig-monitor" // a refused NVIDIA_MIG_MONITOR_DEVICES
+	StageRequirement = "requirement" // an unmet or invalid NVIDIA_REQUIRE_*
+	StageContainer   = "container"   // the rootfs cannot be inspected
+	StageDetection   = "detection"   // the driver's files or procfs cannot be read
+)
+
+// PlanError is an error NewPlan returns: the stage that failed and why.
+// Its text is nvidia-container-cli's line for the same failure,
+// e.g. "requirement error: unsatisfied condition: cuda>=12.8, please update
+// your driver to a newer version, or use an earlier cuda container" or
+// "device error: unknown device: 9".
+type PlanError struct {
+	// Stage is one of the Stage constants.
+	Stage string
+	// Err is the cause: a *devices.DeviceIDError, an *UnsatisfiedError, an
+	// *InvalidRequirementError, ErrNotGPUContainer, or an I/O error.
+	Err error
+}
+
+// Error returns "<stage> error: <cause>".
+func (e *PlanError) Error() string { return e.Stage + " error: " + e.Err.Error() }
+
+// Unwrap returns e.Err.
+func (e *PlanError) Unwrap() error { return e.Err }
+
+func stageErr(stage string, err error) error {
+	return &PlanError{Stage: stage, Err: err}
+}
+
+// NewPlan computes every change that configuring ctr for req needs on host,
+// without changing anything. It follows nvidia-container-cli configure
+// (libnvidia-container §3):
+//
+//   - it selects the requested devices (Request.Devices, MIGConfig,
+//     MIGMonitor) and checks the requirements (unless DisableRequire)
+//     against the driver, the CUDA version and each selected GPU; any
+//     failure returns a *PlanError before anything else is looked at;
+//   - it picks the layout of ctr.Rootfs (Debian multiarch dirs when
+//     /etc/debian_version exists in it, else /usr/lib64; the lib32 rules;
+//     /usr/bin), reading the rootfs only through in-root resolution
+//     (openat2 RESOLVE_IN_ROOT or its emulation), so a symlink the image
+//     planted never leads to a host file;
+//   - it lists the /proc/driver/nvidia tmpfs (copies of params, with
+//     ModifyDeviceFiles forced to 0, version and registry; binds of the
+//     selected GPUs' gpus/<bus id> and of MIG capabilities), the application
+//     profile tmpfs with graphics, the bind mounts in libnvidia-container's
+//     order with its flags, the symlinks, the device cgroup rules, the
+//     loader cache dirs and the CUDA forward-compatibility decision.
+//
+// An empty ctr.Rootfs plans for no container in particular (see
+// Layout.HostPaths): that is the plan a CDI spec is made from.
+//
+// NewPlan reads the host's small procfs files (params, version, registry)
+// and, when the plan has a rootfs, its /etc/debian_version, /usr/lib32,
+// /usr/lib and /usr/local/cuda/compat; it is otherwise pure. The same host,
+// request and rootfs give the same plan, byte for byte once encoded.
+//
+// Decisions where libnvidia-container leaves room:
+//
+//   - CompatDefault (no --cuda-compat-mode) is planned as CompatLdconfig,
+//     not as nvidia-container-cli's mount: the newer libraries from the
+//     image are preferred through the loader cache and nothing from the
+//     image is mounted (CVE-2024-0132, CVE-2025-23359). Plan.CUDACompat.Mode
+//     records the mode used.
+//   - A requested IMEX channel whose node is missing on the host is left out
+//     with a warning (libnvidia-container neither fails nor mounts it
+//     reliably).
+//   - Library majors are compared as numbers, not as strings of the
+//     library's digit count.
+func NewPlan(host *Host, req *Request, ctr Container, opts *PlanOptions) (*Plan, error) {
+	pl, err := newPlanner(host, req, ctr, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := pl.decide(); err != nil {
+		return nil, err
+	}
+	if err := pl.build(); err != nil {
+		return nil, err
+	}
+	return pl.p, nil
+}
+
+// planner holds one NewPlan call's inputs and the plan being built.
+type planner struct {
+	host *Host
+	dev  *devices.Host
+	req  *Request
+	ctr  Container
+	opts PlanOptions
+	exp  capabilities.Set // the requested classes, expanded
+
+	sel        *devices.Selection
+	migConfig  *devices.Selection
+	migMonitor *devices.Selection
+	files      *driver.Files
+	// compatMounts are the image's compat libraries to mount (mount
+	// mode), as paths inside the rootfs.
+	compatMounts []string
+
+	p       *Plan
+	proc    int // index of the /proc/driver/nvidia tmpfs in p.Tmpfs; -1: none
+	targets map[string]bool
+	rules   map[DeviceNumber]bool
+	libs    []plannedLib // library mounts, for symlinks
+}
+
+func newPlanner(host *Host, req *Request, ctr Container, opts *PlanOptions) (*planner, error) {
+	if host == nil || host.Driver == nil || host.Devices == nil {
+		return nil, stageErr(StageInput, errors.New("planning needs a host with a driver and devices"))
+	}
+	if req == nil || !req.IsGPU() {
+		return nil, stageErr(StageInput, ErrNotGPUContainer)
+	}
+	if err := checkCompatMode(req.CUDACompatMode); err != nil {
+		return nil, stageErr(StageInput, err)
+	}
+	pl := &planner{host: host, dev: host.Devices, req: req, ctr: ctr, exp: req.Capabilities.Expand(),
+		proc: -1, targets: map[string]bool{}, rules: map[DeviceNumber]bool{}}
+	if opts != nil {
+		pl.opts = *opts
+	}
+	if pl.opts.GOARCH == "" {
+		pl.opts.GOARCH = runtime.GOARCH
+	}
+	v := host.Driver.Version()
+	pl.p = &Plan{
+		Version:      PlanVersion,
+		Container:    ctr,
+		Driver:       PlanDriver{Root: host.Driver.Root(), Version: v.NVRM, CUDAVersion: pl.cudaVersion()},
+		Capabilities: req.Capabilities,
+		Tmpfs:        []Tmpfs{},
+		Mounts:       []Mount{},
+		LDCache:      LDCacheUpdate{Dirs: []string{}},
+		GPUs:         []PlannedGPU{},
+	}
+	return pl, nil
+}
+
+// cudaVersion is the driver's CUDA version, from the driver or, failing
+// that, from device discovery.
+func (pl *planner) cudaVersion() string {
+	if v := pl.host.Driver.Version().CUDA; v != "" {
+		return v
+	}
+	return pl.dev.CUDAVersion
+}
+
+// decide does everything that may refuse the request, in
+// nvidia-container-cli's order, before anything is planned.
+func (pl *planner) decide() error {
+	if err := pl.selectDevices(); err != nil {
+		return err
+	}
+	if err := pl.checkRequirements(); err != nil {
+		return err
+	}
+	if err := pl.inspectRootfs(); err != nil {
+		return err
+	}
+	files, err := pl.host.Driver.Files(pl.req.Capabilities)
+	if err != nil {
+		return stageErr(StageDetection, err)
+	}
+	pl.files = files
+	return nil
+}
+
+// build lists the changes, in the order Apply makes them.
+func (pl *planner) build() error {
+	pl.planWarnings()
+	if err := pl.planProcfs(); err != nil {
+		return err
+	}
+	pl.planAppProfile()
+	pl.planDriverFiles()
+	pl.planSymlinks()
+	pl.planNodes()
+	pl.planLDCache()
+	return nil
+}
+
+// planWarnings carries the driver's missing-file warnings.
+func (pl *planner) planWarnings() {
+	for _, w := range pl.files.Warnings {
+		pl.p.Warnings = append(pl.p.Warnings, w.String())
+	}
+}
