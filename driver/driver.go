@@ -21,6 +21,9 @@ const (
 	DefaultDevRoot  = "/dev"
 	// DefaultPath is the binary search path when Options.Path is empty.
 	DefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	// DefaultMPSPipeDir is where the MPS control daemon keeps its pipes
+	// unless CUDA_MPS_PIPE_DIRECTORY says otherwise.
+	DefaultMPSPipeDir = "/tmp/nvidia-mps"
 )
 
 // Sentinel errors.
@@ -53,10 +56,12 @@ type Options struct {
 	// Init and Shutdown. Nil: no NVML (the CUDA version is then unknown).
 	NVML nvml.Interface
 	// Path is the binary search path, as $PATH, applied inside Root; an
-	// empty component means ".". Empty: DefaultPath.
+	// empty component means ".". nvidia-container-cli uses its own $PATH;
+	// the package reads no environment, so a CLI passes it here.
+	// Empty: DefaultPath.
 	Path string
-	// MPSPipeDir is the MPS pipe directory (CUDA_MPS_PIPE_DIRECTORY),
-	// inside Root. Empty: DefaultMPSPipeDir.
+	// MPSPipeDir is the MPS pipe directory inside Root (a CLI passes
+	// $CUDA_MPS_PIPE_DIRECTORY). Empty: DefaultMPSPipeDir.
 	MPSPipeDir string
 	// FirmwarePath is the kernel's extra firmware search dir
 	// (firmware_class.path), searched first, inside Root. Empty: none.
@@ -80,7 +85,7 @@ type Options struct {
 }
 
 // Driver is an opened host driver: its version and the ld.so.cache entries
-// of its libraries. It is immutable and safe for concurrent use.
+// of its libraries. It is safe for concurrent use.
 type Driver struct {
 	opts    Options
 	root    string // absolute, clean

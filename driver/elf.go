@@ -161,15 +161,46 @@ func (e *elfReader) segment(p []byte) {
 	}
 }
 
+// dynTags are the dynamic entries readELF uses.
+type dynTags struct {
+	strtab, strsz uint64
+	soname        uint64
+	hasSoname     bool
+	needed        []uint64 // string table offsets
+}
+
 // dynamic reads DT_SONAME and DT_NEEDED through DT_STRTAB.
 func (e *elfReader) dynamic(info *elfInfo) error {
-	b, err := e.at(e.dyn[0], min(e.dyn[1], maxSegment))
+	d, err := e.dynTags()
 	if err != nil {
 		return err
 	}
-	var strtab, strsz, soname uint64
-	var needed []uint64
-	hasSoname := false
+	off, ok := e.fileOffset(d.strtab, d.strsz)
+	if !ok {
+		return bad("DT_STRTAB %#x (size %#x) outside the loaded segments", d.strtab, d.strsz)
+	}
+	if d.hasSoname {
+		if info.soname, err = e.str(off, d.strsz, d.soname); err != nil {
+			return err
+		}
+	}
+	for _, n := range d.needed {
+		s, err := e.str(off, d.strsz, n)
+		if err != nil {
+			return err
+		}
+		info.needed = append(info.needed, s)
+	}
+	return nil
+}
+
+// dynTags walks the PT_DYNAMIC entries up to DT_NULL.
+func (e *elfReader) dynTags() (dynTags, error) {
+	var d dynTags
+	b, err := e.at(e.dyn[0], min(e.dyn[1], maxSegment))
+	if err != nil {
+		return d, err
+	}
 	step := uint64(8)
 	if e.is64 {
 		step = 16
@@ -178,34 +209,18 @@ func (e *elfReader) dynamic(info *elfInfo) error {
 		tag, val := elf.DynTag(e.word(b[i:])), e.word(b[i+step/2:])
 		switch tag {
 		case elf.DT_NULL:
-			i = uint64(len(b))
+			return d, nil
 		case elf.DT_STRTAB:
-			strtab = val
+			d.strtab = val
 		case elf.DT_STRSZ:
-			strsz = val
+			d.strsz = val
 		case elf.DT_SONAME:
-			soname, hasSoname = val, true
+			d.soname, d.hasSoname = val, true
 		case elf.DT_NEEDED:
-			needed = append(needed, val)
+			d.needed = append(d.needed, val)
 		}
 	}
-	off, ok := e.fileOffset(strtab, strsz)
-	if !ok {
-		return bad("DT_STRTAB %#x (size %#x) outside the loaded segments", strtab, strsz)
-	}
-	if hasSoname {
-		if info.soname, err = e.str(off, strsz, soname); err != nil {
-			return err
-		}
-	}
-	for _, n := range needed {
-		s, err := e.str(off, strsz, n)
-		if err != nil {
-			return err
-		}
-		info.needed = append(info.needed, s)
-	}
-	return nil
+	return d, nil
 }
 
 // fileOffset maps the address range [vaddr, vaddr+size) to a file offset

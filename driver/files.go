@@ -29,11 +29,12 @@ type File struct {
 	// HostPath is where the file is on the host: the driver root joined
 	// with its resolved path. It is what a mount's source is.
 	HostPath string `json:"hostPath"`
-	// ContainerPath is where libnvidia-container puts the file in a
-	// container: binaries in /usr/bin, Vulkan ICD files under /etc, others
-	// at their Path. Libraries are listed at their host path; the
-	// container's own library dir (libnvidia-container §3.4) is the
-	// plan's choice.
+	// ContainerPath is where the file goes in a container: binaries in
+	// /usr/bin (as libnvidia-container mounts them), Vulkan ICD files under
+	// /etc (as the NVIDIA Container Toolkit does), firmware and configs
+	// where they were found, others at their Path. Libraries are given at
+	// their host path; moving them to the container's own library dir
+	// (libnvidia-container's §3.4 rules) is the plan's choice.
 	ContainerPath string `json:"containerPath"`
 	// Soname is a library's DT_SONAME (the link the container needs);
 	// empty for other kinds.

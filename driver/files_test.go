@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -320,5 +321,31 @@ func TestFilesOrder(t *testing.T) {
 	}
 	if w := []string{"libnvidia-ml.so", "libnvidia-cfg.so", "libnvidia-nscq.so", "libcuda.so"}; !slices.Equal(names, w) {
 		t.Errorf("libraries start %q, want %q", names, w)
+	}
+}
+
+// TestFilesConcurrent calls Files from several goroutines (run with -race):
+// every call returns the same files as a lone call.
+func TestFilesConcurrent(t *testing.T) {
+	_, d := generate(t, fakehost.Options{}, driver.Options{})
+	first, err := d.Files(capabilities.All)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := gotFiles(first)
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			fs, err := d.Files(capabilities.All)
+			if err == nil && !reflect.DeepEqual(gotFiles(fs), want) {
+				err = fmt.Errorf("concurrent Files differs:\n%v", gotFiles(fs))
+			}
+			errs <- err
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
 	}
 }

@@ -35,13 +35,10 @@ var (
 	computeBins = []string{"nvidia-cuda-mps-control", "nvidia-cuda-mps-server"}
 )
 
-// The IPC paths.
+// The daemons' sockets.
 const (
 	persistencedSocket = "/var/run/nvidia-persistenced/socket"
 	fabricmanagerSock  = "/var/run/nvidia-fabricmanager/socket"
-	// DefaultMPSPipeDir is where the MPS control daemon keeps its pipes
-	// unless CUDA_MPS_PIPE_DIRECTORY says otherwise.
-	DefaultMPSPipeDir = "/tmp/nvidia-mps"
 )
 
 // libraryNames returns the list names caps needs, in libnvidia-container's
