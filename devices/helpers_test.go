@@ -1,6 +1,8 @@
 package devices_test
 
 import (
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
@@ -39,4 +41,23 @@ func discover(tb testing.TB, h *fakehost.Host, b devices.Backend) *devices.Host 
 		tb.Fatalf("backend %s, want %s", d.Backend, b)
 	}
 	return d
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func editFile(t *testing.T, path, old, new string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	must(t, err)
+	if !strings.Contains(string(data), old) {
+		t.Fatalf("%s lacks %q", path, old)
+	}
+	// The generated proc files are read-only: replace rather than write.
+	must(t, os.Remove(path))
+	must(t, os.WriteFile(path, []byte(strings.Replace(string(data), old, new, 1)), 0o444))
 }

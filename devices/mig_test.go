@@ -4,7 +4,6 @@ import (
 	"os"
 	"reflect"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/go-nvc/nvc/devices"
@@ -66,17 +65,10 @@ func TestMIGDiscoveryNVML(t *testing.T) {
 // back to the capability file's DeviceFileMinor for a name mig-minors lacks.
 func TestMIGDiscoveryProcfs(t *testing.T) {
 	h := mixedHost(t)
-	mm := h.ProcRoot + "/driver/nvidia-caps/mig-minors"
-	data, err := os.ReadFile(mm)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Renumber one entry and drop another: discovery must follow the file.
-	s := strings.Replace(string(data), "gpu1/gi1/access 147\n", "gpu1/gi1/access 4000\n", 1)
-	s = strings.Replace(s, "gpu1/gi11/ci0/access 238\n", "", 1)
-	if err := os.WriteFile(mm, []byte(s), 0o444); err != nil {
-		t.Fatal(err)
-	}
+	mm := h.ProcRoot + "/driver/nvidia-caps/mig-minors"
+	editFile(t, mm, "gpu1/gi1/access 147\n", "gpu1/gi1/access 4000\n")
+	editFile(t, mm, "gpu1/gi11/ci0/access 238\n", "")
 	d := discover(t, h, devices.Procfs)
 	m := d.GPUs[1].MIGDevices
 	if len(m) != 2 || m[0].GI != 1 || m[1].GI != 11 || m[0].UUID != "" || m[0].Profile != "" {
@@ -95,11 +87,7 @@ func TestMIGDiscoveryProcfs(t *testing.T) {
 // capabilities lose their nodes without an nvidia-caps major.
 func TestNVCapsStyles(t *testing.T) {
 	h := mixedHost(t)
-	devs := h.ProcRoot + "/devices"
-	data, _ := os.ReadFile(devs)
-	if err := os.WriteFile(devs, []byte(strings.Replace(string(data), "511 nvidia-caps\n", "", 1)), 0o444); err != nil {
-		t.Fatal(err)
-	}
+	editFile(t, h.ProcRoot+"/devices", "511 nvidia-caps\n", "")
 	d := discover(t, h, devices.NVML)
 	if d.NVCapsStyle != devices.NVCapsProc || d.CapsMajor != 0 || d.GPUs[1].MIGDevices[0].GIAccess.Node != nil || d.MIGConfig.Node != nil {
 		t.Errorf("proc style: %s major %d node %+v", d.NVCapsStyle, d.CapsMajor, d.GPUs[1].MIGDevices[0].GIAccess.Node)

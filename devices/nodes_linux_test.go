@@ -114,23 +114,6 @@ func TestCreateNodes(t *testing.T) {
 	}
 }
 
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-func editFile(t *testing.T, path, old, new string) {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	must(t, err)
-	if !strings.Contains(string(data), old) {
-		t.Fatalf("%s lacks %q", path, old)
-	}
-	must(t, os.WriteFile(path, []byte(strings.Replace(string(data), old, new, 1)), 0o644))
-}
-
 // TestCreateNodesParams checks that /proc/driver/nvidia/params sets mode and
 // group of the nvidia nodes (not of nvidia-uvm, which nvidia-modprobe makes
 // with defaults, nor of capabilities, which have their own files), and that
