@@ -25,6 +25,10 @@ import (
 // A file a class needs that is missing, or that cannot be resolved inside
 // the root or read, is left out with a Warning. Files fails only when the
 // driver root itself cannot be opened.
+//
+// Every call looks at the files again. What it read inside a library (its
+// ELF headers) and symlink targets are kept by the Driver, keyed by device,
+// inode, size and times, so a later call only stats files it saw before.
 func (d *Driver) Files(caps capabilities.Set) (*Files, error) {
 	r, err := openRoot(d.root)
 	if err != nil {
