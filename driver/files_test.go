@@ -12,6 +12,7 @@ import (
 	"github.com/go-nvc/nvc/capabilities"
 	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/internal/fakehost"
+	"github.com/go-nvc/nvc/internal/testutil"
 )
 
 // hostLib is a library of the generated host's inventory, written out here
@@ -347,5 +348,99 @@ func TestFilesConcurrent(t *testing.T) {
 		if err := <-errs; err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// TestFilesOptions checks the options that mirror nvidia-container-cli's
+// --no-persistenced, --no-fabricmanager, --no-gsp-firmware and the no-mps
+// driver option, and the search paths.
+func TestFilesOptions(t *testing.T) {
+	h, err := fakehost.Generate(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ver := h.DriverVersion
+	testutil.BuildTree(t, h.Root, `
+file usr/lib/firmware/updates/6.1.0-test/nvidia/`+ver+`/gsp_ga10x.bin updated
+file opt/fw/nvidia/`+ver+`/gsp_tu10x.bin custom
+file opt/fw/nvidia/`+ver+`/gsp_ga10x.bin custom
+file opt/fw/nvidia/`+ver+`/README not firmware
+`)
+	utilCompute := capabilities.Of(capabilities.Utility, capabilities.Compute)
+	for _, tc := range []struct {
+		name  string
+		opts  driver.Options
+		check func(fs *driver.Files) string
+	}{
+		{"no-persistenced", driver.Options{NoPersistenced: true}, ipcsAre("/run/nvidia-fabricmanager/socket", "/tmp/nvidia-mps")},
+		{"no-fabricmanager", driver.Options{NoFabricManager: true}, ipcsAre("/run/nvidia-persistenced/socket", "/tmp/nvidia-mps")},
+		{"no-mps", driver.Options{NoMPS: true}, func(fs *driver.Files) string {
+			if len(fs.Binaries) != 4 || len(fs.IPCs) != 2 {
+				return fmt.Sprintf("%d binaries, %d IPCs", len(fs.Binaries), len(fs.IPCs))
+			}
+			return ""
+		}},
+		{"no-gsp-firmware", driver.Options{NoGSPFirmware: true}, func(fs *driver.Files) string {
+			if len(fs.Firmware) != 0 || len(fs.Warnings) != 0 {
+				return fmt.Sprintf("firmware %v, warnings %v", fs.Firmware, fs.Warnings)
+			}
+			return ""
+		}},
+		{"mps dir", driver.Options{MPSPipeDir: "/var/mps"}, warns("missing ipc path /var/mps")},
+		{"path", driver.Options{Path: "/nowhere:"}, warns("missing binary nvidia-smi", "missing binary nvidia-cuda-mps-server")},
+		{"firmware order", driver.Options{KernelRelease: "6.1.0-test", FirmwarePath: "/opt/fw"}, firmwareIs(
+			"/opt/fw/nvidia/"+ver+"/gsp_ga10x.bin", "/opt/fw/nvidia/"+ver+"/gsp_tu10x.bin")},
+		{"firmware updates", driver.Options{KernelRelease: "6.1.0-test"}, firmwareIs(
+			"/lib/firmware/updates/6.1.0-test/nvidia/"+ver+"/gsp_ga10x.bin", "/lib/firmware/nvidia/"+ver+"/gsp_tu10x.bin")},
+	} {
+		tc.opts.Root, tc.opts.ProcRoot, tc.opts.DevRoot = h.Root, h.ProcRoot, h.DevRoot
+		d, err := driver.Open(&tc.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs, err := d.Files(utilCompute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if msg := tc.check(fs); msg != "" {
+			t.Errorf("%s: %s", tc.name, msg)
+		}
+	}
+}
+
+func ipcsAre(want ...string) func(*driver.Files) string {
+	return func(fs *driver.Files) string {
+		var got []string
+		for _, f := range fs.IPCs {
+			got = append(got, f.Path)
+		}
+		if !slices.Equal(got, want) || len(fs.Warnings) != 0 {
+			return fmt.Sprintf("IPCs %q, warnings %v; want %q", got, fs.Warnings, want)
+		}
+		return ""
+	}
+}
+
+func warns(want ...string) func(*driver.Files) string {
+	return func(fs *driver.Files) string {
+		for _, w := range want {
+			if !slices.ContainsFunc(fs.Warnings, func(x driver.Warning) bool { return x.String() == w }) {
+				return fmt.Sprintf("warnings %v lack %q", fs.Warnings, w)
+			}
+		}
+		return ""
+	}
+}
+
+func firmwareIs(want ...string) func(*driver.Files) string {
+	return func(fs *driver.Files) string {
+		var got []string
+		for _, f := range fs.Firmware {
+			got = append(got, f.Path)
+		}
+		if !slices.Equal(got, want) {
+			return fmt.Sprintf("firmware %q, want %q", got, want)
+		}
+		return ""
 	}
 }
