@@ -1,0 +1,163 @@
+// Command nvidia-cdi-hook is the createContainer hook that CDI specs written
+// by examples/nvidia-ctk run: it finishes a container's driver setup from
+// inside the runtime, after the spec's mounts are in place.
+//
+//	nvidia-cdi-hook [--debug] [--quiet] update-ldcache [--folder DIR]... [--container-spec FILE]
+//	nvidia-cdi-hook [--debug] [--quiet] create-symlinks [--link TARGET::LINK]... [--container-spec FILE]
+//
+// update-ldcache rewrites the container's /etc/ld.so.cache so that the
+// loader finds the libraries in the --folder directories (with package
+// ldcache, in Go: no ldconfig, neither the host's nor the container's, is
+// run). create-symlinks makes each LINK a symlink to TARGET, replacing what
+// is there atomically. Every path is resolved inside the container's root
+// filesystem, which the hook finds from the OCI state on stdin (or in the
+// --container-spec file): crun's "root" field, or root.path of the bundle's
+// config.json, joined to the bundle when relative.
+//
+// The hook is built with CGO_ENABLED=0: a static binary has no dynamic
+// loader, so LD_PRELOAD or LD_LIBRARY_PATH leaking from a container's
+// environment into the hook's cannot load code into it (CVE-2025-23266).
+// Generated specs also give every hook an explicit environment.
+//
+// As NVIDIA's nvidia-cdi-hook does, an unknown subcommand or flag prints a
+// warning and exits 0, so that a spec written by a newer generator still
+// runs. --ldconfig-path is accepted and ignored. NVIDIA_CTK_DEBUG=true
+// in the environment is the same as --debug.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strconv"
+
+	"github.com/spf13/pflag"
+)
+
+// command is one subcommand: its flags and what it does with the
+// container's root.
+type command struct {
+	summary string
+	flags   func(fs *pflag.FlagSet) func(rootfs string, log *slog.Logger) error
+}
+
+var commands = map[string]command{
+	"update-ldcache":  {"rewrite the container's ld.so.cache to include --folder dirs", updateLDCacheFlags},
+	"create-symlinks": {"create --link TARGET::LINK symlinks in the container", createSymlinksFlags},
+	"noop":            {"do nothing", func(*pflag.FlagSet) func(string, *slog.Logger) error { return nil }},
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stderr, os.Getenv("NVIDIA_CTK_DEBUG")))
+}
+
+// run is the whole program; it returns the exit status. debugEnv is the
+// value of NVIDIA_CTK_DEBUG.
+func run(args []string, stdin io.Reader, stderr io.Writer, debugEnv string) int {
+	global := pflag.NewFlagSet("nvidia-cdi-hook", pflag.ContinueOnError)
+	global.SetInterspersed(false)
+	global.SetOutput(stderr)
+	envDebug, _ := strconv.ParseBool(debugEnv)
+	debug := global.Bool("debug", envDebug, "log debug messages (env NVIDIA_CTK_DEBUG)")
+	quiet := global.Bool("quiet", false, "log errors only")
+	global.Usage = func() { usage(stderr, global) }
+	if err := global.Parse(args); err != nil {
+		return parseFailed(err, stderr, "")
+	}
+	log := newLogger(stderr, *debug, *quiet)
+	if global.NArg() == 0 {
+		usage(stderr, global)
+		return 1
+	}
+	name := global.Arg(0)
+	cmd, ok := commands[name]
+	if !ok {
+		log.Warn("unknown hook; ignored so that newer specs still run", "hook", name)
+		return 0
+	}
+	return runCommand(name, cmd, global.Args()[1:], stdin, stderr, log)
+}
+
+func runCommand(name string, cmd command, args []string, stdin io.Reader, stderr io.Writer, log *slog.Logger) int {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	stateFile := fs.String("container-spec", "", "read the OCI state from `FILE` instead of stdin")
+	act := cmd.flags(fs)
+	if err := fs.Parse(args); err != nil {
+		return parseFailed(err, stderr, name)
+	}
+	if fs.NArg() > 0 {
+		log.Warn("unexpected arguments; hook not run", "hook", name, "args", fs.Args())
+		return 0
+	}
+	if act == nil {
+		return 0
+	}
+	if err := runOnRoot(*stateFile, stdin, act, log); err != nil {
+		fmt.Fprintf(stderr, "nvidia-cdi-hook %s: %v\n", name, err)
+		return 1
+	}
+	return 0
+}
+
+// runOnRoot finds the container's root from the state and runs act on it.
+func runOnRoot(stateFile string, stdin io.Reader, act func(string, *slog.Logger) error, log *slog.Logger) error {
+	in, closeIn, err := stateInput(stateFile, stdin)
+	if err != nil {
+		return err
+	}
+	defer closeIn()
+	rootfs, err := containerRoot(in)
+	if err != nil {
+		return err
+	}
+	log.Debug("container root", "path", rootfs)
+	return act(rootfs, log)
+}
+
+func stateInput(file string, stdin io.Reader) (io.Reader, func(), error) {
+	if file == "" || file == "-" {
+		return stdin, func() {}, nil
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading OCI state: %w", err)
+	}
+	return f, func() { f.Close() }, nil
+}
+
+// parseFailed handles a flag error: help exits 0, an unknown flag warns
+// and exits 0 (the hook is not run), anything else is a usage error.
+func parseFailed(err error, stderr io.Writer, hook string) int {
+	var notExist *pflag.NotExistError
+	switch {
+	case errors.Is(err, pflag.ErrHelp):
+		return 0
+	case errors.As(err, &notExist):
+		fmt.Fprintf(stderr, "nvidia-cdi-hook: warning: %v; hook %q not run so that newer specs still run\n", err, hook)
+		return 0
+	}
+	fmt.Fprintf(stderr, "nvidia-cdi-hook: %v\n", err)
+	return 1
+}
+
+func newLogger(w io.Writer, debug, quiet bool) *slog.Logger {
+	level := slog.LevelInfo
+	switch {
+	case quiet:
+		level = slog.LevelError
+	case debug:
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+}
+
+func usage(w io.Writer, global *pflag.FlagSet) {
+	fmt.Fprintf(w, "usage: nvidia-cdi-hook [global flags] COMMAND [flags]\n\ncommands:\n")
+	for _, name := range []string{"update-ldcache", "create-symlinks"} {
+		fmt.Fprintf(w, "  %-16s %s\n", name, commands[name].summary)
+	}
+	fmt.Fprintf(w, "\nglobal flags:\n%s", global.FlagUsages())
+}
