@@ -1,0 +1,112 @@
+package nvcontainer
+
+import (
+	"fmt"
+	"path"
+	"slices"
+
+	specs "tags.cncf.io/container-device-interface/specs-go"
+)
+
+// The hook names and CDI's bind options.
+const (
+	cdiHookName       = "createContainer"
+	hookCreateLinks   = "create-symlinks"
+	hookUpdateLDCache = "update-ldcache"
+	cdiVoidEnv        = EnvVisibleDevices + "=void"
+	cdiPermissions    = "rw"
+)
+
+// cdiBindOptions are added to a plan mount's flags: CDI mounts are bind
+// mounts, private to the container.
+var cdiBindOptions = []string{"rbind", "rprivate"}
+
+// commonEdits are the spec-wide edits: shared nodes, driver files, the
+// hooks, and NVIDIA_VISIBLE_DEVICES=void.
+func (p *Plan) commonEdits(o *CDIOptions) specs.ContainerEdits {
+	e := specs.ContainerEdits{Env: []string{cdiVoidEnv}}
+	for _, m := range p.Mounts {
+		if m.For != "" {
+			continue
+		}
+		if m.Kind == MountDevice {
+			e.DeviceNodes = append(e.DeviceNodes, cdiNode(m))
+			continue
+		}
+		e.Mounts = append(e.Mounts, cdiMount(m))
+	}
+	e.Hooks = p.cdiHooks(o)
+	return e
+}
+
+// deviceEdits are one device's nodes: the plan's device mounts made for
+// it (and, for a MIG device, for its parent GPU).
+func (p *Plan) deviceEdits(d cdiDevice) (*specs.ContainerEdits, error) {
+	e := &specs.ContainerEdits{}
+	for _, m := range p.Mounts {
+		if m.Kind == MountDevice && slices.Contains(d.fors, m.For) {
+			e.DeviceNodes = append(e.DeviceNodes, cdiNode(m))
+		}
+	}
+	if len(e.DeviceNodes) == 0 {
+		return nil, fmt.Errorf("writing CDI device %s: the plan has no device node for it (made with NoDevbind?): %w", d.index, ErrInvalidCDI)
+	}
+	return e, nil
+}
+
+func cdiNode(m Mount) *specs.DeviceNode {
+	return &specs.DeviceNode{Path: m.Target, HostPath: m.Source, Type: "c",
+		Major: int64(m.Device.Major), Minor: int64(m.Device.Minor), Permissions: cdiPermissions}
+}
+
+func cdiMount(m Mount) *specs.Mount {
+	opts := append(slices.Clone(m.Options), cdiBindOptions...)
+	return &specs.Mount{HostPath: m.Source, ContainerPath: m.Target, Options: opts}
+}
+
+// cdiHooks are create-symlinks for the plan's links, then update-ldcache
+// for its loader cache dirs (first dirs first); none when there is
+// nothing to do.
+func (p *Plan) cdiHooks(o *CDIOptions) []*specs.Hook {
+	var hooks []*specs.Hook
+	if len(p.Symlinks) > 0 {
+		args := []string{hookCreateLinks}
+		for _, l := range p.Symlinks {
+			args = append(args, "--link", l.Target+"::"+l.Path)
+		}
+		hooks = append(hooks, o.hook(args))
+	}
+	dirs := append(slices.Clone(p.LDCache.FirstDirs), p.LDCache.Dirs...)
+	if len(dirs) > 0 {
+		args := []string{hookUpdateLDCache}
+		for _, d := range dirs {
+			args = append(args, "--folder", d)
+		}
+		hooks = append(hooks, o.hook(args))
+	}
+	return hooks
+}
+
+// hook is a createContainer hook running HookPath with args and the
+// explicit environment.
+func (o *CDIOptions) hook(args []string) *specs.Hook {
+	argv := append([]string{path.Base(o.HookPath)}, args...)
+	return &specs.Hook{HookName: cdiHookName, Path: o.HookPath, Args: argv, Env: slices.Clone(o.HookEnv)}
+}
+
+// mergeEdits adds src's device nodes to dst, each path once.
+func mergeEdits(dst, src *specs.ContainerEdits) {
+	for _, n := range src.DeviceNodes {
+		if !slices.ContainsFunc(dst.DeviceNodes, func(d *specs.DeviceNode) bool { return d.Path == n.Path }) {
+			c := *n
+			dst.DeviceNodes = append(dst.DeviceNodes, &c)
+		}
+	}
+}
+
+// cloneEdits copies a device's edits so that devices share no pointers.
+func cloneEdits(e *specs.ContainerEdits) *specs.ContainerEdits {
+	c := &specs.ContainerEdits{}
+	mergeEdits(c, e)
+	return c
+}
