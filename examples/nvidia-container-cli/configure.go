@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/pflag"
+
+	"github.com/go-nvc/nvc/capabilities"
+	"github.com/go-nvc/nvc/devices"
+	"github.com/go-nvc/nvc/driver"
+	"github.com/go-nvc/nvc/nvcontainer"
+)
+
+const configureSynopsis = `nvidia-container-cli configure [OPTION...] ROOTFS
+Configure a container with GPU support by exposing device drivers to it.
+
+The container is the process PID (or, without --pid, the parent process,
+whose procfs is then ROOTFS/proc); it must be created but not started, with
+the host filesystem still visible. Everything is undone if a step fails.
+The container's ld.so.cache is written in Go: no ldconfig is run, and
+--ldconfig is accepted for compatibility only.`
+
+// configureOptions are configure's command line.
+type configureOptions struct {
+	flags    nvcontainer.ConfigureFlags
+	plan     nvcontainer.PlanOptions
+	driver   driver.Options
+	pid      int
+	ldconfig string
+	dryRun   bool
+}
+
+func (o *configureOptions) flagSet() *pflag.FlagSet {
+	fs := newFlagSet("configure")
+	f := &o.flags
+	fs.IntVarP(&o.pid, "pid", "p", 0, "Container `PID` (default: the parent process, standalone mode)")
+	fs.StringArrayVarP(&f.Devices, "device", "d", nil, "Device UUID(s) or index(es) to isolate (`ID`)")
+	fs.StringArrayVarP(&f.Requirements, "require", "r", nil, "Check container requirements (`EXPR`)")
+	fs.StringVarP(&o.ldconfig, "ldconfig", "l", "", "Accepted for compatibility (`PATH`); the loader cache is written in Go")
+	for _, c := range []struct {
+		name, short string
+		c           capabilities.Capability
+	}{{"compute", "c", capabilities.Compute}, {"utility", "u", capabilities.Utility}, {"video", "v", capabilities.Video},
+		{"graphics", "g", capabilities.Graphics}, {"display", "D", capabilities.Display}, {"ngx", "n", capabilities.NGX},
+		{"compat32", "", capabilities.Compat32}} {
+		fs.BoolFuncP(c.name, c.short, "Enable "+c.name+" capability", func(string) error {
+			f.Capabilities |= capabilities.Of(c.c)
+			return nil
+		})
+	}
+	fs.StringArrayVar(&f.MIGConfig, "mig-config", nil, "Enable configuration of MIG devices (`ID`: all)")
+	fs.StringArrayVar(&f.MIGMonitor, "mig-monitor", nil, "Enable monitoring of MIG devices (`ID`: all)")
+	fs.StringArrayVar(&f.IMEXChannels, "imex-channel", nil, "IMEX channel ID(s) to inject (`CHANNEL`)")
+	fs.BoolVar(&o.plan.NoCgroups, "no-cgroups", false, "Don't use cgroup enforcement")
+	fs.BoolVar(&o.plan.NoDevbind, "no-devbind", false, "Don't bind mount devices")
+	fs.BoolVar(&o.driver.NoPersistenced, "no-persistenced", false, "Don't include the NVIDIA persistenced socket")
+	fs.BoolVar(&o.driver.NoFabricManager, "no-fabricmanager", false, "Don't include the NVIDIA fabricmanager socket")
+	fs.BoolVar(&o.driver.NoGSPFirmware, "no-gsp-firmware", false, "Don't include GSP firmware")
+	fs.BoolVar(&f.NoCntlibs, "no-cntlibs", false, "Don't use CUDA compat libraries from the container (--cuda-compat-mode=disabled)")
+	fs.StringArrayVar(&f.CUDACompatModes, "cuda-compat-mode", nil, "CUDA forward compatibility `MODE`: mount, ldconfig or disabled (default ldconfig)")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "Print the plan as JSON and change nothing")
+	return fs
+}
+
+// configureCommand plans and applies the configuration of one container.
+func configureCommand(g *globals, args []string, stdout io.Writer) error {
+	var o configureOptions
+	fs := o.flagSet()
+	if err := parse(fs, configureSynopsis, args, stdout); err != nil {
+		return err
+	}
+	if err := positional(fs, 1); err != nil {
+		return err
+	}
+	rootfs := fs.Arg(0)
+	if !strings.HasPrefix(rootfs, "/") || filepath.Clean(rootfs) == "/" {
+		return fail("input error", errors.New("invalid rootfs directory"))
+	}
+	req, err := o.flags.Request()
+	if errors.Is(err, nvcontainer.ErrInvalidDevice) {
+		return fail("error parsing IMEX info", err)
+	} else if err != nil {
+		return fail("input error", err)
+	}
+	ctr, procRoot := nvcontainer.Container{PID: o.pid, Rootfs: rootfs}, ""
+	if o.pid <= 0 { // standalone: the caller runs inside the container's namespaces
+		ctr.PID, procRoot = os.Getppid(), filepath.Join(rootfs, "proc")
+	}
+	plan, err := makePlan(g, &o, req, ctr)
+	if err != nil || o.dryRun {
+		return printPlan(plan, err, stdout)
+	}
+	if os.Geteuid() != 0 {
+		return fail("permission error", errors.New("configure needs root (CAP_SYS_ADMIN); use --dry-run to see the plan"))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	g.keepSim = true
+	if err := plan.Apply(ctx, ctr, &nvcontainer.ApplyOptions{ProcRoot: procRoot}); err != nil {
+		return applyError(err)
+	}
+	g.log.Info("configured", "pid", ctr.PID, "rootfs", ctr.Rootfs, "mounts", len(plan.Mounts), "gpus", len(plan.GPUs))
+	return nil
+}
+
+func makePlan(g *globals, o *configureOptions, req *nvcontainer.Request, ctr nvcontainer.Container) (*nvcontainer.Plan, error) {
+	d, err := g.driverOptions()
+	if err != nil {
+		return nil, fail("input error", err)
+	}
+	d.NoPersistenced, d.NoFabricManager, d.NoGSPFirmware = o.driver.NoPersistenced, o.driver.NoFabricManager, o.driver.NoGSPFirmware
+	h, err := g.openHost(d, req.IMEXChannels)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := nvcontainer.NewPlan(h, req, ctr, &o.plan)
+	if err != nil {
+		return nil, planError(err)
+	}
+	for _, w := range plan.Warnings {
+		g.log.Warn(w)
+	}
+	return plan, nil
+}
+
+func printPlan(plan *nvcontainer.Plan, err error, stdout io.Writer) error {
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(plan)
+}
+
+// planError returns NewPlan's or List's error as nvidia-container-cli
+// prints it: "<stage> error: <message>", an unknown device as "ID: reason".
+func planError(err error) error {
+	var pe *nvcontainer.PlanError
+	if !errors.As(err, &pe) {
+		return fail("detection error", err)
+	}
+	var de *devices.DeviceIDError
+	if errors.As(pe.Err, &de) {
+		return fail(pe.Stage+" error", fmt.Errorf("%s: %s", de.ID, de.Reason))
+	}
+	return err
+}
+
+// applyError prefixes Apply's error: the loader cache step is an ldcache
+// error, every other step a mount error.
+func applyError(err error) error {
+	var ae *nvcontainer.ApplyError
+	if errors.As(err, &ae) && ae.Step == nvcontainer.StepLDCache {
+		return fail("ldcache error", err)
+	}
+	return fail("mount error", err)
+}

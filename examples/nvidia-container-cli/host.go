@@ -1,0 +1,146 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/go-nvc/nvc/devices"
+	"github.com/go-nvc/nvc/driver"
+	"github.com/go-nvc/nvc/internal/fakehost"
+	"github.com/go-nvc/nvc/internal/nvmlmock"
+	"github.com/go-nvc/nvc/nvcontainer"
+)
+
+const globalSynopsis = `nvidia-container-cli [OPTION...] COMMAND [ARG...]
+Command line utility for manipulating NVIDIA GPU containers.
+
+Commands:
+  info        Report information about the driver and devices
+  list        List driver components
+  configure   Configure a container with GPU support
+`
+
+// globals are the global options and what they open.
+type globals struct {
+	root, ldcache, user, debug  string
+	procRoot, devRoot, simulate string
+	loadKmods, noPivot, noIMEX  bool
+
+	stderr  io.Writer
+	log     *slog.Logger
+	logFile *os.File
+	simDir  string // the generated host of --simulate; removed by close
+	keepSim bool   // configure applied it: its files are mounted somewhere
+}
+
+func (g *globals) flagSet() *pflag.FlagSet {
+	fs := newFlagSet("nvidia-container-cli")
+	fs.SetInterspersed(false) // argp's ARGP_IN_ORDER: options end at the command
+	fs.StringVarP(&g.debug, "debug", "d", "", "Log debug information to `FILE` (appended)")
+	fs.BoolVarP(&g.loadKmods, "load-kmods", "k", false, "Load kernel modules and create missing device nodes on the host")
+	fs.BoolVarP(&g.noPivot, "no-pivot", "n", false, "Accepted for compatibility; nothing is run in the container, so nothing pivots")
+	fs.StringVarP(&g.user, "user", "u", "", "Accepted for compatibility (`UID[:GID]`); NVML is loaded in-process")
+	fs.Lookup("user").NoOptDefVal = "-"
+	fs.StringVarP(&g.root, "root", "r", "", "Path to the driver root directory (default /)")
+	fs.StringVarP(&g.ldcache, "ldcache", "l", "", "Path to the system's DSO cache, inside the root (default /etc/ld.so.cache)")
+	fs.BoolVar(&g.noIMEX, "no-create-imex-channels", false, "Don't create IMEX channel device nodes with --load-kmods")
+	fs.StringVar(&g.procRoot, "proc-root", "", "Read the host's procfs from `DIR` (default /proc)")
+	fs.StringVar(&g.devRoot, "dev-root", "", "Read the host's device nodes from `DIR` (default /dev)")
+	fs.StringVar(&g.simulate, "simulate", "", "Run against a generated host: "+strings.Join(nvmlmock.Machines(), ", "))
+	return fs
+}
+
+// openLog opens the --debug file, as libnvidia-container does: appended,
+// after a warning header.
+func (g *globals) openLog() error {
+	if g.debug == "" {
+		return nil
+	}
+	f, err := os.OpenFile(g.debug, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(f, "-- WARNING, the following logs are for debugging purposes only --")
+	g.logFile, g.log = f, slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	g.log.Info("starting", "args", os.Args)
+	return nil
+}
+
+func (g *globals) close() {
+	if g.simDir != "" && !g.keepSim {
+		os.RemoveAll(g.simDir)
+	}
+	if g.logFile != nil {
+		g.logFile.Close()
+	}
+}
+
+// driverOptions are the host's roots from the global options (or the
+// simulated host) and the environment nvidia-container-cli reads.
+func (g *globals) driverOptions() (*driver.Options, error) {
+	d := &driver.Options{Root: g.root, LDCache: g.ldcache, ProcRoot: g.procRoot, DevRoot: g.devRoot,
+		Path: os.Getenv("PATH"), MPSPipeDir: os.Getenv("CUDA_MPS_PIPE_DIRECTORY")}
+	if g.simulate == "" {
+		return d, nil
+	}
+	if g.root != "" || g.procRoot != "" || g.devRoot != "" {
+		return nil, errors.New("--simulate cannot be combined with --root, --proc-root or --dev-root")
+	}
+	if !slices.Contains(nvmlmock.Machines(), g.simulate) {
+		return nil, fmt.Errorf("unknown --simulate machine %q (want one of %s)", g.simulate, strings.Join(nvmlmock.Machines(), ", "))
+	}
+	dir, err := os.MkdirTemp("", "nvc-simulate-")
+	if err != nil {
+		return nil, err
+	}
+	g.simDir = dir
+	h, err := fakehost.Generate(dir, &fakehost.Options{Machine: g.simulate, RealNodes: os.Geteuid() == 0})
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(g.stderr, "%s: SIMULATED host %q (go-nvml mock, driver %s) generated in %s; nothing printed describes this machine\n",
+		progName(), g.simulate, h.DriverVersion, dir)
+	d.Root, d.ProcRoot, d.DevRoot, d.NVML, d.Path = h.Root, h.ProcRoot, h.DevRoot, h.NVML, ""
+	return d, nil
+}
+
+// openHost opens the driver and discovers the devices, first creating
+// missing nodes with --load-kmods. d carries the command's driver options.
+func (g *globals) openHost(d *driver.Options, imex []uint32) (*nvcontainer.Host, error) {
+	if g.loadKmods && g.simulate == "" {
+		if err := g.loadModules(d, imex); err != nil {
+			return nil, fail("initialization error", err)
+		}
+	}
+	h, err := nvcontainer.OpenHost(d, "")
+	if err != nil {
+		return nil, fail("initialization error", err)
+	}
+	v := h.Driver.Version()
+	g.log.Info("host opened", "root", h.Driver.Root(), "nvrm", v.NVRM, "version-source", v.Source,
+		"backend", h.Devices.Backend, "nvml-error", h.Devices.NVMLError, "gpus", len(h.Devices.GPUs))
+	return h, nil
+}
+
+func (g *globals) loadModules(d *driver.Options, imex []uint32) error {
+	opts := &devices.NodeOptions{ProcRoot: d.ProcRoot, DevRoot: d.DevRoot, LoadModules: true, IMEXChannels: imex}
+	if g.noIMEX {
+		opts.IMEXChannels = nil
+	}
+	rep, err := devices.CreateNodes(opts)
+	if err != nil {
+		return err
+	}
+	g.log.Info("kernel modules", "skipped", rep.Skipped, "loaded", rep.Loaded, "created", len(rep.Created))
+	for _, w := range rep.Warnings {
+		g.log.Warn(w)
+	}
+	return nil
+}

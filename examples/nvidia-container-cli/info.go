@@ -1,0 +1,132 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/go-nvc/nvc/devices"
+	"github.com/go-nvc/nvc/driver"
+	"github.com/go-nvc/nvc/nvcontainer"
+)
+
+// infoCommand reports the driver and the GPUs, as nvidia-container-cli
+// info does. Values only NVML knows (brand, architecture, CUDA version)
+// print as N/A when discovery fell back to procfs.
+func infoCommand(g *globals, args []string, stdout io.Writer) error {
+	fs := newFlagSet("info")
+	csv := fs.Bool("csv", false, "Output in CSV format")
+	if err := parse(fs, "nvidia-container-cli info [--csv]\nQuery the driver and report its information as well as the devices it detected.", args, stdout); err != nil {
+		return err
+	}
+	if err := positional(fs, 0); err != nil {
+		return err
+	}
+	d, err := g.driverOptions()
+	if err != nil {
+		return fail("input error", err)
+	}
+	h, err := g.openHost(d, nil)
+	if err != nil {
+		return err
+	}
+	if h.Devices.Backend != devices.NVML {
+		fmt.Fprintf(g.stderr, "%s: warning: NVML unavailable (%s): brand, architecture and CUDA version are unknown\n", progName(), h.Devices.NVMLError)
+	}
+	w := bufio.NewWriter(stdout)
+	printInfo(w, h, *csv)
+	return w.Flush()
+}
+
+func printInfo(w io.Writer, h *nvcontainer.Host, csv bool) {
+	nvrm, cuda := h.Driver.Version().NVRM, na(h.Devices.CUDAVersion)
+	if csv {
+		fmt.Fprintf(w, "NVRM version,CUDA version\n%s,%s\n", nvrm, cuda)
+		fmt.Fprintf(w, "\nDevice Index,Device Minor,Model,Brand,GPU UUID,Bus Location,Architecture\n")
+	} else {
+		fmt.Fprintf(w, "%-15s %s\n%-15s %s\n", "NVRM version:", nvrm, "CUDA version:", cuda)
+	}
+	for i, gpu := range h.Devices.GPUs {
+		values := []any{i, gpu.Minor, gpu.Model, na(gpu.Brand), gpu.UUID, gpu.BusID, na(gpu.ComputeCapability)}
+		if csv {
+			fmt.Fprintf(w, "%d,%d,%s,%s,%s,%s,%s\n", values...)
+			continue
+		}
+		fmt.Fprintf(w, "\n%-15s %d\n%-15s %d\n%-15s %s\n%-15s %s\n%-15s %s\n%-15s %s\n%-15s %s\n",
+			interleave([]string{"Device Index:", "Device Minor:", "Model:", "Brand:", "GPU UUID:", "Bus Location:", "Architecture:"}, values)...)
+	}
+}
+
+func interleave(labels []string, values []any) []any {
+	out := make([]any, 0, 2*len(labels))
+	for i, l := range labels {
+		out = append(out, l, values[i])
+	}
+	return out
+}
+
+func na(s string) string {
+	if s == "" {
+		return "N/A"
+	}
+	return s
+}
+
+// listCommand prints the paths configure would bring into a container,
+// as nvidia-container-cli list does; a bare `list` (or one whose only
+// argument is --imex-channel=X) is --device=all --compat32 -l -b -i -f.
+func listCommand(g *globals, args []string, stdout io.Writer) error {
+	fs := newFlagSet("list")
+	var o nvcontainer.ListOptions
+	var imex []string
+	d := &driver.Options{}
+	fs.StringArrayVarP(&o.Devices, "device", "d", nil, "Device UUID(s) or index(es) to list (`ID`)")
+	fs.BoolVarP(&o.Libraries, "libraries", "l", false, "List driver libraries")
+	fs.BoolVarP(&o.Binaries, "binaries", "b", false, "List driver binaries")
+	fs.BoolVarP(&o.IPCs, "ipcs", "i", false, "List driver IPCs")
+	fs.BoolVarP(&o.Firmware, "firmwares", "f", false, "List driver firmware files")
+	fs.BoolVar(&o.Compat32, "compat32", false, "Also list the 32-bit libraries")
+	fs.StringArrayVar(&o.MIGConfig, "mig-config", nil, "MIG devices to list config capabilities files for (`ID`: all)")
+	fs.StringArrayVar(&o.MIGMonitor, "mig-monitor", nil, "MIG devices to list monitor capabilities files for (`ID`: all)")
+	fs.StringArrayVar(&imex, "imex-channel", nil, "IMEX channel ID(s) to list (`CHANNEL`)")
+	fs.BoolVar(&d.NoPersistenced, "no-persistenced", false, "Don't include the NVIDIA persistenced socket")
+	fs.BoolVar(&d.NoFabricManager, "no-fabricmanager", false, "Don't include the NVIDIA fabricmanager socket")
+	fs.BoolVar(&d.NoGSPFirmware, "no-gsp-firmware", false, "Don't include GSP firmware (implies no -f)")
+	if err := parse(fs, "nvidia-container-cli list [OPTION...]\nQuery the driver and list the components required in order to configure a container with GPU support.", args, stdout); err != nil {
+		return err
+	}
+	if err := positional(fs, 0); err != nil {
+		return err
+	}
+	if len(args) == 0 || (len(args) == 1 && imex != nil) {
+		o = *nvcontainer.DefaultListOptions()
+	}
+	chans, err := nvcontainer.ParseIMEXChannels(strings.Join(imex, ","))
+	if err != nil {
+		return fail("error parsing IMEX info", err)
+	}
+	o.IMEXChannels, o.Firmware = chans, o.Firmware && !d.NoGSPFirmware
+	return list(g, d, &o, stdout)
+}
+
+func list(g *globals, cmd *driver.Options, o *nvcontainer.ListOptions, stdout io.Writer) error {
+	d, err := g.driverOptions()
+	if err != nil {
+		return fail("input error", err)
+	}
+	d.NoPersistenced, d.NoFabricManager, d.NoGSPFirmware = cmd.NoPersistenced, cmd.NoFabricManager, cmd.NoGSPFirmware
+	h, err := g.openHost(d, o.IMEXChannels)
+	if err != nil {
+		return err
+	}
+	paths, err := nvcontainer.List(h, o)
+	if err != nil {
+		return planError(err)
+	}
+	w := bufio.NewWriter(stdout)
+	for _, p := range paths {
+		fmt.Fprintln(w, p)
+	}
+	return w.Flush()
+}

@@ -1,0 +1,167 @@
+// Command nvidia-container-cli is NVIDIA's nvidia-container-cli rebuilt on
+// this module: the same global options, commands (info, list, configure),
+// flags, output layout, error prefixes and exit status (1 on any error), so
+// that NVIDIA's nvidia-container-runtime-hook can run it in place of the
+// original.
+//
+//	nvidia-container-cli [GLOBAL OPTIONS] COMMAND [ARG...]
+//	nvidia-container-cli --simulate=dgxa100 info
+//	nvidia-container-cli --simulate=dgxa100 list
+//	nvidia-container-cli configure --pid=PID --device=all --compute --utility ROOTFS
+//
+// Global options come before the command. Extras: --simulate runs any
+// command against a generated host (a go-nvml mock of a DGX and a driver
+// tree in a temp dir) so the tool can be tried without a GPU; --proc-root
+// and --dev-root point discovery at another procfs and /dev; configure
+// --dry-run prints the plan as JSON instead of applying it.
+//
+// Differences: nothing is run inside the container (the loader cache is
+// written in Go, so --ldconfig and --no-pivot are accepted and unused);
+// --user is accepted and unused (NVML is loaded in-process, not in a
+// helper); configure undoes everything it did when a step fails.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+// usageError is a command line the parser refused.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+
+// cliError is a failure printed after one of nvidia-container-cli's
+// prefixes ("input error", "initialization error", ...).
+type cliError struct {
+	prefix string
+	err    error
+}
+
+func (e cliError) Error() string { return e.prefix + ": " + e.err.Error() }
+
+func fail(prefix string, err error) error { return cliError{prefix, err} }
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// command is one of the commands: it parses its own flags, then acts.
+type command func(g *globals, args []string, stdout io.Writer) error
+
+var commands = map[string]command{"info": infoCommand, "list": listCommand, "configure": configureCommand}
+
+// run is the whole program; it returns the exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	prog := progName()
+	g := &globals{stderr: stderr, log: slog.New(slog.DiscardHandler)}
+	defer g.close()
+	err := dispatch(g, args, stdout)
+	var ue usageError
+	switch {
+	case err == nil || errors.Is(err, pflag.ErrHelp):
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "%s: %v\nTry `%s --help' for more information.\n", prog, ue.err, prog)
+	default:
+		g.log.Error("failed", "err", err)
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+	}
+	return 1
+}
+
+func dispatch(g *globals, args []string, stdout io.Writer) error {
+	fs := g.flagSet()
+	var version bool
+	fs.BoolVarP(&version, "version", "V", false, "Print program version")
+	if err := parse(fs, globalSynopsis, args, stdout); err != nil {
+		return err
+	}
+	if version {
+		printVersion(stdout)
+		return nil
+	}
+	if fs.NArg() == 0 {
+		return usageError{errors.New("missing command (info, list or configure)")}
+	}
+	cmd, ok := commands[fs.Arg(0)]
+	if !ok {
+		return usageError{fmt.Errorf("unknown command %q (want info, list or configure)", fs.Arg(0))}
+	}
+	if err := g.openLog(); err != nil {
+		return fail("input error", err)
+	}
+	return cmd(g, fs.Args()[1:], stdout)
+}
+
+// newFlagSet returns a flag set that reports errors instead of exiting,
+// with argp's -?/--help.
+func newFlagSet(name string) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
+	fs.BoolP("help", "?", false, "Give this help list")
+	return fs
+}
+
+// parse parses args; --help prints the synopsis and the options and
+// returns pflag.ErrHelp.
+func parse(fs *pflag.FlagSet, synopsis string, args []string, stdout io.Writer) error {
+	err := fs.Parse(args)
+	if help, _ := fs.GetBool("help"); help || errors.Is(err, pflag.ErrHelp) {
+		fmt.Fprintf(stdout, "Usage: %s\n\nOptions:\n%s", synopsis, fs.FlagUsages())
+		return pflag.ErrHelp
+	}
+	if err != nil {
+		return usageError{err}
+	}
+	return nil
+}
+
+// positional checks the number of positional arguments.
+func positional(fs *pflag.FlagSet, n int) error {
+	if fs.NArg() != n {
+		return usageError{fmt.Errorf("%s takes %d argument(s), got %d: %q", fs.Name(), n, fs.NArg(), fs.Args())}
+	}
+	return nil
+}
+
+// printVersion prints the seven lines of nvidia-container-cli --version.
+func printVersion(w io.Writer) {
+	version, settings := "(devel)", map[string]string{}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		version = bi.Main.Version
+		for _, s := range bi.Settings {
+			settings[s.Key] = s.Value
+		}
+	}
+	var flags []string
+	for _, k := range []string{"CGO_ENABLED", "-tags", "-trimpath", "-ldflags"} {
+		if v, ok := settings[k]; ok {
+			flags = append(flags, k+"="+v)
+		}
+	}
+	fmt.Fprintf(w, "cli-version: %s\nlib-version: %s (github.com/go-nvc/nvc)\n", version, version)
+	fmt.Fprintf(w, "build date: %s\nbuild revision: %s\n", or(settings["vcs.time"], "unknown"), or(settings["vcs.revision"], "unknown"))
+	fmt.Fprintf(w, "build compiler: %s\nbuild platform: %s/%s\n", settings["-compiler"], settings["GOOS"], settings["GOARCH"])
+	fmt.Fprintf(w, "build flags: %s\n", strings.Join(flags, " "))
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// progName is the name errors are printed under, as warnx does.
+func progName() string { return filepath.Base(os.Args[0]) }

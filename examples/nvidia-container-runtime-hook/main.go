@@ -1,0 +1,170 @@
+// Command nvidia-container-runtime-hook is an OCI runtime hook that gives a
+// container the GPUs its environment asks for (NVIDIA_VISIBLE_DEVICES,
+// NVIDIA_DRIVER_CAPABILITIES, NVIDIA_REQUIRE_*, …), as NVIDIA's hook of the
+// same name does — but in-process: where NVIDIA's hook executes
+// nvidia-container-cli, this one opens the driver, discovers the devices,
+// plans and applies the configuration itself, undoing it if a step fails.
+//
+//	nvidia-container-runtime-hook [-config FILE] [-debug] [-dry-run] prestart
+//
+// Register it as a prestart (or createRuntime) hook; poststart and poststop
+// do nothing. It reads the OCI state from stdin and the bundle's
+// config.json, and its config from -config, $NVIDIA_CTK_CONFIG_FILE_PATH,
+// $XDG_CONFIG_HOME/nvidia-container-runtime/config.toml or
+// /etc/nvidia-container-runtime/config.toml, with the toolkit's keys plus
+// an [nvc] table (proc-root, dev-root, backend) for a driver whose procfs
+// and /dev are elsewhere. A container that asks for no GPU is left alone.
+// -dry-run prints the nvidia-container-cli command NVIDIA's hook would run
+// and changes nothing.
+//
+// Flags are Go's (-config and --config both work), as in NVIDIA's hook.
+// The hook is a cgo program (NVML): it must be given an explicit
+// environment in the runtime spec, never the container's, or a
+// container's LD_PRELOAD would be loaded into it. nvidia-container-runtime
+// registers it that way.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/go-nvc/nvc/devices"
+	"github.com/go-nvc/nvc/driver"
+	"github.com/go-nvc/nvc/nvcontainer"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// options are the hook's command line.
+type options struct {
+	config        string
+	debug, dryRun bool
+}
+
+// run is the whole program; it returns the exit status.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("nvidia-container-runtime-hook", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o options
+	fs.StringVar(&o.config, "config", "", "the config file (default: $NVIDIA_CTK_CONFIG_FILE_PATH or "+nvcontainer.DefaultConfigPath+")")
+	fs.BoolVar(&o.debug, "debug", false, "log to stderr")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "print the equivalent nvidia-container-cli command and change nothing")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	switch fs.Arg(0) {
+	case "prestart", "createRuntime":
+	case "poststart", "poststop":
+		return 0
+	default:
+		fmt.Fprintf(stderr, "nvidia-container-runtime-hook: unknown command %q (want prestart, createRuntime, poststart or poststop)\n", fs.Arg(0))
+		return 2
+	}
+	if err := prestart(&o, stdin, stdout, stderr); err != nil {
+		fmt.Fprintf(stderr, "nvidia-container-runtime-hook: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func prestart(o *options, stdin io.Reader, stdout, stderr io.Writer) error {
+	cfg, file, err := nvcontainer.FindConfig(o.config, os.Environ())
+	if err != nil {
+		return err
+	}
+	roots, err := nvcontainer.LoadHostRoots(file)
+	if err != nil {
+		return err
+	}
+	log, closeLog, err := openLog(o.debug, cfg.CLI.Debug, stderr)
+	if err != nil {
+		return err
+	}
+	defer closeLog()
+	req, ctr, err := nvcontainer.RequestFromHook(stdin, cfg)
+	if err != nil {
+		return err
+	}
+	log.Info("request", "config", file, "pid", ctr.PID, "rootfs", ctr.Rootfs, "gpu", req.IsGPU(), "devices", req.Devices.String(), "capabilities", req.Capabilities.String())
+	for _, n := range req.Notes {
+		log.Warn(n)
+	}
+	if !req.IsGPU() {
+		return nil
+	}
+	if o.dryRun {
+		return printCommand(cfg, req, ctr, stdout)
+	}
+	return configure(cfg, roots, req, ctr, log)
+}
+
+// printCommand prints the command line NVIDIA's hook would execute.
+func printCommand(cfg *nvcontainer.Config, req *nvcontainer.Request, ctr nvcontainer.Container, stdout io.Writer) error {
+	c := *cfg
+	c.CLI.Ldconfig = nvcontainer.NormalizeLDConfigPath(c.CLI.Ldconfig, func(p string) bool {
+		_, err := os.Stat(p)
+		return err == nil
+	})
+	_, err := fmt.Fprintln(stdout, nvcontainer.FormatCommand(req.CLIArgs(&c, ctr)))
+	return err
+}
+
+// configure opens the host, plans and applies: what nvidia-container-cli
+// configure does, in this process.
+func configure(cfg *nvcontainer.Config, roots *nvcontainer.HostRoots, req *nvcontainer.Request, ctr nvcontainer.Container, log *slog.Logger) error {
+	d := &driver.Options{Root: cfg.CLI.Root, LDCache: cfg.CLI.Ldcache, ProcRoot: roots.ProcRoot, DevRoot: roots.DevRoot}
+	if cfg.CLI.LoadKmods {
+		nodes := &devices.NodeOptions{ProcRoot: roots.ProcRoot, DevRoot: roots.DevRoot, LoadModules: true, IMEXChannels: req.IMEXChannels}
+		if cfg.Features.DisableIMEXChannelCreation {
+			nodes.IMEXChannels = nil
+		}
+		rep, err := devices.CreateNodes(nodes)
+		if err != nil {
+			return fmt.Errorf("initialization error: %w", err)
+		}
+		log.Info("kernel modules", "skipped", rep.Skipped, "loaded", rep.Loaded, "created", len(rep.Created), "warnings", rep.Warnings)
+	}
+	host, err := nvcontainer.OpenHost(d, roots.Backend)
+	if err != nil {
+		return fmt.Errorf("initialization error: %w", err)
+	}
+	plan, err := nvcontainer.NewPlan(host, req, ctr, &nvcontainer.PlanOptions{NoCgroups: cfg.CLI.NoCgroups})
+	if err != nil {
+		return err
+	}
+	for _, w := range plan.Warnings {
+		log.Warn(w)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := plan.Apply(ctx, ctr, nil); err != nil {
+		return err
+	}
+	log.Info("configured", "gpus", len(plan.GPUs), "mounts", len(plan.Mounts), "rules", len(plan.CgroupRules))
+	return nil
+}
+
+// openLog logs to stderr with -debug, else to the config's
+// nvidia-container-cli.debug file, else nowhere.
+func openLog(debug bool, file string, stderr io.Writer) (*slog.Logger, func(), error) {
+	opts := &slog.HandlerOptions{Level: slog.LevelDebug}
+	switch {
+	case debug:
+		return slog.New(slog.NewTextHandler(stderr, opts)), func() {}, nil
+	case file == "":
+		return slog.New(slog.DiscardHandler), func() {}, nil
+	}
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening debug log: %w", err)
+	}
+	return slog.New(slog.NewTextHandler(f, opts)), func() { f.Close() }, nil
+}

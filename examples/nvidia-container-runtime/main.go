@@ -1,0 +1,168 @@
+// Command nvidia-container-runtime wraps a low-level OCI runtime (runc by
+// default, crun by config) the way NVIDIA's runtime does in its legacy
+// mode: for `create` and `run` of a container that asks for GPUs, it adds
+// nvidia-container-runtime-hook as a prestart hook to the bundle's
+// config.json; then it executes the runtime with the same arguments. Every
+// other command goes straight through.
+//
+//	nvidia-container-runtime [RUNTIME OPTIONS] COMMAND [ARG...]
+//
+// The config is $NVIDIA_CTK_CONFIG_FILE_PATH, else
+// /etc/nvidia-container-runtime/config.toml: [nvidia-container-runtime]
+// runtimes (the candidates, first found in PATH wins; default runc, crun)
+// and debug (a log file), [nvidia-container-runtime-hook] path (default:
+// nvidia-container-runtime-hook in PATH). The hook is given an explicit
+// environment (PATH only) and the config file as -config, so nothing of the
+// container's environment (LD_PRELOAD, …) reaches it.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+
+	"github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/go-nvc/nvc/driver"
+	"github.com/go-nvc/nvc/nvcontainer"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintf(os.Stderr, "nvidia-container-runtime: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	cfg, file, err := nvcontainer.FindConfig("", os.Environ())
+	if err != nil {
+		return err
+	}
+	log := openLog(cfg.Runtime.Debug)
+	ra := nvcontainer.ParseRuntimeArgs(args)
+	log.Info("invoked", "args", args, "command", ra.Command, "config", file)
+	if ra.IsCreate() {
+		if err := addHook(ra.Bundle, cfg, file, log); err != nil {
+			return err
+		}
+	}
+	runtime, err := findRuntime(cfg.Runtime.Runtimes)
+	if err != nil {
+		return err
+	}
+	log.Info("exec", "runtime", runtime)
+	return syscall.Exec(runtime, append([]string{filepath.Base(runtime)}, args...), os.Environ())
+}
+
+// addHook registers the hook in the bundle's config.json when the
+// container asks for GPUs.
+func addHook(bundle string, cfg *nvcontainer.Config, cfgFile string, log *slog.Logger) error {
+	if bundle == "" {
+		bundle = "."
+	}
+	path := filepath.Join(bundle, "config.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	spec, err := nvcontainer.ParseSpec(data)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	req, err := nvcontainer.RequestFromSpec(spec, cfg)
+	if err != nil {
+		return fmt.Errorf("reading the request of %s: %w", path, err)
+	}
+	if !req.IsGPU() {
+		log.Info("not a GPU container", "bundle", bundle)
+		return nil
+	}
+	hook, err := hookFor(cfg, cfgFile)
+	if err != nil {
+		return err
+	}
+	out, changed, err := nvcontainer.AddHook(data, "prestart", hook)
+	if err != nil || !changed {
+		return err
+	}
+	log.Info("hook added", "bundle", bundle, "hook", hook.Path, "args", hook.Args)
+	return replaceFile(path, out)
+}
+
+// hookFor is the prestart hook: an absolute path, the config it must read,
+// and an environment of its own.
+func hookFor(cfg *nvcontainer.Config, cfgFile string) (specs.Hook, error) {
+	path, err := exec.LookPath(cfg.Hook.Path)
+	if err != nil {
+		return specs.Hook{}, fmt.Errorf("finding the hook: %w", err)
+	}
+	if path, err = filepath.Abs(path); err != nil {
+		return specs.Hook{}, err
+	}
+	args := []string{"nvidia-container-runtime-hook"}
+	if cfgFile != "" {
+		args = append(args, "-config", cfgFile)
+	}
+	return specs.Hook{Path: path, Args: append(args, "prestart"), Env: []string{"PATH=" + driver.DefaultPath}}, nil
+}
+
+// replaceFile writes data over path atomically, keeping its mode.
+func replaceFile(path string, data []byte) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".config.json-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := errors.Join(tmp.Chmod(st.Mode().Perm()), tmp.Close()); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// findRuntime returns the first candidate found in PATH that is not this
+// program.
+func findRuntime(candidates []string) (string, error) {
+	self, _ := os.Executable()
+	for _, name := range candidates {
+		p, err := exec.LookPath(name)
+		if err != nil {
+			continue
+		}
+		if p, err = filepath.Abs(p); err == nil && !sameFile(p, self) {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("no low-level runtime found in PATH among %q", candidates)
+}
+
+func sameFile(a, b string) bool {
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(sa, sb)
+}
+
+// openLog logs to the [nvidia-container-runtime] debug file; none when it
+// is empty or cannot be opened (the runtime must run regardless).
+func openLog(file string) *slog.Logger {
+	if file == "" || file == os.DevNull {
+		return slog.New(slog.DiscardHandler)
+	}
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return slog.New(slog.NewTextHandler(f, nil))
+}

@@ -1,0 +1,32 @@
+package nvcontainer
+
+import (
+	"github.com/go-nvc/nvc/devices"
+	"github.com/go-nvc/nvc/driver"
+)
+
+// OpenHost opens the host driver and discovers the devices from the same
+// roots, as nvidia-container-cli does before every command: d says where
+// the driver, procfs and /dev are (nil: the running host), and backend how
+// GPUs are found (empty: devices.Auto, which loads libnvidia-ml.so.1 from
+// the driver root and falls back to procfs). When d.NVML is set, both the
+// driver and the devices are asked through it.
+//
+// The driver is opened without NVML unless d.NVML is set, so a host without
+// a working NVML still gives the driver version (from procfs); the CUDA
+// version then comes from device discovery, when it used NVML.
+func OpenHost(d *driver.Options, backend devices.Backend) (*Host, error) {
+	if d == nil {
+		d = &driver.Options{}
+	}
+	devs, err := devices.Discover(&devices.Options{Backend: backend, NVML: d.NVML,
+		DriverRoot: d.Root, ProcRoot: d.ProcRoot, DevRoot: d.DevRoot})
+	if err != nil {
+		return nil, err
+	}
+	drv, err := driver.Open(d)
+	if err != nil {
+		return nil, err
+	}
+	return &Host{Driver: drv, Devices: devs}, nil
+}

@@ -1,0 +1,117 @@
+package nvcontainer
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/go-nvc/nvc/capabilities"
+)
+
+// MaxRequirements is how many --require options nvidia-container-cli
+// configure accepts.
+const MaxRequirements = 32
+
+// ErrTooManyRequirements is matched by the error of
+// [ConfigureFlags.Request] for more than [MaxRequirements] requirements.
+var ErrTooManyRequirements = errors.New("too many requirements")
+
+// ConfigureFlags are the options of nvidia-container-cli configure that
+// make up a request, as they were given on its command line. Repeatable
+// options keep one entry per occurrence; each entry may itself be a
+// comma-separated list, as nvidia-container-cli joins them with commas.
+type ConfigureFlags struct {
+	// Devices are the --device values. Nil: no GPU, but the driver files
+	// and control nodes (a request with DevicesNone).
+	Devices []string
+	// Capabilities are the classes of --compute, --utility, --video,
+	// --graphics, --display, --ngx and --compat32. Empty: none, as with
+	// nvidia-container-cli (only nvidiactl, procfs and firmware).
+	Capabilities capabilities.Set
+	// Requirements are the --require expressions; at most
+	// MaxRequirements. Nil: none.
+	Requirements []string
+	// MIGConfig and MIGMonitor are the --mig-config and --mig-monitor
+	// values. Nil: none.
+	MIGConfig, MIGMonitor []string
+	// IMEXChannels are the --imex-channel values. Nil: none.
+	IMEXChannels []string
+	// NoCntlibs is --no-cntlibs: the same as --cuda-compat-mode=disabled.
+	NoCntlibs bool
+	// CUDACompatModes are the --cuda-compat-mode values. "disabled" (or
+	// NoCntlibs) wins over the others; two different other values are an
+	// error. Nil: CompatDefault.
+	CUDACompatModes []string
+}
+
+// Request returns the request the flags make, as nvidia-container-cli
+// configure reads them: device IDs are passed on unvalidated for
+// [NewPlan] to resolve (so "0,all" still checks that 0 exists), a single
+// "all" is DevicesAll, and no --device at all is DevicesNone. Errors are
+// about the flags alone: too many requirements, an IMEX channel that is not
+// a number below 2^20, an unknown or conflicting compat mode.
+func (f *ConfigureFlags) Request() (*Request, error) {
+	if len(f.Requirements) > MaxRequirements {
+		return nil, ErrTooManyRequirements
+	}
+	chans, err := ParseIMEXChannels(strings.Join(f.IMEXChannels, ","))
+	if err != nil {
+		return nil, err
+	}
+	mode, err := f.compatMode()
+	if err != nil {
+		return nil, err
+	}
+	return &Request{
+		Devices:        cliDevices(f.Devices),
+		Capabilities:   f.Capabilities,
+		Requirements:   slices.Clone(f.Requirements),
+		MIGConfig:      strings.Join(f.MIGConfig, ","),
+		MIGMonitor:     strings.Join(f.MIGMonitor, ","),
+		IMEXChannels:   chans,
+		CUDACompatMode: mode,
+	}, nil
+}
+
+// cliDevices keeps --device IDs as given (empty items dropped), in the
+// order nvidia-container-cli's select_devices walks them.
+func cliDevices(values []string) Devices {
+	var ids []string
+	for _, v := range values {
+		for _, id := range strings.Split(v, ",") {
+			if id = strings.TrimSpace(id); id != "" {
+				ids = append(ids, id)
+			}
+		}
+	}
+	switch {
+	case len(ids) == 0:
+		return Devices{Mode: DevicesNone}
+	case len(ids) == 1 && strings.EqualFold(ids[0], "all"):
+		return Devices{Mode: DevicesAll}
+	}
+	return Devices{Mode: DevicesList, IDs: ids}
+}
+
+func (f *ConfigureFlags) compatMode() (CUDACompatMode, error) {
+	disabled := f.NoCntlibs
+	var other CUDACompatMode
+	for _, v := range f.CUDACompatModes {
+		switch m := CUDACompatMode(v); m {
+		case CompatDisabled:
+			disabled = true
+		case CompatMount, CompatLdconfig:
+			if other != CompatDefault && other != m {
+				return "", fmt.Errorf("conflicting --cuda-compat-mode values %q and %q", other, m)
+			}
+			other = m
+		default:
+			return "", fmt.Errorf("invalid --cuda-compat-mode %q (want mount, ldconfig or disabled)", v)
+		}
+	}
+	if disabled {
+		return CompatDisabled, nil
+	}
+	return other, nil
+}

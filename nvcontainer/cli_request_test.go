@@ -1,0 +1,153 @@
+package nvcontainer_test
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/go-nvc/nvc/capabilities"
+	"github.com/go-nvc/nvc/nvcontainer"
+)
+
+func TestConfigureFlagsRequest(t *testing.T) {
+	many := make([]string, nvcontainer.MaxRequirements+1)
+	for i := range many {
+		many[i] = "cuda>=11.0"
+	}
+	tests := []struct {
+		name  string
+		flags nvcontainer.ConfigureFlags
+		want  nvcontainer.Request
+		err   error
+	}{
+		{name: "no device", want: nvcontainer.Request{Devices: nvcontainer.Devices{Mode: nvcontainer.DevicesNone}}},
+		{name: "empty device", flags: nvcontainer.ConfigureFlags{Devices: []string{" , "}},
+			want: nvcontainer.Request{Devices: nvcontainer.Devices{Mode: nvcontainer.DevicesNone}}},
+		{name: "all any case", flags: nvcontainer.ConfigureFlags{Devices: []string{"ALL"}},
+			want: nvcontainer.Request{Devices: nvcontainer.Devices{Mode: nvcontainer.DevicesAll}}},
+		{name: "repeated and joined", flags: nvcontainer.ConfigureFlags{Devices: []string{"0,,1", " 2 "}},
+			want: nvcontainer.Request{Devices: nvcontainer.Devices{Mode: nvcontainer.DevicesList, IDs: []string{"0", "1", "2"}}}},
+		{name: "ids before all kept for validation", flags: nvcontainer.ConfigureFlags{Devices: []string{"9,all"}},
+			want: nvcontainer.Request{Devices: nvcontainer.Devices{Mode: nvcontainer.DevicesList, IDs: []string{"9", "all"}}}},
+		{name: "caps, requirements, mig, imex", flags: nvcontainer.ConfigureFlags{
+			Devices: []string{"all"}, Capabilities: capabilities.Of(capabilities.Compute, capabilities.Utility),
+			Requirements: []string{"cuda>=12.0", "brand=tesla"}, MIGConfig: []string{"all"}, MIGMonitor: []string{"all", ""},
+			IMEXChannels: []string{"3,5", "3"}},
+			want: nvcontainer.Request{Devices: nvcontainer.Devices{Mode: nvcontainer.DevicesAll},
+				Capabilities: capabilities.Of(capabilities.Compute, capabilities.Utility),
+				Requirements: []string{"cuda>=12.0", "brand=tesla"}, MIGConfig: "all", MIGMonitor: "all,",
+				IMEXChannels: []uint32{3, 5}}},
+		{name: "too many requirements", flags: nvcontainer.ConfigureFlags{Requirements: many}, err: nvcontainer.ErrTooManyRequirements},
+		{name: "imex not a number", flags: nvcontainer.ConfigureFlags{IMEXChannels: []string{"x"}}, err: nvcontainer.ErrInvalidDevice},
+		{name: "imex too large", flags: nvcontainer.ConfigureFlags{IMEXChannels: []string{"1048576"}}, err: nvcontainer.ErrInvalidDevice},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := tc.flags.Request()
+			if tc.err != nil {
+				if !errors.Is(err, tc.err) {
+					t.Fatalf("Request() error = %v, want %v", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(*got, tc.want) {
+				t.Errorf("Request() = %+v\nwant %+v", *got, tc.want)
+			}
+		})
+	}
+}
+
+func TestConfigureFlagsCompatMode(t *testing.T) {
+	tests := []struct {
+		modes     []string
+		noCntlibs bool
+		want      nvcontainer.CUDACompatMode
+		err       string
+	}{
+		{want: nvcontainer.CompatDefault},
+		{modes: []string{"mount"}, want: nvcontainer.CompatMount},
+		{modes: []string{"ldconfig", "ldconfig"}, want: nvcontainer.CompatLdconfig},
+		{modes: []string{"mount", "disabled"}, want: nvcontainer.CompatDisabled},
+		{modes: []string{"ldconfig"}, noCntlibs: true, want: nvcontainer.CompatDisabled},
+		{noCntlibs: true, want: nvcontainer.CompatDisabled},
+		{modes: []string{"mount", "ldconfig"}, err: `conflicting --cuda-compat-mode values "mount" and "ldconfig"`},
+		{modes: []string{"hook"}, err: `invalid --cuda-compat-mode "hook"`},
+		{modes: []string{""}, err: `invalid --cuda-compat-mode ""`},
+	}
+	for _, tc := range tests {
+		f := nvcontainer.ConfigureFlags{CUDACompatModes: tc.modes, NoCntlibs: tc.noCntlibs}
+		got, err := f.Request()
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q no-cntlibs=%v: error %v, want %q", tc.modes, tc.noCntlibs, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got.CUDACompatMode != tc.want {
+			t.Errorf("%q no-cntlibs=%v: mode %q, %v; want %q", tc.modes, tc.noCntlibs, got.CUDACompatMode, err, tc.want)
+		}
+	}
+}
+
+// TestConfigureFlagsRoundTrip reads back the configure flags Request.CLIArgs
+// writes, as nvidia-container-cli would: the request is the same.
+func TestConfigureFlagsRoundTrip(t *testing.T) {
+	envs := [][]string{
+		{"NVIDIA_VISIBLE_DEVICES=all"},
+		{"NVIDIA_VISIBLE_DEVICES=none"},
+		{"NVIDIA_VISIBLE_DEVICES=1,GPU-abc,0:1", "NVIDIA_DRIVER_CAPABILITIES=all", "NVIDIA_REQUIRE_CUDA=cuda>=12.0 brand=tesla"},
+		{"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_IMEX_CHANNELS=4,2", "NVIDIA_DRIVER_CAPABILITIES=video,display"},
+	}
+	for _, env := range envs {
+		want := request(t, env...)
+		want.CUDACompatMode = nvcontainer.CompatLdconfig
+		args := want.CLIArgs(nil, nvcontainer.Container{PID: 7, Rootfs: "/r"})
+		got, err := flagsFromArgs(t, args).Request()
+		if err != nil {
+			t.Fatalf("%q: %v", args, err)
+		}
+		want.Notes = nil
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%q\nread back as %+v\nwant %+v", args, *got, *want)
+		}
+	}
+}
+
+// flagsFromArgs reads the configure options of a CLIArgs line.
+func flagsFromArgs(t *testing.T, args []string) *nvcontainer.ConfigureFlags {
+	t.Helper()
+	f := &nvcontainer.ConfigureFlags{}
+	i := 0
+	for i < len(args) && args[i] != "configure" {
+		i++
+	}
+	for _, a := range args[i+1:] {
+		name, val, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+		switch name {
+		case "device":
+			f.Devices = append(f.Devices, val)
+		case "require":
+			f.Requirements = append(f.Requirements, val)
+		case "imex-channel":
+			f.IMEXChannels = append(f.IMEXChannels, val)
+		case "mig-config":
+			f.MIGConfig = append(f.MIGConfig, val)
+		case "mig-monitor":
+			f.MIGMonitor = append(f.MIGMonitor, val)
+		case "cuda-compat-mode":
+			f.CUDACompatModes = append(f.CUDACompatModes, val)
+		case "ldconfig", "pid", "/r", "no-cgroups":
+		default:
+			c, err := capabilities.ParseCapability(name)
+			if err != nil {
+				t.Fatalf("unexpected argument %q", a)
+			}
+			f.Capabilities |= capabilities.Of(c)
+		}
+	}
+	return f
+}

@@ -1,0 +1,79 @@
+package nvcontainer_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/go-nvc/nvc/devices"
+	"github.com/go-nvc/nvc/nvcontainer"
+)
+
+func TestHostRoots(t *testing.T) {
+	const file = `
+disable-require = false
+[nvidia-container-cli]
+root = "/host"
+[nvc]
+proc-root = "/host/proc"
+dev-root = "/host/dev"
+backend = "procfs"
+`
+	r, err := nvcontainer.ParseHostRoots([]byte(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *r != (nvcontainer.HostRoots{ProcRoot: "/host/proc", DevRoot: "/host/dev", Backend: devices.Procfs}) {
+		t.Errorf("ParseHostRoots = %+v", *r)
+	}
+	// The toolkit's parser keeps reading the file and names our keys.
+	cfg, err := nvcontainer.ParseConfig([]byte(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.CLI.Root != "/host" || !containsAll(cfg.Unknown, "nvc.backend", "nvc.dev-root", "nvc.proc-root") {
+		t.Errorf("ParseConfig: root %q, unknown %q", cfg.CLI.Root, cfg.Unknown)
+	}
+
+	for _, bad := range []string{"[nvc]\nbackend = \"cuda\"", "[nvc]\nproc-root = 1", "[nvc"} {
+		if _, err := nvcontainer.ParseHostRoots([]byte(bad)); err == nil {
+			t.Errorf("ParseHostRoots(%q) succeeded", bad)
+		}
+	}
+	if _, err := nvcontainer.ParseHostRoots([]byte("[nvc]\nbackend = \"cuda\"")); !errors.Is(err, nvcontainer.ErrInvalidConfig) {
+		t.Errorf("unknown backend: %v, want ErrInvalidConfig", err)
+	}
+}
+
+func TestLoadHostRoots(t *testing.T) {
+	dir := t.TempDir()
+	for _, p := range []string{"", filepath.Join(dir, "missing.toml")} {
+		if r, err := nvcontainer.LoadHostRoots(p); err != nil || *r != (nvcontainer.HostRoots{}) {
+			t.Errorf("LoadHostRoots(%q) = %+v, %v; want the zero value", p, r, err)
+		}
+	}
+	file := filepath.Join(dir, "config.toml")
+	if err := os.WriteFile(file, []byte("[nvc]\ndev-root = \"/d\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := nvcontainer.LoadHostRoots(file); err != nil || r.DevRoot != "/d" {
+		t.Errorf("LoadHostRoots = %+v, %v", r, err)
+	}
+	if err := os.WriteFile(file, []byte("[nvc]\nbackend = 3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nvcontainer.LoadHostRoots(file); err == nil {
+		t.Error("LoadHostRoots of a bad file succeeded")
+	}
+}
+
+func containsAll(list []string, want ...string) bool {
+	for _, w := range want {
+		if !slices.Contains(list, w) {
+			return false
+		}
+	}
+	return true
+}
