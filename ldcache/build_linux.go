@@ -87,6 +87,9 @@ type builder struct {
 	buf     []byte   // getdents buffer
 	head    []byte   // first bytes of each file
 	verbose *verbose
+	// configuration files read, and those being read
+	confFiles int
+	confStack []string
 }
 
 func (b *builder) collectDirs() error {
@@ -111,14 +114,23 @@ func (b *builder) collectDirs() error {
 	return nil
 }
 
-// maxIncludeDepth bounds include recursion (glibc has no bound and
-// crashes on an include loop).
-const maxIncludeDepth = 16
+// Include limits. glibc has none: it follows an include loop until it
+// runs out of file descriptors, and a root whose files include each other
+// several times over would keep it busy for ever. A file that includes
+// itself (directly or not) adds nothing the first reading did not, so
+// skipping it gives glibc's result.
+const (
+	maxIncludeDepth = 16
+	maxConfFiles    = 1024
+)
 
 func (b *builder) parseConfFile(file string, depth int) {
-	if depth > maxIncludeDepth {
+	if depth > maxIncludeDepth || b.confFiles >= maxConfFiles || slices.Contains(b.confStack, file) {
 		return
 	}
+	b.confFiles++
+	b.confStack = append(b.confStack, file)
+	defer func() { b.confStack = b.confStack[:len(b.confStack)-1] }()
 	data, err := b.r.readFile(file, 1<<20)
 	if err != nil {
 		return

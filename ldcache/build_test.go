@@ -2,11 +2,13 @@ package ldcache_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/ldcache"
 )
 
@@ -59,5 +61,45 @@ func TestBuildMatchesLdconfig(t *testing.T) {
 				t.Errorf("files differ: ours %d bytes, glibc %d bytes", len(gotB), len(wantB))
 			}
 		})
+	}
+}
+
+// TestIncludeLoopLikeLdconfig: a configuration that includes itself ends
+// (glibc stops when it runs out of file descriptors, Build skips files it
+// is reading already) with the same cache.
+func TestIncludeLoopLikeLdconfig(t *testing.T) {
+	root := testutil.Tree(t, `
+file etc/debian_version "12\n"
+file etc/ld.so.conf "include loop.d/*.conf\n/opt/x\n"
+file etc/loop.d/a.conf "include ../ld.so.conf\n/opt/y\n"
+`)
+	writeLibs(t, root, []lib{{"opt/x/libx.so.1", x64("libx.so.1")}, {"opt/y/liby.so.1", x64("liby.so.1")}})
+	glibcPath, glibc := glibcCache(t, root, ldcache.FormatNew)
+	c, err := ldcache.Build(root, &ldcache.BuildOptions{Generator: glibc.Generator})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := c.MarshalBinary()
+	want, _ := os.ReadFile(glibcPath)
+	if !bytes.Equal(got, want) || len(c.Entries) != 2 {
+		t.Errorf("include loop: %d entries %v; glibc's cache differs", len(c.Entries), c.Entries)
+	}
+}
+
+// TestIncludeExplosionBounded: files that include each other many times
+// over (which keeps glibc busy for ever) cost Build a bounded number of
+// reads.
+func TestIncludeExplosionBounded(t *testing.T) {
+	spec := "file etc/debian_version \"12\\n\"\nfile etc/ld.so.conf \"include /etc/d0/*.conf\\n/opt/x\\n\"\n"
+	for i := range 20 {
+		for j := range 4 {
+			spec += fmt.Sprintf("file etc/d%d/%d.conf \"include /etc/d%d/*.conf\\n\"\n", i, j, i+1)
+		}
+	}
+	root := testutil.Tree(t, spec)
+	writeLibs(t, root, []lib{{"opt/x/libx.so.1", x64("libx.so.1")}})
+	c, err := ldcache.Build(root, nil)
+	if err != nil || len(c.Entries) != 1 {
+		t.Fatalf("Build = %v, %v", c, err)
 	}
 }

@@ -38,8 +38,10 @@
 // host's ~600 libraries) Build's cache is byte-identical to the one glibc
 // 2.36's ldconfig writes, in all three layouts, and [Cache.Print] matches
 // `ldconfig -p` byte for byte. Known differences: Build never follows a
-// SONAME containing '/' when making links; include recursion stops at 16
-// levels (glibc recurses until it crashes); LD_HWCAP_MASK is ignored;
+// SONAME containing '/' when making links; it reads a configuration file
+// that includes itself once (glibc recurses until it runs out of file
+// descriptors, with the same result) and at most 1024 files, 16 levels
+// deep; LD_HWCAP_MASK is ignored;
 // glibc 2.36 corrupts its heap writing old or compat files that hold
 // legacy hwcap ("tls", platform) entries, which Build writes correctly.
 // In the compat layout glibc stores glibc-hwcaps names at offsets its own
