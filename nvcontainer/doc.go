@@ -51,6 +51,61 @@
 // unmet one gives libnvidia-container's own message. [ValidateRequirement]
 // checks one strictly.
 //
+// # Plans
+//
+// [NewPlan] turns a request into a [Plan] for one container: the host
+// ([Host]: driver.Open and devices.Discover), the request and the
+// container's rootfs in, every change out — tmpfs mounts, bind mounts with
+// their flags, symlinks, device cgroup rules, the loader cache dirs and the
+// CUDA forward-compatibility decision — following nvidia-container-cli
+// configure. Device selection, MIG config/monitor and requirements are
+// decided first; a refusal is a [*PlanError] whose text is the CLI's own
+// ("requirement error: unsatisfied condition: …"). The rootfs is only read,
+// through in-root resolution. A plan made without a rootfs keeps host paths
+// and is what [Plan.CDISpec] writes as a CDI spec.
+//
+// # The plan as JSON
+//
+// [Plan.JSON] prints a plan and [ParsePlan] reads it back. Layout version 1
+// ([PlanVersion]) is one object (fields marked ? are left out when empty):
+//
+//	version       1
+//	container     {pid, rootfs}
+//	driver        {root, version, cudaVersion?}
+//	capabilities  "compat32,compute,…" (requested, canonical order)
+//	layout        {debian, libDir, lib32Dir, binDir, hostPaths?}
+//	gpus          [{index, minor, uuid, busId, migEnabled?}]
+//	migDevices?   [{index, parent, gi, ci, uuid?}]
+//	requirements? ["cuda>=12.4 brand=tesla", …] (all hold)
+//	tmpfs         [{target, mode, options, files: [{name, mode, content}], mounts?: [MOUNT]}]
+//	mounts        [MOUNT] (in the order they are applied)
+//	symlinks?     [{path, target}]
+//	cgroupRules?  [{type: "c", major, minor, access: "rw"}]
+//	ldcache       {firstDirs?, dirs}
+//	cudaCompat    {mode, dir?, libraries?, used, reason?}
+//	warnings?     ["missing library libvdpau_nvidia.so", …]
+//
+//	MOUNT = {kind, source, target, options, dir?, device?: {major, minor}, for?}
+//
+// kind is one of the MountKind values and decides options (ro, nosuid,
+// nodev, noexec, in that order); for names the device a mount is for ("0",
+// "1:0"). Modes are decimal numbers (365 is 0555). target, path, dirs and
+// libraries are paths inside the rootfs; source is a host path (inside the
+// rootfs only for cuda-compat mounts). Within a version fields are only
+// added; a field that changes meaning or goes away bumps PlanVersion.
+// testdata/plan-dgxa100.json is a complete example, pinned by a golden test.
+//
+// # CDI
+//
+// [Plan.CDISpec] and [NewCDISpec] write a CDI spec
+// (tags.cncf.io/container-device-interface, cdiVersion 0.5.0 so that podman
+// 4.3 loads it) with a device per GPU and MIG device under the naming
+// strategies of nvidia-ctk cdi generate, plus "all"; device nodes carry
+// hostPath, type, major and minor; the loader cache update and the symlinks
+// are createContainer hooks with an explicit environment.
+// [ValidateCDISpec] applies the CDI module's rules, [MarshalCDISpec]
+// encodes JSON or YAML.
+//
 // # What it needs
 //
 // The request side is pure: no privileges, no namespaces, no OS-specific

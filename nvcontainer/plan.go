@@ -40,6 +40,10 @@ type PlanOptions struct {
 //
 // Every path in Target, Path and Dirs fields is a path inside the
 // container's rootfs; every Source is a host path.
+//
+// NewPlan makes plans; Plan.JSON prints one in the layout the package
+// documentation describes ("The plan as JSON") and ParsePlan reads it back;
+// Plan.CDISpec writes one as a CDI spec.
 type Plan struct {
 	// Version is PlanVersion.
 	Version int `json:"version"`

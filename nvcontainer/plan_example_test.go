@@ -1,0 +1,138 @@
+package nvcontainer_test
+
+import (
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-nvc/nvc/capabilities"
+	"github.com/go-nvc/nvc/devices"
+	"github.com/go-nvc/nvc/driver"
+	"github.com/go-nvc/nvc/internal/fakehost"
+	"github.com/go-nvc/nvc/nvcontainer"
+)
+
+// exampleHost opens a generated DGX A100 (driver 550.54.15) under dir the
+// way a runtime opens the real host: driver.Open and devices.Discover with
+// the host's roots (here without NVML, from procfs).
+func exampleHost(dir string) *nvcontainer.Host {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		log.Fatal(err)
+	}
+	fh, err := fakehost.Generate(dir, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	drv, err := driver.Open(&driver.Options{Root: fh.Root, ProcRoot: fh.ProcRoot, DevRoot: fh.DevRoot})
+	if err != nil {
+		log.Fatal(err)
+	}
+	dev, err := devices.Discover(&devices.Options{Backend: devices.Procfs, DriverRoot: fh.Root, ProcRoot: fh.ProcRoot, DevRoot: fh.DevRoot})
+	if err != nil {
+		log.Fatal(err)
+	}
+	return &nvcontainer.Host{Driver: drv, Devices: dev}
+}
+
+// A plan for GPU 2 with compute and utility in a Fedora-like rootfs: the
+// libraries go to /usr/lib64 under their versioned names, the SONAME links
+// are planned next to them, and only /dev/nvidia2 of the GPU nodes is
+// bound.
+func ExampleNewPlan() {
+	dir, err := os.MkdirTemp("", "plan-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	rootfs := filepath.Join(dir, "rootfs")
+	if err := os.MkdirAll(filepath.Join(rootfs, "usr/lib64"), 0o755); err != nil {
+		log.Fatal(err)
+	}
+	host := exampleHost(filepath.Join(dir, "host"))
+
+	req, err := nvcontainer.RequestFromEnv([]string{"NVIDIA_VISIBLE_DEVICES=2", "NVIDIA_DRIVER_CAPABILITIES=compute,utility"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	p, err := nvcontainer.NewPlan(host, req, nvcontainer.Container{PID: 4242, Rootfs: rootfs}, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("layout:", p.Layout.LibDir, p.Layout.Lib32Dir, p.Layout.BinDir)
+	for _, m := range p.Mounts {
+		if m.Kind == nvcontainer.MountDevice || filepath.Base(m.Target) == "libcuda.so.550.54.15" {
+			fmt.Println(m.Kind, m.Target, m.Options)
+		}
+	}
+	for _, l := range p.Symlinks[3:5] {
+		fmt.Println(l.Path, "->", l.Target)
+	}
+	fmt.Println("loader cache:", p.LDCache.Dirs, "compat:", p.CUDACompat.Mode, p.CUDACompat.Reason)
+	// Output:
+	// layout: /usr/lib64 /usr/lib32 /usr/bin
+	// library /usr/lib64/libcuda.so.550.54.15 [ro nosuid nodev]
+	// device /dev/nvidiactl [ro nosuid noexec]
+	// device /dev/nvidia-uvm [ro nosuid noexec]
+	// device /dev/nvidia-uvm-tools [ro nosuid noexec]
+	// device /dev/nvidia2 [ro nosuid noexec]
+	// /usr/lib64/libcuda.so.1 -> libcuda.so.550.54.15
+	// /usr/lib64/libcuda.so -> libcuda.so.1
+	// loader cache: [/usr/lib64] compat: ldconfig no /usr/local/cuda/compat in the rootfs
+}
+
+// An unmet requirement stops planning with nvidia-container-cli's message.
+func ExampleNewPlan_requirement() {
+	dir, err := os.MkdirTemp("", "plan-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	host := exampleHost(dir)
+	req, err := nvcontainer.RequestFromEnv([]string{"NVIDIA_VISIBLE_DEVICES=all", "NVIDIA_REQUIRE_DRIVER=driver>=560"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	_, err = nvcontainer.NewPlan(host, req, nvcontainer.Container{}, nil)
+	fmt.Println(err)
+	// Output:
+	// requirement error: unsatisfied condition: driver>=560
+}
+
+// A CDI spec for every GPU of the host, as nvidia-ctk cdi generate makes
+// one, in YAML.
+func ExampleNewCDISpec() {
+	dir, err := os.MkdirTemp("", "cdi-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	host := exampleHost(dir)
+	spec, err := nvcontainer.NewCDISpec(host, capabilities.Of(capabilities.Compute), &nvcontainer.CDIOptions{
+		NameStrategies: []nvcontainer.CDINameStrategy{nvcontainer.CDINameIndex},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	var names []string
+	for _, d := range spec.Devices {
+		names = append(names, d.Name)
+	}
+	fmt.Println(strings.Join(names, " "))
+	for _, h := range spec.ContainerEdits.Hooks {
+		fmt.Println(h.HookName, h.Args[:2], h.Env)
+	}
+	b, err := nvcontainer.MarshalCDISpec(spec, nvcontainer.CDIFormatYAML)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%s", b[:42])
+	// Output:
+	// 0 1 2 3 4 5 6 7 all
+	// createContainer [nvidia-cdi-hook create-symlinks] [NVIDIA_CTK_DEBUG=false]
+	// createContainer [nvidia-cdi-hook update-ldcache] [NVIDIA_CTK_DEBUG=false]
+	// ---
+	// cdiVersion: 0.5.0
+	// kind: nvidia.com/gpu
+}
