@@ -78,15 +78,17 @@ type dirEnt struct {
 }
 
 type builder struct {
-	t       *target
-	r       *root
-	o       *BuildOptions
-	dirs    []*dirEnt
-	list    []scanned
-	seen    []string // glibc-hwcaps names, as found
-	buf     []byte   // getdents buffer
-	head    []byte   // first bytes of each file
-	verbose *verbose
+	t    *target
+	r    *root
+	o    *BuildOptions
+	dirs []*dirEnt
+	// seenDirs indexes dirs by device and inode
+	seenDirs map[[2]uint64]*dirEnt
+	list     []scanned
+	seen     []string // glibc-hwcaps names, as found
+	buf      []byte   // getdents buffer
+	head     []byte   // first bytes of each file
+	verbose  *verbose
 	// configuration files read, and those being read
 	confFiles int
 	confStack []string
@@ -167,12 +169,15 @@ func (b *builder) addDir(line, from string, lineno int) {
 // addSingle appends e unless a directory with its device and inode is
 // listed already, which then takes e's library type.
 func (b *builder) addSingle(e *dirEnt) bool {
-	for _, d := range b.dirs {
-		if d.dev == e.dev && d.ino == e.ino {
-			d.flag = e.flag
-			return false
-		}
+	key := [2]uint64{e.dev, e.ino}
+	if d, ok := b.seenDirs[key]; ok {
+		d.flag = e.flag
+		return false
 	}
+	if b.seenDirs == nil {
+		b.seenDirs = map[[2]uint64]*dirEnt{}
+	}
+	b.seenDirs[key] = e
 	b.dirs = append(b.dirs, e)
 	return true
 }
