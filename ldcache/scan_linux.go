@@ -38,9 +38,10 @@ func (b *builder) searchDir(d *dirEnt) {
 	cands := s.candidates()
 	s.classifyAll()
 	var libs []*dlib
+	bySoname := map[string]*dlib{}
 	for _, c := range cands {
 		if l := s.decide(c); l != nil {
-			libs = mergeLib(libs, l, b.t.signed)
+			libs = mergeLib(libs, bySoname, l, b.t.signed)
 		}
 	}
 	// glibc keeps the list newest first.
@@ -68,18 +69,17 @@ func (b *builder) addLib(fd int, d *dirEnt, l *dlib, hwcap uint64) {
 
 // mergeLib adds l to libs or, when its SONAME is there, keeps the better
 // of the two: a file over a symlink, else the newer name by libcmp.
-func mergeLib(libs []*dlib, l *dlib, signed bool) []*dlib {
-	for _, p := range libs {
-		if p.soname != l.soname {
-			continue
-		}
-		if (!l.isLink && p.isLink) || (l.isLink == p.isLink && libcmp(p.name, l.name, signed) < 0) {
-			p.flag = mergeFlag(p.flag, l.flag)
-			p.name, p.isLink, p.isaLevel = l.name, l.isLink, l.isaLevel
-		}
-		return libs
+func mergeLib(libs []*dlib, bySoname map[string]*dlib, l *dlib, signed bool) []*dlib {
+	p, ok := bySoname[l.soname]
+	if !ok {
+		bySoname[l.soname] = l
+		return append(libs, l)
 	}
-	return append(libs, l)
+	if (!l.isLink && p.isLink) || (l.isLink == p.isLink && libcmp(p.name, l.name, signed) < 0) {
+		p.flag = mergeFlag(p.flag, l.flag)
+		p.name, p.isLink, p.isaLevel = l.name, l.isLink, l.isaLevel
+	}
+	return libs
 }
 
 // mergeFlag is glibc's reconciliation of two files with one SONAME: plain
