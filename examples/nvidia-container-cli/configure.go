@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -136,9 +135,12 @@ func printPlan(plan *nvcontainer.Plan, err error, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(plan)
+	data, err := plan.JSON()
+	if err != nil {
+		return err
+	}
+	_, err = stdout.Write(data)
+	return err
 }
 
 // planError returns NewPlan's or List's error as nvidia-container-cli

@@ -1,0 +1,151 @@
+// Package e2e holds the end-to-end tests: the example programs, built once
+// per test binary, run as a user or a runtime would run them — under real
+// runc, crun and podman, on a simulated host (internal/fakehost) whose
+// device nodes are real character devices.
+//
+// Files: runc_* (the hook under runc and crun, directly and through
+// nvidia-container-runtime), cli_* (nvidia-container-cli: golden output,
+// option parsing, error prefixes, a refused configure), hook_* (the hook's
+// own behaviour), bench_* (whole-process benchmarks), cdi_* and ldpreload_*
+// (the CDI generator under podman, LD_PRELOAD immunity), helpers_* (shared
+// fixtures). Run `go test ./e2e -update` to rewrite testdata/*.golden.
+package e2e
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/go-nvc/nvc/internal/fakehost"
+	"github.com/go-nvc/nvc/internal/testutil"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	code := m.Run()
+	examples.cleanup()
+	os.Exit(code)
+}
+
+// examples are the example binaries built in this test binary's run.
+var examples builds
+
+type builds struct {
+	mu    sync.Mutex
+	dir   string
+	built map[string]string
+}
+
+func (b *builds) cleanup() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.dir != "" {
+		os.RemoveAll(b.dir)
+	}
+}
+
+// buildExample builds ./examples/<name> once per test binary and returns
+// the binary's path, named <name> (<name>-static with static: a
+// CGO_ENABLED=0 build). Concurrent callers wait for the one build.
+func buildExample(tb testing.TB, name string, static bool) string {
+	tb.Helper()
+	goCmd := testutil.RequireCommand(tb, "go")
+	examples.mu.Lock()
+	defer examples.mu.Unlock()
+	key := name
+	if static {
+		key += "-static"
+	}
+	if p, ok := examples.built[key]; ok {
+		return p
+	}
+	if examples.dir == "" {
+		dir, err := os.MkdirTemp("", "nvc-e2e-bin-")
+		if err != nil {
+			tb.Fatal(err)
+		}
+		examples.dir, examples.built = dir, map[string]string{}
+	}
+	out := filepath.Join(examples.dir, key)
+	cmd := exec.Command(goCmd, "build", "-o", out, "./examples/"+name)
+	cmd.Dir = ".."
+	cmd.Env = os.Environ()
+	if static {
+		cmd.Env = append(cmd.Env, "CGO_ENABLED=0")
+	}
+	if b, err := cmd.CombinedOutput(); err != nil {
+		tb.Fatalf("building examples/%s: %v\n%s", name, err, b)
+	}
+	examples.built[key] = out
+	return out
+}
+
+// simHost generates a simulated host (nil opts: an 8-GPU DGX A100 in the
+// Debian layout) in a temp dir; as root its device nodes are real.
+func simHost(tb testing.TB, opts *fakehost.Options) *fakehost.Host {
+	tb.Helper()
+	o := fakehost.Options{}
+	if opts != nil {
+		o = *opts
+	}
+	o.RealNodes = o.RealNodes || os.Geteuid() == 0
+	h, err := fakehost.Generate(tb.TempDir(), &o)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return h
+}
+
+// hostFlags are nvidia-container-cli's global options that point it at a
+// simulated host.
+func hostFlags(h *fakehost.Host) []string {
+	return []string{"--root=" + h.Root, "--proc-root=" + h.ProcRoot, "--dev-root=" + h.DevRoot}
+}
+
+// hookConfig writes a config.toml that points the hook (and the runtime
+// wrapper) at a simulated host: its driver root, procfs and /dev, no
+// kernel modules. cli are more [nvidia-container-cli] lines; extra lines
+// (other tables) are appended. It returns the file.
+func hookConfig(tb testing.TB, h *fakehost.Host, cli []string, extra ...string) string {
+	tb.Helper()
+	lines := append([]string{
+		"[nvidia-container-cli]",
+		fmt.Sprintf("root = %q", h.Root),
+		"load-kmods = false",
+	}, cli...)
+	lines = append(lines,
+		"[nvc]",
+		fmt.Sprintf("proc-root = %q", h.ProcRoot),
+		fmt.Sprintf("dev-root = %q", h.DevRoot),
+		"backend = \"procfs\"",
+	)
+	file := filepath.Join(tb.TempDir(), "config.toml")
+	if err := os.WriteFile(file, []byte(strings.Join(append(lines, extra...), "\n")+"\n"), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return file
+}
+
+// run runs a program and returns its stdout, stderr and exit code (-1
+// when it could not be started or was killed).
+func run(tb testing.TB, env []string, stdin string, name string, args ...string) (stdout, stderr string, code int) {
+	tb.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Env = env
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code = cmd.ProcessState.ExitCode()
+	if err != nil && code < 0 {
+		tb.Fatalf("running %s: %v", name, err)
+	}
+	return out.String(), errb.String(), code
+}

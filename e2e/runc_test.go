@@ -1,0 +1,194 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/go-nvc/nvc/devices"
+	"github.com/go-nvc/nvc/internal/fakehost"
+	"github.com/go-nvc/nvc/internal/testutil"
+)
+
+// gpuEnv is what the GPU containers ask for: GPUs 0 and 2 of the eight,
+// compute and utility.
+var gpuEnv = []string{"NVIDIA_VISIBLE_DEVICES=0,2", "NVIDIA_DRIVER_CAPABILITIES=compute,utility"}
+
+// runtimeCase is one container run: a runtime and how our hook gets in.
+type runtimeCase struct {
+	t       *testing.T
+	rt      *ociRuntime
+	host    *fakehost.Host
+	hook    string // the hook binary
+	wrapper string // the runtime wrapper binary
+}
+
+// TestRuntimes runs busybox containers on a simulated DGX A100 under runc
+// and crun: with our hook as prestart (and createRuntime) hook, through
+// nvidia-container-runtime, with the hook's cgroup rules off, and without
+// the hook. What the container sees is checked from inside: the device
+// nodes, the masked /proc/driver/nvidia, the driver files, the program
+// that needs libcuda.so.1, and the device cgroup (ENXIO with our rule,
+// EPERM without it).
+func TestRuntimes(t *testing.T) {
+	for _, name := range []string{"runc", "crun"} {
+		t.Run(name, func(t *testing.T) {
+			c := &runtimeCase{t: t, rt: requireRuntime(t, name), host: simHost(t, nil),
+				hook: buildExample(t, "nvidia-container-runtime-hook", false)}
+			c.wrapper = buildExample(t, "nvidia-container-runtime", false)
+			config := hookConfig(t, c.host, nil, "[nvidia-container-runtime]", "runtimes = ["+quote(name)+"]",
+				"[nvidia-container-runtime-hook]", "path = "+quote(c.hook))
+			t.Run("prestart", func(t *testing.T) { c.runHooked(t, "prestart", config) })
+			t.Run("createRuntime", func(t *testing.T) { c.runHooked(t, "createRuntime", config) })
+			t.Run("wrapper", func(t *testing.T) { c.runWrapped(t, config) })
+			t.Run("wrapper-non-gpu", func(t *testing.T) { c.runWrappedNonGPU(t, config) })
+			t.Run("no-cgroups", func(t *testing.T) { c.runNoCgroups(t) })
+			t.Run("no-hook", func(t *testing.T) { c.runWithoutHook(t) })
+		})
+	}
+}
+
+func quote(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+// start runs a probe container on a fresh rootfs with the kernel-procfs
+// fixture hook first, then extra prestart or createRuntime hooks.
+func (c *runtimeCase) start(t *testing.T, env []string, stage string, extra ...specs.Hook) (rootfs, bundle string) {
+	rootfs = busyboxRootfs(t)
+	hooks := &specs.Hooks{Prestart: []specs.Hook{kernelProcHook(t, c.host, rootfs)}}
+	if stage == "createRuntime" {
+		hooks.CreateRuntime = extra
+	} else {
+		hooks.Prestart = append(hooks.Prestart, extra...)
+	}
+	return rootfs, newBundle(t, rootfs, probeScript, env, hooks)
+}
+
+func (c *runtimeCase) probe(t *testing.T, bundle, wrapper, config string) map[string]string {
+	t.Helper()
+	out, stderr, code := c.rt.run(t, bundle, strings.ToLower(testName(t)), wrapper, config)
+	if code != 0 {
+		t.Fatalf("%s run: exit %d\nstdout:\n%s\nstderr:\n%s", c.rt.name, code, out, stderr)
+	}
+	t.Logf("container output:\n%s", out)
+	return parseProbe(out)
+}
+
+func (c *runtimeCase) runHooked(t *testing.T, stage, config string) {
+	rootfs, bundle := c.start(t, gpuEnv, stage, ourHook(c.hook, config, stage))
+	c.checkConfigured(t, c.probe(t, bundle, "", ""), rootfs)
+}
+
+func (c *runtimeCase) runWrapped(t *testing.T, config string) {
+	rootfs, bundle := c.start(t, gpuEnv, "prestart")
+	c.checkConfigured(t, c.probe(t, bundle, c.wrapper, config), rootfs)
+	spec := readSpec(t, bundle)
+	pre := spec.Hooks.Prestart
+	want := ourHook(c.hook, config, "prestart")
+	if len(pre) != 2 || pre[1].Path != want.Path || !slices.Equal(pre[1].Args, want.Args) || len(pre[1].Env) == 0 {
+		t.Errorf("prestart hooks after the wrapper = %+v\nwant the fixture hook, then %+v with an explicit env", pre, want)
+	}
+}
+
+func (c *runtimeCase) runWrappedNonGPU(t *testing.T, config string) {
+	_, bundle := c.start(t, []string{"NVIDIA_VISIBLE_DEVICES=void"}, "prestart")
+	before, _ := os.ReadFile(filepath.Join(bundle, "config.json"))
+	got := c.probe(t, bundle, c.wrapper, config)
+	after, _ := os.ReadFile(filepath.Join(bundle, "config.json"))
+	if string(before) != string(after) {
+		t.Errorf("the wrapper changed the config.json of a container that asks for no GPU")
+	}
+	if !strings.Contains(got["dev0"], "No such file") || !strings.HasSuffix(got["cudaprog"], "exit 127") {
+		t.Errorf("non-GPU container got a GPU: %v", got)
+	}
+}
+
+func (c *runtimeCase) runNoCgroups(t *testing.T) {
+	config := hookConfig(t, c.host, []string{"no-cgroups = true"})
+	_, bundle := c.start(t, gpuEnv, "prestart", ourHook(c.hook, config, "prestart"))
+	got := c.probe(t, bundle, "", "")
+	if !regexp.MustCompile(`^c.* 195, +0 `).MatchString(got["dev0"]) {
+		t.Errorf("/dev/nvidia0 = %q, want the bound node 195:0", got["dev0"])
+	}
+	if !strings.Contains(got["open0"], "Operation not permitted") {
+		t.Errorf("opening /dev/nvidia0 without our cgroup rule: %q, want EPERM (the runtime's device cgroup denies 195:0)", got["open0"])
+	}
+}
+
+func (c *runtimeCase) runWithoutHook(t *testing.T) {
+	_, bundle := c.start(t, gpuEnv, "prestart")
+	got := c.probe(t, bundle, "", "")
+	if !strings.HasSuffix(got["cudaprog"], "exit 127") || !strings.Contains(got["dev0"], "No such file") {
+		t.Errorf("without the hook: cudaprog %q, /dev/nvidia0 %q; want exit 127 and no node", got["cudaprog"], got["dev0"])
+	}
+	// The fixture alone shows the simulated kernel's whole procfs.
+	if n := len(strings.Split(got["gpus"], "|")); n != 8 || !strings.Contains(got["params"], "ModifyDeviceFiles: 1") {
+		t.Errorf("without the hook: %d GPUs in /proc/driver/nvidia/gpus, params %q; want 8 and the host's ModifyDeviceFiles: 1", n, got["params"])
+	}
+}
+
+// checkConfigured checks a GPU container's view and its loader cache.
+func (c *runtimeCase) checkConfigured(t *testing.T, got map[string]string, rootfs string) {
+	t.Helper()
+	host, err := devices.Discover(&devices.Options{Backend: devices.Procfs, DriverRoot: c.host.Root, ProcRoot: c.host.ProcRoot, DevRoot: c.host.DevRoot})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantGPUs := path.Base(host.GPUs[0].ProcDir) + "|" + path.Base(host.GPUs[2].ProcDir)
+	checks := []struct {
+		key  string
+		ok   bool
+		want string
+	}{
+		{"dev0", regexp.MustCompile(`^c.* 195, +0 `).MatchString(got["dev0"]), "character device 195:0"},
+		{"dev2", regexp.MustCompile(`^c.* 195, +2 `).MatchString(got["dev2"]), "character device 195:2"},
+		{"ctl", regexp.MustCompile(`^c.* 195, +255 `).MatchString(got["ctl"]), "character device 195:255"},
+		{"dev1", strings.Contains(got["dev1"], "No such file"), "absent (GPU 1 not selected)"},
+		{"gpus", got["gpus"] == wantGPUs, wantGPUs + " only"},
+		{"params", got["params"] == "ModifyDeviceFiles: 0", "ModifyDeviceFiles: 0"},
+		{"smi", got["smi"] == "/usr/bin/nvidia-smi", "present (utility)"},
+		{"libcuda", got["libcuda"] == "libcuda.so."+c.host.DriverVersion, "a link to libcuda.so." + c.host.DriverVersion},
+		{"cudaprog", got["cudaprog"] == "exit 0", "exit 0 (the loader found libcuda.so.1)"},
+		{"open0", strings.Contains(got["open0"], "No such device or address"), "ENXIO: allowed by our cgroup rule, no driver behind it"},
+	}
+	for _, ck := range checks {
+		if !ck.ok {
+			t.Errorf("in the container, %s = %q; want %s", ck.key, got[ck.key], ck.want)
+		}
+	}
+	checkCacheListsLibcuda(t, rootfs)
+}
+
+// checkCacheListsLibcuda asks glibc's ldconfig what the container's
+// ld.so.cache (written by our hook, in Go) holds.
+func checkCacheListsLibcuda(t *testing.T, rootfs string) {
+	t.Helper()
+	ldconfig := testutil.RequireCommand(t, "ldconfig")
+	out, err := exec.Command(ldconfig, "-p", "-C", filepath.Join(rootfs, "etc/ld.so.cache")).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "libcuda.so.1 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libcuda.so.1") {
+		t.Errorf("glibc ldconfig -p of the container's cache: %v\n%s\nwant libcuda.so.1 in /usr/lib/x86_64-linux-gnu", err, out)
+	}
+}
+
+func readSpec(t *testing.T, bundle string) *specs.Spec {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(bundle, "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spec specs.Spec
+	if err := json.Unmarshal(data, &spec); err != nil {
+		t.Fatal(err)
+	}
+	if spec.Hooks == nil {
+		spec.Hooks = &specs.Hooks{}
+	}
+	return &spec
+}
