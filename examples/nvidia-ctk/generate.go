@@ -1,0 +1,214 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/go-nvc/nvc/driver"
+	"github.com/go-nvc/nvc/internal/fakehost"
+	"github.com/go-nvc/nvc/internal/nvmlmock"
+	"github.com/go-nvc/nvc/nvcontainer"
+)
+
+// generateOptions are cdi generate's flags.
+type generateOptions struct {
+	output, format, vendor, class string
+	strategies                    []string
+	noAll                         bool
+	driverRoot, devRoot, procRoot string
+	hookPath, simulate            string
+	simulateMIG                   []string
+}
+
+func generateCommand(args []string, stdout, stderr io.Writer, log *slog.Logger) error {
+	var o generateOptions
+	fs := newFlagSet("nvidia-ctk cdi generate", stderr)
+	fs.StringVarP(&o.output, "output", "o", "", "write the spec to `FILE` (default: stdout)")
+	fs.StringVar(&o.format, "format", "", "spec encoding, json or yaml (default: from the --output extension, else yaml)")
+	fs.StringVar(&o.vendor, "vendor", "nvidia.com", "the vendor of the spec's kind")
+	fs.StringVar(&o.class, "class", "gpu", "the class of the spec's kind")
+	fs.StringSliceVar(&o.strategies, "device-name-strategy", []string{"index", "uuid"}, "how devices are named: index, uuid, type-index (repeatable)")
+	fs.BoolVar(&o.noAll, "no-all-device", false, "leave out the \"all\" device")
+	fs.StringVar(&o.driverRoot, "driver-root", "/", "the root the driver is installed under")
+	fs.StringVar(&o.devRoot, "dev-root", "", "the root /dev is under (default: the driver root)")
+	fs.StringVar(&o.procRoot, "proc-root", "/proc", "where the host's procfs is")
+	fs.StringVar(&o.hookPath, "hook-path", nvcontainer.DefaultCDIHookPath, "host path of the createContainer hook (examples/nvidia-cdi-hook)")
+	fs.StringVar(&o.hookPath, "nvidia-cdi-hook-path", nvcontainer.DefaultCDIHookPath, "alias of --hook-path, as NVIDIA's tool names it")
+	fs.StringVar(&o.simulate, "simulate", "", "write the spec for a generated host: "+strings.Join(nvmlmock.Machines(), ", "))
+	fs.StringArrayVar(&o.simulateMIG, "simulate-mig", nil, "with --simulate, put GPU `INDEX=PROFILE,...` in MIG mode with those MIG devices (repeatable)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("cdi generate: unexpected arguments %q", fs.Args())
+	}
+	return generate(&o, stdout, stderr, log)
+}
+
+func generate(o *generateOptions, stdout, stderr io.Writer, log *slog.Logger) error {
+	format, err := o.outputFormat()
+	if err != nil {
+		return err
+	}
+	cdiOpts, err := o.cdiOptions()
+	if err != nil {
+		return err
+	}
+	d, err := o.driverOptions(stderr)
+	if err != nil {
+		return err
+	}
+	host, err := nvcontainer.OpenHost(d, "")
+	if err != nil {
+		return fmt.Errorf("opening the host: %w", err)
+	}
+	log.Info("host opened", "driver-root", d.Root, "driver", host.Driver.Version().NVRM,
+		"backend", host.Devices.Backend, "gpus", len(host.Devices.GPUs))
+	spec, err := nvcontainer.NewCDISpec(host, 0, cdiOpts)
+	if err != nil {
+		return err
+	}
+	data, err := nvcontainer.MarshalCDISpec(spec, format)
+	if err != nil {
+		return err
+	}
+	log.Info("generated CDI spec", "kind", spec.Kind, "cdiVersion", spec.Version, "devices", len(spec.Devices))
+	if o.output == "" {
+		_, err = stdout.Write(data)
+		return err
+	}
+	return writeFileAtomic(o.output, data)
+}
+
+// outputFormat is --format, or the --output file's extension, or yaml.
+func (o *generateOptions) outputFormat() (string, error) {
+	ext := strings.TrimPrefix(filepath.Ext(o.output), ".")
+	if ext == "yml" {
+		ext = nvcontainer.CDIFormatYAML
+	}
+	known := []string{nvcontainer.CDIFormatJSON, nvcontainer.CDIFormatYAML}
+	switch {
+	case o.format != "" && !slices.Contains(known, o.format):
+		return "", fmt.Errorf("cdi generate: unknown --format %q (want json or yaml)", o.format)
+	case o.format != "" && slices.Contains(known, ext) && ext != o.format:
+		return "", fmt.Errorf("cdi generate: --format %s does not match --output %q", o.format, o.output)
+	case o.format != "":
+		return o.format, nil
+	case slices.Contains(known, ext):
+		return ext, nil
+	}
+	return nvcontainer.CDIFormatYAML, nil
+}
+
+func (o *generateOptions) cdiOptions() (*nvcontainer.CDIOptions, error) {
+	c := &nvcontainer.CDIOptions{Kind: o.vendor + "/" + o.class, NoAllDevice: o.noAll, HookPath: o.hookPath}
+	known := []nvcontainer.CDINameStrategy{nvcontainer.CDINameIndex, nvcontainer.CDINameUUID, nvcontainer.CDINameTypeIndex}
+	for _, s := range o.strategies {
+		if !slices.Contains(known, nvcontainer.CDINameStrategy(s)) {
+			return nil, fmt.Errorf("cdi generate: unknown --device-name-strategy %q (want index, uuid or type-index)", s)
+		}
+		if !slices.Contains(c.NameStrategies, nvcontainer.CDINameStrategy(s)) {
+			c.NameStrategies = append(c.NameStrategies, nvcontainer.CDINameStrategy(s))
+		}
+	}
+	if len(c.NameStrategies) == 0 {
+		return nil, errors.New("cdi generate: --device-name-strategy needs at least one strategy")
+	}
+	if !filepath.IsAbs(o.hookPath) {
+		return nil, fmt.Errorf("cdi generate: --hook-path %q is not an absolute path", o.hookPath)
+	}
+	return c, nil
+}
+
+// driverOptions are the host's roots, or those of a simulated host.
+func (o *generateOptions) driverOptions(stderr io.Writer) (*driver.Options, error) {
+	if o.simulate != "" {
+		return o.simulateHost(stderr)
+	}
+	if len(o.simulateMIG) > 0 {
+		return nil, errors.New("cdi generate: --simulate-mig needs --simulate")
+	}
+	devRoot := o.devRoot
+	if devRoot == "" {
+		devRoot = o.driverRoot
+	}
+	return &driver.Options{Root: o.driverRoot, ProcRoot: o.procRoot, DevRoot: filepath.Join(devRoot, "dev")}, nil
+}
+
+// simulateHost generates the --simulate machine into a new temp dir,
+// which is kept: the spec's host paths point into it.
+func (o *generateOptions) simulateHost(stderr io.Writer) (*driver.Options, error) {
+	if o.driverRoot != "/" || o.devRoot != "" || o.procRoot != "/proc" {
+		return nil, errors.New("cdi generate: --simulate cannot be combined with --driver-root, --dev-root or --proc-root")
+	}
+	if !slices.Contains(nvmlmock.Machines(), o.simulate) {
+		return nil, fmt.Errorf("cdi generate: unknown --simulate machine %q (want one of %s)", o.simulate, strings.Join(nvmlmock.Machines(), ", "))
+	}
+	mig, err := parseSimulateMIG(o.simulateMIG)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "nvc-simulate-")
+	if err != nil {
+		return nil, err
+	}
+	h, err := fakehost.Generate(dir, &fakehost.Options{Machine: o.simulate, MIG: mig, RealNodes: os.Geteuid() == 0})
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("simulating %s: %w", o.simulate, err)
+	}
+	fmt.Fprintf(stderr, "nvidia-ctk: SIMULATED host %q (go-nvml mock, driver %s) generated in %s and kept for the spec; "+
+		"remove it when done. Nothing in this spec describes this machine.\n", o.simulate, h.DriverVersion, dir)
+	return &driver.Options{Root: h.Root, ProcRoot: h.ProcRoot, DevRoot: h.DevRoot, NVML: h.NVML}, nil
+}
+
+// parseSimulateMIG reads --simulate-mig values: "1=3g.20gb,1g.5gb".
+func parseSimulateMIG(values []string) (map[int][]string, error) {
+	if len(values) == 0 {
+		return nil, nil
+	}
+	mig := map[int][]string{}
+	for _, v := range values {
+		gpu, profiles, _ := strings.Cut(v, "=")
+		i, err := strconv.Atoi(gpu)
+		if err != nil || i < 0 {
+			return nil, fmt.Errorf("cdi generate: --simulate-mig %q: want INDEX=PROFILE,... (e.g. 0=3g.20gb,3g.20gb)", v)
+		}
+		mig[i] = nil
+		if profiles != "" {
+			mig[i] = strings.Split(profiles, ",")
+		}
+	}
+	return mig, nil
+}
+
+// writeFileAtomic writes data to a temp file beside name and renames it
+// over name, so a runtime watching the CDI dir never reads half a spec.
+func writeFileAtomic(name string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("writing CDI spec: %w", err)
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), name)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("writing CDI spec %s: %w", name, err)
+	}
+	return nil
+}
