@@ -265,3 +265,25 @@ func TestPlanAppProfile(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanWarnings carries the driver's missing-file warnings and warns
+// about a missing procfs file, which is left out of the mask.
+func TestPlanWarnings(t *testing.T) {
+	h := newTestHost(t, nil)
+	if err := os.Remove(path.Join(h.fake.ProcRoot, "driver/nvidia/registry")); err != nil {
+		t.Fatal(err)
+	}
+	p := h.plan(t, capsRequest(capabilities.Of(capabilities.Video)), debianRootfs, nil)
+	for _, w := range []string{"missing library libvdpau_nvidia.so", "missing procfs file /proc/driver/nvidia/registry"} {
+		if !slices.Contains(p.Warnings, w) {
+			t.Errorf("no warning %q in %q", w, p.Warnings)
+		}
+	}
+	if p.Warnings[0] != "missing library libvdpau_nvidia.so" {
+		t.Errorf("driver warnings not first: %q", p.Warnings)
+	}
+	proc, _ := findTmpfs(p, "/proc/driver/nvidia")
+	if len(proc.Files) != 2 || proc.Files[1].Name != "version" {
+		t.Errorf("mask files %+v", proc.Files)
+	}
+}

@@ -145,18 +145,23 @@ func newPlanner(host *Host, req *Request, ctr Container, opts *PlanOptions) (*pl
 	if pl.opts.GOARCH == "" {
 		pl.opts.GOARCH = runtime.GOARCH
 	}
-	v := host.Driver.Version()
-	pl.p = &Plan{
+	pl.p = pl.emptyPlan()
+	return pl, nil
+}
+
+// emptyPlan is the plan before anything is planned: the facts it is made
+// from, and empty (not null) lists where the JSON layout has lists.
+func (pl *planner) emptyPlan() *Plan {
+	return &Plan{
 		Version:      PlanVersion,
-		Container:    ctr,
-		Driver:       PlanDriver{Root: host.Driver.Root(), Version: v.NVRM, CUDAVersion: pl.cudaVersion()},
-		Capabilities: req.Capabilities,
+		Container:    pl.ctr,
+		Driver:       PlanDriver{Root: pl.host.Driver.Root(), Version: pl.host.Driver.Version().NVRM, CUDAVersion: pl.cudaVersion()},
+		Capabilities: pl.req.Capabilities,
+		GPUs:         []PlannedGPU{},
 		Tmpfs:        []Tmpfs{},
 		Mounts:       []Mount{},
 		LDCache:      LDCacheUpdate{Dirs: []string{}},
-		GPUs:         []PlannedGPU{},
 	}
-	return pl, nil
 }
 
 // cudaVersion is the driver's CUDA version, from the driver or, failing
