@@ -1,0 +1,132 @@
+package e2e
+
+import (
+	"bytes"
+	"crypto/rand"
+	"debug/elf"
+	"encoding/hex"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/go-nvc/nvc/internal/fakehost"
+	"github.com/go-nvc/nvc/internal/testutil"
+)
+
+// Helpers of the CDI and LD_PRELOAD tests: building the examples, a
+// simulated host, a busybox rootfs, a spec in podman's CDI dir and podman
+// itself, run with the flags Debian 12 as root without systemd needs
+// (../shared/reference/runtimes-debian12.md).
+
+// cdiSpecDir is where podman 4.3 reads CDI specs (besides /etc/cdi).
+const cdiSpecDir = "/var/run/cdi"
+
+// staticExample builds ./examples/<name> with CGO_ENABLED=0 and checks
+// that the binary has no program interpreter: no dynamic loader runs in
+// it, so LD_PRELOAD cannot either.
+func staticExample(t *testing.T, name string) string {
+	t.Helper()
+	p := buildExample(t, name, true)
+	requireStatic(t, p)
+	return p
+}
+
+func requireStatic(t *testing.T, file string) {
+	t.Helper()
+	f, err := elf.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP || p.Type == elf.PT_DYNAMIC {
+			t.Fatalf("%s is dynamically linked (%v): a dynamic loader would honour LD_PRELOAD", file, p.Type)
+		}
+	}
+}
+
+// cdiHost generates a simulated DGX A100 with real device nodes (major
+// 195) in the Fedora layout: its libraries go to /usr/lib64, which neither
+// busyboxRootfs's ld.so.conf nor the Debian loader copied into it searches,
+// so a program finds libcuda.so.1 there only through the ld.so.cache our
+// hook writes.
+func cdiHost(t *testing.T) *fakehost.Host {
+	t.Helper()
+	testutil.RequireRoot(t)
+	return simHost(t, &fakehost.Options{Layout: fakehost.Fedora, RealNodes: true})
+}
+
+// The rootfs's programs (busyboxRootfs): the dynamic loader and libc are
+// copied from the host; cudaProg is an executable that only exits 0, once
+// the loader has found libcuda.so.1.
+const (
+	hostLoader = "/lib64/ld-linux-x86-64.so.2"
+	hostLibc   = "/lib/x86_64-linux-gnu/libc.so.6"
+	cudaProg   = "/cudaprog"
+)
+
+// cdiSpecPath returns a new file name in cdiSpecDir, unique to this test
+// run, and removes the file (and the dir, if this made it and it is empty)
+// when the test ends.
+func cdiSpecPath(t *testing.T, ext string) string {
+	t.Helper()
+	testutil.RequireRoot(t)
+	_, err := os.Stat(cdiSpecDir)
+	made := os.IsNotExist(err)
+	if err := os.MkdirAll(cdiSpecDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	name := filepath.Join(cdiSpecDir, "nvc-e2e-"+testName(t)+"-"+randomHex()+ext)
+	t.Cleanup(func() {
+		os.Remove(name)
+		if made {
+			os.Remove(cdiSpecDir)
+		}
+	})
+	return name
+}
+
+var unsafeChars = regexp.MustCompile(`[^a-zA-Z0-9_.-]+`)
+
+func testName(t *testing.T) string {
+	return strings.ToLower(unsafeChars.ReplaceAllString(t.Name(), "-"))
+}
+
+func randomHex() string {
+	b := make([]byte, 4)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// podman runs `podman run --rm` with a storage of its own (removed with
+// the test) and the flags this machine needs, on the rootfs dir (which
+// podman writes into); args are the run options and the command.
+// It returns stdout, stderr and the exit error.
+func podman(t *testing.T, runtime, rootfs string, args ...string) (string, string, error) {
+	t.Helper()
+	bin := testutil.RequireCommand(t, "podman")
+	testutil.RequireCommand(t, runtime)
+	store := t.TempDir()
+	full := []string{
+		"--root", filepath.Join(store, "root"), "--runroot", filepath.Join(store, "run"),
+		"--tmpdir", filepath.Join(store, "tmp"), "--storage-driver", "vfs",
+		"--cgroup-manager", "cgroupfs", "--events-backend", "file", "--runtime", runtime,
+		"run", "--rm", "--network", "none",
+		"--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024", "--rootfs", rootfs,
+	}
+	cmd := exec.Command(bin, append(full, args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	return stdout.String(), stderr.String(), err
+}
+
+// podmanVersion is `podman --version`, for the log.
+func podmanVersion(t *testing.T) string {
+	t.Helper()
+	b, _ := exec.Command("podman", "--version").Output()
+	return strings.TrimSpace(string(b))
+}

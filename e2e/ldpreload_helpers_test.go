@@ -1,0 +1,107 @@
+package e2e
+
+import (
+	"debug/elf"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/go-nvc/nvc/internal/testutil"
+)
+
+// The LD_PRELOAD (CVE-2025-23266, "NVIDIAScape") fixtures: a shared object
+// whose constructor records which program loaded it, and the container
+// environment that points the loader at it.
+
+// preloadSource is the library's C source. Its constructor writes a file
+// "nvc-preload-ran.<pid>" holding /proc/self/exe's target into the current
+// directory: the container's "/" for a container process, and the rootfs
+// too for a runtime hook (runc starts hooks in the rootfs, which is what
+// made /proc/self/cwd/… work as the exploit's path).
+const preloadSource = `#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+__attribute__((constructor)) static void nvc_mark(void) {
+	char exe[512] = "?", name[64];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n >= 0)
+		exe[n] = 0;
+	snprintf(name, sizeof name, "nvc-preload-ran.%d", (int)getpid());
+	int fd = open(name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd >= 0) {
+		write(fd, exe, strlen(exe));
+		close(fd);
+	}
+}
+`
+
+// preloadName is the library's file name in the rootfs; preloadEnv is the
+// container environment of the exploit, resolving to it both inside the
+// container and in a hook whose working directory is the rootfs.
+const (
+	preloadName = "nvc-preload.so"
+	preloadEnv  = "LD_PRELOAD=/proc/self/cwd/" + preloadName
+)
+
+// addPreloadLibrary compiles the library with gcc into rootfs/preloadName.
+func addPreloadLibrary(t *testing.T, rootfs string) {
+	t.Helper()
+	gcc := testutil.RequireCommand(t, "gcc")
+	src := filepath.Join(t.TempDir(), "preload.c")
+	if err := os.WriteFile(src, []byte(preloadSource), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(rootfs, preloadName)
+	if b, err := exec.Command(gcc, "-shared", "-fPIC", "-O2", "-o", out, src).CombinedOutput(); err != nil {
+		t.Fatalf("building %s: %v\n%s", preloadName, err, b)
+	}
+}
+
+// preloadRuns returns the programs (their /proc/self/exe) that ran the
+// library's constructor in rootfs, sorted, and removes the markers.
+func preloadRuns(t *testing.T, rootfs string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(rootfs, "nvc-preload-ran.*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var exes []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exes = append(exes, string(b))
+		os.Remove(f)
+	}
+	slices.Sort(exes)
+	return exes
+}
+
+// dynamicProgram returns a host program that is dynamically linked (it
+// has a PT_INTERP), to stand for a hook a loader honours LD_PRELOAD in.
+func dynamicProgram(t *testing.T, name string) string {
+	t.Helper()
+	p := testutil.RequireCommand(t, name)
+	f, err := elf.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, prog := range f.Progs {
+		if prog.Type == elf.PT_INTERP {
+			return p
+		}
+	}
+	testutil.Unavailable(t, "%s is not dynamically linked", p)
+	return ""
+}
+
+func hasSuffixIn(list []string, suffix string) bool {
+	return slices.ContainsFunc(list, func(s string) bool { return strings.HasSuffix(s, suffix) })
+}
