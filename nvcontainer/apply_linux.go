@@ -146,13 +146,13 @@ func newApplier(ctx context.Context, p *Plan, ctr Container, opts *ApplyOptions)
 // at is a point where Apply may stop: a done context, or a fault a test
 // injects.
 func (a *applier) at(step Step, path string) error {
-	if err := a.ctx.Err(); err != nil {
-		return &ApplyError{Step: step, Path: path, Err: err}
-	}
 	if a.opts.fault != nil {
 		if err := a.opts.fault(step, path); err != nil {
 			return &ApplyError{Step: step, Path: path, Err: err}
 		}
+	}
+	if err := a.ctx.Err(); err != nil {
+		return &ApplyError{Step: step, Path: path, Err: err}
 	}
 	return nil
 }

@@ -41,14 +41,10 @@ func relBelow(dir, p string) string {
 // openTmpfsMounts opens the sources of the mounts inside each tmpfs.
 func (a *applier) openTmpfsMounts() error {
 	for _, t := range a.plan.Tmpfs {
-		tm := &tmpfsMount{t: t}
+		tm := &tmpfsMount{t: t, inner: make([]*mount.Source, len(t.Mounts))}
 		a.tmpfs = append(a.tmpfs, tm)
-		for _, m := range t.Mounts {
-			src, err := a.openSource(m)
-			if err != nil {
-				return err
-			}
-			tm.inner = append(tm.inner, src)
+		if err := a.openAll(t.Mounts, tm.inner); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -210,6 +206,8 @@ func (tm *tmpfsMount) close() {
 		tm.src.Close()
 	}
 	for _, s := range tm.inner {
-		s.Close()
+		if s != nil {
+			s.Close()
+		}
 	}
 }

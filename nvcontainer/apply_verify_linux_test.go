@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/moby/sys/mountinfo"
 	"golang.org/x/sys/unix"
@@ -182,20 +183,35 @@ func (s *hostState) check(tb testing.TB) {
 	checkThreads(tb, s.ns)
 }
 
-// checkThreads fails tb if a thread of this process is in another mount
-// namespace than want.
+// checkThreads fails tb if a thread of this process stays in another
+// mount namespace than want. A thread confined by ns.Run exits just after
+// Run returns, so one seen there is given a moment to go.
 func checkThreads(tb testing.TB, want string) {
+	tb.Helper()
+	var foreign []string
+	for range 200 {
+		if foreign = foreignThreads(tb, want); len(foreign) == 0 {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	tb.Errorf("threads in another mount namespace than the host's %s: %s", want, strings.Join(foreign, ", "))
+}
+
+func foreignThreads(tb testing.TB, want string) []string {
 	tb.Helper()
 	tasks, err := os.ReadDir("/proc/self/task")
 	if err != nil {
 		tb.Fatal(err)
 	}
+	var out []string
 	for _, task := range tasks {
 		got, err := os.Readlink("/proc/self/task/" + task.Name() + "/ns/mnt")
 		if err == nil && got != want {
-			tb.Errorf("thread %s is in mount namespace %s, not the host's %s", task.Name(), got, want)
+			out = append(out, task.Name()+" in "+got)
 		}
 	}
+	return out
 }
 
 func readFile(tb testing.TB, name string) string {

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/go-nvc/nvc/internal/mount"
 	"github.com/go-nvc/nvc/internal/rootfs"
@@ -33,9 +35,6 @@ func attrOf(options []string) mount.Attr {
 // openSource opens m's host source in the caller's namespace and checks
 // that it is what the plan says.
 func (a *applier) openSource(m Mount) (*mount.Source, error) {
-	if err := a.at(StepOpen, m.Source); err != nil {
-		return nil, err
-	}
 	src, err := mount.OpenSource(m.Source, attrOf(m.Options), &mount.Options{Method: a.method})
 	if err == nil {
 		err = checkSource(m, src)
@@ -47,6 +46,39 @@ func (a *applier) openSource(m Mount) (*mount.Source, error) {
 		return nil, stepError(StepOpen, m.Source, err)
 	}
 	return src, nil
+}
+
+// openAll opens the sources of mounts into srcs (same length), on up to
+// GOMAXPROCS goroutines: cloning a mount tree costs more than the rest of
+// opening. The points are passed in order first; the error is that of the
+// first mount that failed.
+func (a *applier) openAll(mounts []Mount, srcs []*mount.Source) error {
+	for _, m := range mounts {
+		if err := a.at(StepOpen, m.Source); err != nil {
+			return err
+		}
+	}
+	errs := make([]error, len(mounts))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(mounts)) {
+		wg.Go(func() {
+			for i := range next {
+				srcs[i], errs[i] = a.openSource(mounts[i])
+			}
+		})
+	}
+	for i := range mounts {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // checkSource refuses a source whose type the plan does not expect.
@@ -95,14 +127,9 @@ func (a *applier) openSources() error {
 	a.sources = make([]*mount.Source, len(a.plan.Mounts))
 	a.under = make([]underTmpfs, len(a.plan.Mounts))
 	for i, m := range a.plan.Mounts {
-		src, err := a.openSource(m)
-		if err != nil {
-			return err
-		}
-		a.sources[i] = src
 		a.under[i] = a.findTmpfs(m.Target)
 	}
-	return nil
+	return a.openAll(a.plan.Mounts, a.sources)
 }
 
 // mountAll attaches the bind mounts in plan order.

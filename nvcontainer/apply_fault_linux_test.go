@@ -1,0 +1,172 @@
+package nvcontainer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/go-nvc/nvc/internal/testutil/container"
+)
+
+var errFault = errors.New("injected fault")
+
+// point is one place where Apply checks its context.
+type point struct {
+	step Step
+	path string
+}
+
+// faultAt returns options whose fault hook records every point in seen and
+// calls hit at the k-th (counting from 0); hit's error fails Apply there.
+func faultAt(k int, seen *[]point, hit func(point) error) *ApplyOptions {
+	n := 0
+	return &ApplyOptions{fault: func(s Step, p string) error {
+		*seen = append(*seen, point{s, p})
+		n++
+		if n-1 == k {
+			return hit(point{s, p})
+		}
+		return nil
+	}}
+}
+
+// faultTarget is a container with a devices cgroup, and its state before
+// Apply: what every failed Apply must leave it in.
+type faultTarget struct {
+	c      *container.Container
+	cg     devicesCgroup
+	host   *hostState
+	mounts string
+	tree   string
+	list   string
+}
+
+func newFaultTarget(t *testing.T, h *testHost) *faultTarget {
+	t.Helper()
+	ft := &faultTarget{cg: newDevicesCgroup(t), c: startIn(t, fedoraLayout, false)}
+	ft.cg.write(t, "cgroup.procs", strconv.Itoa(ft.c.PID))
+	ft.host = recordHost(t, h.Root)
+	ft.mounts, ft.tree, ft.list = ft.state(t)
+	return ft
+}
+
+func (ft *faultTarget) state(t *testing.T) (mounts, tree, list string) {
+	t.Helper()
+	var ms []string
+	for _, m := range ft.c.MountInfo(t) {
+		ms = append(ms, fmt.Sprintf("%d %s %s %s", m.ID, m.Mountpoint, m.FSType, m.Options))
+	}
+	return strings.Join(ms, "\n"), layoutOf(t, ft.c.Path("")), ft.cg.list(t)
+}
+
+// unchanged fails t where the container, its cgroup or the host differ
+// from before.
+func (ft *faultTarget) unchanged(t *testing.T, what string) {
+	t.Helper()
+	mounts, tree, list := ft.state(t)
+	if mounts != ft.mounts {
+		t.Errorf("%s: the container's mounts changed:\n%s", what, lineDiff(ft.mounts, mounts))
+	}
+	if tree != ft.tree {
+		t.Errorf("%s: the container's tree changed:\n%s", what, lineDiff(ft.tree, tree))
+	}
+	if list != ft.list {
+		t.Errorf("%s: devices.list changed:\n%s", what, lineDiff(ft.list, list))
+	}
+	if now := readFile(t, "/proc/self/mountinfo"); now != ft.host.mounts {
+		t.Errorf("%s: the host's mount table changed:\n%s", what, lineDiff(ft.host.mounts, now))
+	}
+	checkThreads(t, ft.host.ns)
+}
+
+// TestApplyFaults is acceptance 4: a failure forced at each point k of
+// Apply leaves the container's mount table, tree and device cgroup as they
+// were, and names the step and path.
+func TestApplyFaults(t *testing.T) {
+	h := newTestHost(t)
+	p := h.testPlan(t, fedoraLayout, 2)
+	ft := newFaultTarget(t, h)
+	var all []point
+	err := p.Apply(context.Background(), ctrOf(ft.c), faultAt(-1, &all, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) < mountCount(p) {
+		t.Fatalf("only %d fault points for %d mounts", len(all), mountCount(p))
+	}
+	ft = newFaultTarget(t, h) // the first container is configured now
+	steps := map[Step]int{}
+	for k := range all {
+		var seen []point
+		err := p.Apply(context.Background(), ctrOf(ft.c), faultAt(k, &seen, func(point) error { return errFault }))
+		if len(seen) != k+1 || seen[k].step != all[k].step {
+			t.Fatalf("fault %d: Apply went through %d points, the last %v; want %d, the last at step %s", k, len(seen), seen[len(seen)-1], k+1, all[k].step)
+		}
+		want := seen[k]
+		checkFault(t, k, want, err)
+		ft.unchanged(t, fmt.Sprintf("fault %d at %s %q", k, want.step, want.path))
+		steps[want.step]++
+		if t.Failed() {
+			return
+		}
+	}
+	ft.host.check(t)
+	t.Logf("%d fault points: %v", len(all), steps)
+}
+
+func checkFault(t *testing.T, k int, want point, err error) {
+	t.Helper()
+	var ae *ApplyError
+	switch {
+	case !errors.As(err, &ae) || !errors.Is(err, errFault):
+		t.Errorf("fault %d: Apply = %v, want an ApplyError for the fault", k, err)
+	case ae.Step != want.step || ae.Path != want.path:
+		t.Errorf("fault %d: error names %s %q, want %s %q", k, ae.Step, ae.Path, want.step, want.path)
+	case ae.UndoErr != nil:
+		t.Errorf("fault %d: undo failed: %v", k, ae.UndoErr)
+	}
+}
+
+// TestApplyPanicAndCancel: a panic inside Apply (host side or inside the
+// namespace) and a context cancelled part-way also take everything back.
+func TestApplyPanicAndCancel(t *testing.T) {
+	h := newTestHost(t)
+	p := h.testPlan(t, fedoraLayout, 2)
+	ft := newFaultTarget(t, h)
+	var all []point
+	if err := p.Apply(context.Background(), ctrOf(ft.c), faultAt(-1, &all, nil)); err != nil {
+		t.Fatal(err)
+	}
+	ft = newFaultTarget(t, h)
+	for _, k := range []int{indexOf(all, StepCgroup), indexOf(all, StepMount) + 5, len(all) - 1} {
+		var seen []point
+		func() {
+			defer func() {
+				if r := recover(); r == nil {
+					t.Errorf("point %d: no panic", k)
+				}
+			}()
+			p.Apply(context.Background(), ctrOf(ft.c), faultAt(k, &seen, func(point) error { panic("boom") }))
+		}()
+		ft.unchanged(t, fmt.Sprintf("panic at %d", k))
+		ctx, cancel := context.WithCancel(context.Background())
+		err := p.Apply(ctx, ctrOf(ft.c), faultAt(k, &seen, func(point) error { cancel(); return nil }))
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("cancelled at %d: Apply = %v, want context.Canceled", k, err)
+		}
+		ft.unchanged(t, fmt.Sprintf("cancel at %d", k))
+	}
+	ft.host.check(t)
+}
+
+func indexOf(points []point, s Step) int {
+	for i, p := range points {
+		if p.step == s {
+			return i
+		}
+	}
+	return -1
+}
