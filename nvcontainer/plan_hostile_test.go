@@ -89,7 +89,8 @@ symlink usr/local/cuda ../../../../../../srv/cuda
 }
 
 // TestPlanRootfsSymlink refuses a rootfs that is itself a symlink, and a
-// missing one, with a container error.
+// missing one, with a container error, and "/" or a relative path with an
+// input error, as nvidia-container-cli does.
 func TestPlanRootfsSymlink(t *testing.T) {
 	h := newTestHost(t, nil)
 	dir := testutil.Tree(t, debianRootfs)
@@ -97,11 +98,17 @@ func TestPlanRootfsSymlink(t *testing.T) {
 	if err := os.Symlink(dir, link); err != nil {
 		t.Fatal(err)
 	}
-	for _, rootfs := range []string{link, filepath.Join(dir, "missing")} {
-		_, err := nvcontainer.NewPlan(h.host, capsRequest(capabilities.Of(capabilities.Utility)), nvcontainer.Container{Rootfs: rootfs}, nil)
+	for _, tc := range []struct{ rootfs, stage string }{
+		{link, nvcontainer.StageContainer},
+		{filepath.Join(dir, "missing"), nvcontainer.StageContainer},
+		{"/", nvcontainer.StageInput},
+		{"//.", nvcontainer.StageInput},
+		{"rootfs", nvcontainer.StageInput},
+	} {
+		_, err := nvcontainer.NewPlan(h.host, capsRequest(capabilities.Of(capabilities.Utility)), nvcontainer.Container{Rootfs: tc.rootfs}, nil)
 		var pe *nvcontainer.PlanError
-		if !errors.As(err, &pe) || pe.Stage != nvcontainer.StageContainer {
-			t.Errorf("%s: %v", rootfs, err)
+		if !errors.As(err, &pe) || pe.Stage != tc.stage {
+			t.Errorf("%s: %v", tc.rootfs, err)
 		}
 	}
 }

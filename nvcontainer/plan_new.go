@@ -2,6 +2,8 @@ package nvcontainer
 
 import (
 	"errors"
+	"fmt"
+	"path/filepath"
 	"runtime"
 
 	"github.com/go-nvc/nvc/capabilities"
@@ -69,8 +71,10 @@ func stageErr(stage string, err error) error {
 //     order with its flags, the symlinks, the device cgroup rules, the
 //     loader cache dirs and the CUDA forward-compatibility decision.
 //
-// An empty ctr.Rootfs plans for no container in particular (see
-// Layout.HostPaths): that is the plan a CDI spec is made from.
+// ctr.Rootfs is the host path of the container's root filesystem: absolute,
+// not "/", not a symlink. An empty ctr.Rootfs plans for no container in
+// particular (see Layout.HostPaths): that is the plan a CDI spec is made
+// from.
 //
 // NewPlan reads the host's small procfs files (params, version, registry)
 // and, when the plan has a rootfs, its /etc/debian_version, /usr/lib32,
@@ -136,6 +140,9 @@ func newPlanner(host *Host, req *Request, ctr Container, opts *PlanOptions) (*pl
 	}
 	if err := checkCompatMode(req.CUDACompatMode); err != nil {
 		return nil, stageErr(StageInput, err)
+	}
+	if r := ctr.Rootfs; r != "" && (!filepath.IsAbs(r) || filepath.Clean(r) == "/") {
+		return nil, stageErr(StageInput, fmt.Errorf("invalid rootfs directory %q: want an absolute path other than /", r))
 	}
 	pl := &planner{host: host, dev: host.Devices, req: req, ctr: ctr, exp: req.Capabilities.Expand(),
 		proc: -1, targets: map[string]bool{}, rules: map[DeviceNumber]bool{}}
