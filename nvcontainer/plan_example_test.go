@@ -136,3 +136,40 @@ func ExampleNewCDISpec() {
 	// cdiVersion: 0.5.0
 	// kind: nvidia.com/gpu
 }
+
+// A plan made without a rootfs, for two GPUs, written as a CDI spec: one
+// device per GPU and its nodes, the shared nodes spec-wide.
+func ExamplePlan_CDISpec() {
+	dir, err := os.MkdirTemp("", "cdi-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	host := exampleHost(dir)
+	req, err := nvcontainer.RequestFromEnv([]string{"NVIDIA_VISIBLE_DEVICES=1,6", "NVIDIA_DRIVER_CAPABILITIES=utility"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	p, err := nvcontainer.NewPlan(host, req, nvcontainer.Container{}, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	spec, err := p.CDISpec(&nvcontainer.CDIOptions{
+		NameStrategies: []nvcontainer.CDINameStrategy{nvcontainer.CDINameTypeIndex},
+		NoAllDevice:    true,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, d := range spec.Devices {
+		n := d.ContainerEdits.DeviceNodes[0]
+		fmt.Printf("%s=%s: %s %s %d:%d\n", spec.Kind, d.Name, n.Path, n.Type, n.Major, n.Minor)
+	}
+	for _, n := range spec.ContainerEdits.DeviceNodes {
+		fmt.Println("shared:", n.Path)
+	}
+	// Output:
+	// nvidia.com/gpu=gpu1: /dev/nvidia1 c 195:1
+	// nvidia.com/gpu=gpu6: /dev/nvidia6 c 195:6
+	// shared: /dev/nvidiactl
+}
