@@ -1,0 +1,85 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/go-nvc/nvc/internal/fakehost"
+	"github.com/go-nvc/nvc/internal/testutil/container"
+)
+
+// configureTarget is a running test container (mount and PID namespaces,
+// hook-time view: rootfs at its host path, no pivot) and a simulated host.
+type configureTarget struct {
+	host *fakehost.Host
+	ctr  *container.Container
+}
+
+func newConfigureTarget(t *testing.T) *configureTarget {
+	t.Helper()
+	c := container.Start(t, &container.Options{Spec: `
+file etc/debian_version "12.5\n"
+file etc/ld.so.cache ""
+dir  usr/lib/x86_64-linux-gnu
+dir  usr/bin
+dir  proc/driver/nvidia
+dir  dev
+`})
+	return &configureTarget{host: simHost(t, nil), ctr: c}
+}
+
+// state is what configure could change: the rootfs tree and the
+// container's mounts in it (the rest of its mount table is a copy of the
+// host's, which other tests change).
+func (ct *configureTarget) state(t *testing.T) (container.Snapshot, string) {
+	t.Helper()
+	var mounts []string
+	for _, m := range ct.ctr.MountInfo(t) {
+		if !strings.HasPrefix(m.Mountpoint, ct.ctr.HostRootfs) {
+			continue
+		}
+		mounts = append(mounts, fmt.Sprintf("%s %s %s", m.Mountpoint, m.FSType, m.Options))
+	}
+	return container.SnapshotTree(t, ct.ctr.HostRootfs), strings.Join(mounts, "\n")
+}
+
+func (ct *configureTarget) configure(t *testing.T, extra ...string) (string, int) {
+	t.Helper()
+	args := append(hostFlags(ct.host), "configure", fmt.Sprintf("--pid=%d", ct.ctr.PID), "--device=0", "--compute", "--utility", "--no-cgroups")
+	_, stderr, code := cli(t, append(append(args, extra...), ct.ctr.Rootfs)...)
+	return stderr, code
+}
+
+// TestCLIConfigureUnmetRequirement runs configure on a live container with
+// a requirement the host does not meet: exit 1, libnvidia-container's
+// requirement error, and nothing changed — not a file of the rootfs, not a
+// mount of the container. The same configure without the requirement then
+// changes both, so the comparison can see a change.
+func TestCLIConfigureUnmetRequirement(t *testing.T) {
+	ct := newConfigureTarget(t)
+	tree, mounts := ct.state(t)
+	for _, req := range []string{"driver>=999", "driver>=999 brand=tesla,driver>=998"} {
+		stderr, code := ct.configure(t, "--require=cuda>=11.0", "--require="+req)
+		clause, _, _ := strings.Cut(req, " ")
+		want := "nvidia-container-cli: requirement error: unsatisfied condition: " + clause + "\n"
+		if code != 1 || stderr != want {
+			t.Errorf("--require=%s: exit %d, stderr %q; want 1, %q", req, code, stderr, want)
+		}
+		afterTree, afterMounts := ct.state(t)
+		if diff := container.DiffSnapshots(tree, afterTree); len(diff) > 0 || afterMounts != mounts {
+			t.Errorf("--require=%s changed the container:\n%s\nmounts before:\n%s\nafter:\n%s", req, strings.Join(diff, "\n"), mounts, afterMounts)
+		}
+	}
+
+	if stderr, code := ct.configure(t, "--require=driver>="+ct.host.DriverVersion); code != 0 {
+		t.Fatalf("configure with a met requirement: exit %d\n%s", code, stderr)
+	}
+	afterTree, afterMounts := ct.state(t)
+	if len(container.DiffSnapshots(tree, afterTree)) == 0 || afterMounts == mounts {
+		t.Errorf("configure with a met requirement changed nothing the test can see")
+	}
+	if out, err := ct.ctr.Exec(t, "ls", ct.ctr.Rootfs+"/dev/nvidia0"); err != nil {
+		t.Errorf("after configure, /dev/nvidia0 in the container: %v %s", err, out)
+	}
+}
