@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-nvc/nvc/internal/fakehost"
 	"github.com/go-nvc/nvc/internal/testutil"
@@ -101,27 +102,47 @@ func randomHex() string {
 	return hex.EncodeToString(b)
 }
 
-// podman runs `podman run --rm` with a storage of its own (removed with
-// the test) and the flags this machine needs, on the rootfs dir (which
-// podman writes into); args are the run options and the command.
-// It returns stdout, stderr and the exit error.
-func podman(t *testing.T, runtime, rootfs string, args ...string) (string, string, error) {
+// podman runs `podman run --rm` with the flags this machine needs and a
+// storage of its own, removed with the test: opts are run options, then
+// the rootfs dir (which podman writes into) and the command. It returns
+// stdout, stderr and the exit error.
+func podman(t *testing.T, runtime string, opts []string, rootfs string, cmd ...string) (string, string, error) {
 	t.Helper()
 	bin := testutil.RequireCommand(t, "podman")
-	testutil.RequireCommand(t, runtime)
-	store := t.TempDir()
-	full := []string{
+	store := podmanStore(t)
+	args := []string{
 		"--root", filepath.Join(store, "root"), "--runroot", filepath.Join(store, "run"),
 		"--tmpdir", filepath.Join(store, "tmp"), "--storage-driver", "vfs",
 		"--cgroup-manager", "cgroupfs", "--events-backend", "file", "--runtime", runtime,
-		"run", "--rm", "--network", "none",
-		"--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024", "--rootfs", rootfs,
+		"run", "--rm", "--network", "none", "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024",
 	}
-	cmd := exec.Command(bin, append(full, args...)...)
+	args = append(append(append(args, opts...), "--rootfs", rootfs), cmd...)
+	c := exec.Command(bin, args...)
 	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
+	c.Stdout, c.Stderr = &stdout, &stderr
+	err := c.Run()
 	return stdout.String(), stderr.String(), err
+}
+
+// podmanStore is a short-named temp dir (podman refuses a runroot over 50
+// characters), removed when the test ends. conmon's cleanup process may
+// still be finishing then, so removal is retried for a while.
+func podmanStore(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "nvc-pm-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for range 50 {
+			if err = os.RemoveAll(dir); err == nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Errorf("removing podman's storage: %v", err)
+	})
+	return dir
 }
 
 // podmanVersion is `podman --version`, for the log.

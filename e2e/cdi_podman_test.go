@@ -1,0 +1,311 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"tags.cncf.io/container-device-interface/pkg/cdi"
+	cdispecs "tags.cncf.io/container-device-interface/specs-go"
+
+	"github.com/go-nvc/nvc/internal/fakehost"
+	"github.com/go-nvc/nvc/internal/testutil"
+	"github.com/go-nvc/nvc/nvcontainer"
+)
+
+// cdiCase is a simulated host, our generator and hook, and the spec the
+// generator wrote for the host into podman's CDI dir.
+type cdiCase struct {
+	host      *fakehost.Host
+	ctk, hook string
+	file      string // the spec in /var/run/cdi
+	spec      *cdispecs.Spec
+}
+
+// newCDICase runs `nvidia-ctk cdi generate` for a new simulated host, with
+// our static hook, writing JSON into /var/run/cdi, and reads the spec back
+// with the CDI module (which validates it as a runtime does).
+func newCDICase(t *testing.T, args ...string) *cdiCase {
+	t.Helper()
+	h := cdiHost(t)
+	c := &cdiCase{host: h, ctk: buildExample(t, "nvidia-ctk", false), hook: staticExample(t, "nvidia-cdi-hook")}
+	c.file = cdiSpecPath(t, ".json")
+	args = append([]string{"cdi", "generate", "--driver-root", h.Root, "--proc-root", h.ProcRoot,
+		"--hook-path", c.hook, "--output", c.file}, args...)
+	if _, stderr, code := run(t, os.Environ(), "", c.ctk, args...); code != 0 {
+		t.Fatalf("nvidia-ctk %s: exit %d\n%s", strings.Join(args, " "), code, stderr)
+	}
+	spec, err := cdi.ReadSpec(c.file, 0)
+	if err != nil {
+		t.Fatalf("the CDI module refuses the generated spec: %v", err)
+	}
+	c.spec = spec.Spec
+	return c
+}
+
+// rewrite changes the spec file (for controls that take edits away).
+func (c *cdiCase) rewrite(t *testing.T, change func(*cdispecs.Spec)) {
+	t.Helper()
+	change(c.spec)
+	data, err := json.Marshal(c.spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(c.file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (c *cdiCase) device(t *testing.T, name string) cdispecs.ContainerEdits {
+	t.Helper()
+	for _, d := range c.spec.Devices {
+		if d.Name == name {
+			return d.ContainerEdits
+		}
+	}
+	t.Fatalf("spec has no device %q", name)
+	return cdispecs.ContainerEdits{}
+}
+
+// view is what a container saw: probe key (a path, or a name below) to
+// output.
+type view map[string]string
+
+// inspect runs a busybox container with --device devices on a new rootfs
+// and reports the state of paths (busybox stat: type and hex major:minor),
+// the link libcuda.so.1, the program that needs libcuda.so.1, and the
+// device cgroup: open0 opens /dev/nvidia0, open1 a node for 195:1 that the
+// image holds (outside /dev, which the runtime populates).
+func (c *cdiCase) inspect(t *testing.T, runtime string, paths []string, devices ...string) (view, string) {
+	t.Helper()
+	rootfs := busyboxRootfs(t)
+	testutil.BuildTree(t, rootfs, "char nvidia1-node 195 1 0666")
+	script := []string{"cd /", `p() { echo "$1=$(eval "$2" 2>&1 | busybox tr '\n' '|')"; }`}
+	for _, p := range paths {
+		script = append(script, fmt.Sprintf(`p %s "busybox stat -c '%%F %%t:%%T' %s"`, p, p))
+	}
+	script = append(script,
+		"p libcuda.so.1 'busybox readlink /usr/lib64/libcuda.so.1'",
+		`p cudaprog '/cudaprog; echo "exit $?"'`,
+		"p open0 'busybox head -c1 /dev/nvidia0'",
+		"p open1 'busybox head -c1 /nvidia1-node'")
+	var opts []string
+	for _, d := range devices {
+		opts = append(opts, "--device", d)
+	}
+	stdout, stderr, err := podman(t, runtime, opts, rootfs, "/bin/busybox", "sh", "-c", strings.Join(script, "\n"))
+	if err != nil {
+		t.Fatalf("podman run --device %v: %v\n%s", devices, err, stderr)
+	}
+	return view(parseProbe(stdout)), rootfs
+}
+
+func charDev(major, minor int64) string {
+	return fmt.Sprintf("character special file %x:%x", major, minor)
+}
+
+func isMissing(s string) bool { return strings.Contains(s, "No such file") }
+
+// TestCDIPodman runs podman 4.3 with our generated spec: --device
+// nvidia.com/gpu=0 gives the container exactly device 0's edits and the
+// spec-wide ones (nodes, driver files, our hooks' symlinks and loader
+// cache), --device nvidia.com/gpu=all every GPU. Under runc (state without
+// a root: the hook reads config.json) and crun (state with "root").
+func TestCDIPodman(t *testing.T) {
+	for _, runtime := range []string{"runc", "crun"} {
+		t.Run(runtime, func(t *testing.T) {
+			rt := requireRuntime(t, runtime)
+			t.Logf("peer: %s with %s", podmanVersion(t), rt.version)
+			c := newCDICase(t)
+			t.Run("gpu=0", func(t *testing.T) { c.runDevice0(t, runtime) })
+			t.Run("gpu=all", func(t *testing.T) { c.runAll(t, runtime) })
+			t.Run("without-update-ldcache", func(t *testing.T) { c.runWithoutLDCacheHook(t, runtime) })
+		})
+	}
+}
+
+func (c *cdiCase) runDevice0(t *testing.T, runtime string) {
+	common, dev0 := c.spec.ContainerEdits, c.device(t, "0")
+	var present, absent, mounts []string
+	want := map[string]string{}
+	for _, n := range append(slices.Clone(common.DeviceNodes), dev0.DeviceNodes...) {
+		present = append(present, n.Path)
+		want[n.Path] = charDev(n.Major, n.Minor)
+	}
+	for _, d := range c.spec.Devices {
+		for _, n := range d.ContainerEdits.DeviceNodes {
+			if !slices.Contains(present, n.Path) && !slices.Contains(absent, n.Path) {
+				absent = append(absent, n.Path)
+			}
+		}
+	}
+	for _, m := range common.Mounts {
+		mounts = append(mounts, m.ContainerPath)
+	}
+	t.Logf("checking %d nodes present, %d absent, %d driver files", len(present), len(absent), len(mounts))
+	got, rootfs := c.inspect(t, runtime, slices.Concat(present, absent, mounts), "nvidia.com/gpu=0")
+	for _, p := range present {
+		if got[p] != want[p] {
+			t.Errorf("%s in the container: %q, want %q", p, got[p], want[p])
+		}
+	}
+	for _, p := range absent {
+		if !isMissing(got[p]) {
+			t.Errorf("%s (another device's node) in the container: %q, want absent", p, got[p])
+		}
+	}
+	for _, p := range mounts {
+		if strings.Contains(got[p], "can't stat") {
+			t.Errorf("driver file %s not in the container: %q", p, got[p])
+		}
+	}
+	c.checkIndependent(t, got, rootfs)
+}
+
+// checkIndependent checks facts that do not come from the spec: the host
+// GPU 0 node and control node, no GPU 1 node, libcuda mounted and linked,
+// the program running through our cache, and the device cgroup allowing
+// 195:0 (ENXIO: allowed, no driver) but not 195:1 (EPERM).
+func (c *cdiCase) checkIndependent(t *testing.T, got view, rootfs string) {
+	t.Helper()
+	libcuda := "/usr/lib64/libcuda.so." + c.host.DriverVersion
+	checks := []struct {
+		key  string
+		ok   bool
+		want string
+	}{
+		{"/dev/nvidia0", got["/dev/nvidia0"] == charDev(195, 0), "195:0"},
+		{"/dev/nvidiactl", got["/dev/nvidiactl"] == charDev(195, 255), "195:255"},
+		{"/dev/nvidia1", isMissing(got["/dev/nvidia1"]), "absent"},
+		{libcuda, strings.HasPrefix(got[libcuda], "regular file"), "a regular file (bind mount)"},
+		{"libcuda.so.1", got["libcuda.so.1"] == "libcuda.so."+c.host.DriverVersion, "a link made by create-symlinks"},
+		{"cudaprog", got["cudaprog"] == "exit 0", "exit 0: the loader found libcuda.so.1 through update-ldcache's cache"},
+		{"open0", strings.Contains(got["open0"], "No such device or address"), "ENXIO (cgroup allows 195:0)"},
+		{"open1", strings.Contains(got["open1"], "Operation not permitted"), "EPERM (cgroup denies 195:1)"},
+	}
+	for _, ck := range checks {
+		if !ck.ok {
+			t.Errorf("in the container, %s = %q; want %s", ck.key, got[ck.key], ck.want)
+		}
+	}
+	ldconfig := testutil.RequireCommand(t, "ldconfig")
+	out, err := exec.Command(ldconfig, "-p", "-C", filepath.Join(rootfs, "etc/ld.so.cache")).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "libcuda.so.1 (libc6,x86-64) => /usr/lib64/libcuda.so.1") {
+		t.Errorf("glibc ldconfig -p of the container's cache: %v\n%s\nwant libcuda.so.1 in /usr/lib64", err, out)
+	}
+}
+
+func (c *cdiCase) runAll(t *testing.T, runtime string) {
+	var nodes []string
+	want := map[string]string{}
+	for _, n := range c.device(t, "all").DeviceNodes {
+		nodes = append(nodes, n.Path)
+		want[n.Path] = charDev(n.Major, n.Minor)
+	}
+	for i := range 8 {
+		if p := fmt.Sprintf("/dev/nvidia%d", i); want[p] != charDev(195, int64(i)) {
+			t.Fatalf("device all has nodes %v, want every GPU's (%s as 195:%d)", nodes, p, i)
+		}
+	}
+	got, _ := c.inspect(t, runtime, nodes, "nvidia.com/gpu=all")
+	for _, p := range nodes {
+		if got[p] != want[p] {
+			t.Errorf("%s in the container: %q, want %s", p, got[p], want[p])
+		}
+	}
+	if got["cudaprog"] != "exit 0" {
+		t.Errorf("cudaprog: %q, want exit 0", got["cudaprog"])
+	}
+	if !strings.Contains(got["open1"], "No such device or address") {
+		t.Errorf("opening 195:1 with all GPUs: %q, want ENXIO (allowed)", got["open1"])
+	}
+}
+
+// runWithoutLDCacheHook is the control: the same spec without the
+// update-ldcache hook. The symlinks are still made, but the loader does
+// not look in /usr/lib64 (it finds the 32-bit libcuda.so.1 in /usr/lib,
+// or nothing), so the program fails: the cache our hook writes is what
+// makes it run.
+func (c *cdiCase) runWithoutLDCacheHook(t *testing.T, runtime string) {
+	c.rewrite(t, func(s *cdispecs.Spec) {
+		s.ContainerEdits.Hooks = slices.DeleteFunc(s.ContainerEdits.Hooks, func(h *cdispecs.Hook) bool {
+			return slices.Contains(h.Args, "update-ldcache")
+		})
+	})
+	got, _ := c.inspect(t, runtime, nil, "nvidia.com/gpu=0")
+	if got["libcuda.so.1"] != "libcuda.so."+c.host.DriverVersion {
+		t.Errorf("libcuda.so.1 = %q; the create-symlinks hook should still run", got["libcuda.so.1"])
+	}
+	if !strings.Contains(got["cudaprog"], "error while loading shared libraries: libcuda.so.1") || !strings.HasSuffix(got["cudaprog"], "exit 127") {
+		t.Errorf("cudaprog without update-ldcache: %q, want the loader's failure and exit 127", got["cudaprog"])
+	}
+}
+
+// TestCDISpecValid checks the generated spec with the CDI module's cache
+// (v1.1.2, as a runtime loads /var/run/cdi) and our stricter validation,
+// injects nvidia.com/gpu=0 into an OCI spec with it, and lists the names
+// with `nvidia-ctk cdi list`.
+func TestCDISpecValid(t *testing.T) {
+	c := newCDICase(t, "--device-name-strategy", "index,uuid,type-index")
+	if err := nvcontainer.ValidateCDISpec(c.spec); err != nil {
+		t.Errorf("ValidateCDISpec: %v", err)
+	}
+	cache, err := cdi.NewCache(cdi.WithSpecDirs(filepath.Dir(c.file)), cdi.WithAutoRefresh(false))
+	if err != nil {
+		t.Logf("CDI cache errors (other specs may be present): %v", err)
+	}
+	if errs := cache.GetErrors()[c.file]; len(errs) > 0 {
+		t.Fatalf("the CDI cache refuses our spec: %v", errs)
+	}
+	var want []string
+	for _, d := range c.spec.Devices {
+		want = append(want, "nvidia.com/gpu="+d.Name)
+	}
+	listed := cache.ListDevices()
+	for _, w := range want {
+		if !slices.Contains(listed, w) {
+			t.Errorf("the CDI cache does not list %s", w)
+		}
+	}
+	c.checkInjection(t, cache)
+	for _, args := range [][]string{{"cdi", "list"}, {"cdi", "list", "--spec-dir", cdiSpecDir}} {
+		out, stderr, code := run(t, os.Environ(), "", c.ctk, args...)
+		got := strings.Fields(out)
+		if code != 0 {
+			t.Fatalf("nvidia-ctk %v: exit %d\n%s", args, code, stderr)
+		}
+		for _, w := range want {
+			if !slices.Contains(got, w) {
+				t.Errorf("nvidia-ctk %v does not list %s:\n%s", args, w, out)
+			}
+		}
+	}
+}
+
+func (c *cdiCase) checkInjection(t *testing.T, cache *cdi.Cache) {
+	t.Helper()
+	oci := readSpec(t, newBundle(t, t.TempDir(), "true", nil, nil))
+	if unresolved, err := cache.InjectDevices(oci, "nvidia.com/gpu=gpu0"); err != nil {
+		t.Fatalf("injecting nvidia.com/gpu=gpu0: %v (unresolved %v)", err, unresolved)
+	}
+	var nodes []string
+	for _, d := range oci.Linux.Devices {
+		nodes = append(nodes, d.Path)
+	}
+	if !slices.Contains(nodes, "/dev/nvidia0") || slices.Contains(nodes, "/dev/nvidia1") || !slices.Contains(nodes, "/dev/nvidiactl") {
+		t.Errorf("injected device nodes %v, want /dev/nvidia0 and /dev/nvidiactl, not /dev/nvidia1", nodes)
+	}
+	if n := len(oci.Hooks.CreateContainer); n != 2 {
+		t.Fatalf("injected %d createContainer hooks, want 2", n)
+	}
+	for _, h := range oci.Hooks.CreateContainer {
+		if h.Path != c.hook || len(h.Env) == 0 {
+			t.Errorf("injected hook %+v: want %s with an explicit env", h, c.hook)
+		}
+	}
+}
