@@ -1,0 +1,92 @@
+package e2e
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	cdispecs "tags.cncf.io/container-device-interface/specs-go"
+)
+
+// TestLDPreloadCDIHooks is the NVIDIAScape check (CVE-2025-23266) for our
+// CDI hooks: a container whose environment sets LD_PRELOAD to a library in
+// its rootfs is run by podman with our generated spec. A createContainer
+// hook runs in the rootfs, and one without an explicit env inherits the
+// container's environment: a dynamically linked hook then runs the
+// library's constructor as root on the host.
+//
+// Controls, so the test can fail: the container's own dynamically linked
+// program does load the library, and a dynamically linked canary hook
+// (the host's `true`) added without env loads it too. With the generated
+// spec (explicit env on every hook, and the same env given to the
+// canary), no hook loads it; with every env removed, as specs were before
+// the fix, the canary loads it under runc but our hook, a static binary
+// with no dynamic loader, still does not, and still does its work. (crun
+// 1.8.1 runs an env-less hook with crun's own environment, in the bundle
+// dir, so there the canary stays clean too; the runc run shows the leak.)
+func TestLDPreloadCDIHooks(t *testing.T) {
+	for _, runtime := range []string{"runc", "crun"} {
+		t.Run(runtime, func(t *testing.T) {
+			rt := requireRuntime(t, runtime)
+			t.Logf("peer: %s with %s", podmanVersion(t), rt.version)
+			c := newCDICase(t)
+			canary := dynamicProgram(t, "true")
+			t.Run("generated-spec", func(t *testing.T) {
+				env := c.spec.ContainerEdits.Hooks[0].Env
+				c.rewrite(t, func(s *cdispecs.Spec) { addCanary(s, canary, env) })
+				runs := c.runPreloaded(t, runtime)
+				if slices.Contains(runs, canary) || slices.Contains(runs, c.hook) {
+					t.Errorf("with explicit hook envs, the library ran in hooks: %v", runs)
+				}
+			})
+			t.Run("hooks-without-env", func(t *testing.T) {
+				c.rewrite(t, func(s *cdispecs.Spec) {
+					s.ContainerEdits.Hooks = slices.DeleteFunc(s.ContainerEdits.Hooks, func(h *cdispecs.Hook) bool { return h.Path == canary })
+					for _, h := range s.ContainerEdits.Hooks {
+						h.Env = nil
+					}
+					addCanary(s, canary, nil)
+				})
+				runs := c.runPreloaded(t, runtime)
+				switch {
+				case runtime == "crun" && !slices.Contains(runs, canary):
+					// crun 1.8.1 gives an env-less hook its own environment and
+					// the bundle as working directory: the leak needs runc.
+					t.Logf("crun: the env-less canary did not see the container's environment")
+				case !slices.Contains(runs, canary):
+					t.Fatalf("control: the env-less canary hook %s did not load the library (runs %v): the setup cannot show a leak", canary, runs)
+				}
+				if slices.Contains(runs, c.hook) {
+					t.Errorf("our static hook loaded LD_PRELOAD: %v", runs)
+				}
+			})
+		})
+	}
+}
+
+// addCanary appends a createContainer hook running path with env.
+func addCanary(s *cdispecs.Spec, path string, env []string) {
+	s.ContainerEdits.Hooks = append(s.ContainerEdits.Hooks,
+		&cdispecs.Hook{HookName: "createContainer", Path: path, Args: []string{"true"}, Env: env})
+}
+
+// runPreloaded runs the program that needs libcuda.so.1 with --device
+// nvidia.com/gpu=0 and LD_PRELOAD in the container's environment, checks
+// that it ran (our hooks did their work) and loaded the library (the
+// control), and returns every program that loaded it.
+func (c *cdiCase) runPreloaded(t *testing.T, runtime string) []string {
+	t.Helper()
+	rootfs := busyboxRootfs(t)
+	addPreloadLibrary(t, rootfs)
+	opts := []string{"--device", "nvidia.com/gpu=0", "--env", preloadEnv}
+	out, stderr, err := podman(t, runtime, opts, rootfs, "/bin/busybox", "sh", "-c", `/cudaprog; echo "exit $?"`)
+	if err != nil || strings.TrimSpace(out) != "exit 0" {
+		t.Fatalf("podman run: %v, output %q\n%s", err, out, stderr)
+	}
+	runs := preloadRuns(t, rootfs)
+	t.Logf("programs that ran the LD_PRELOAD library: %v", runs)
+	if !slices.Contains(runs, cudaProg) {
+		t.Fatalf("control: %s in the container did not load %s (runs %v)", cudaProg, preloadEnv, runs)
+	}
+	return runs
+}
