@@ -16,6 +16,7 @@ import (
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/internal/fakehost"
 	"github.com/go-nvc/nvc/internal/testutil"
+	"github.com/go-nvc/nvc/internal/testutil/container"
 )
 
 // gpuEnv is what the GPU containers ask for: GPUs 0 and 2 of the eight,
@@ -50,6 +51,7 @@ func TestRuntimes(t *testing.T) {
 			t.Run("createRuntime", func(t *testing.T) { c.runHooked(t, "createRuntime", config) })
 			t.Run("wrapper", func(t *testing.T) { c.runWrapped(t, config) })
 			t.Run("wrapper-non-gpu", func(t *testing.T) { c.runWrappedNonGPU(t, config) })
+			t.Run("unmet-requirement", func(t *testing.T) { c.runUnmet(t) })
 			t.Run("no-cgroups", func(t *testing.T) { c.runNoCgroups(t) })
 			t.Run("no-hook", func(t *testing.T) { c.runWithoutHook(t) })
 		})
@@ -107,6 +109,26 @@ func (c *runtimeCase) runWrappedNonGPU(t *testing.T, config string) {
 	}
 	if !strings.Contains(got["dev0"], "No such file") || !strings.HasSuffix(got["cudaprog"], "exit 127") {
 		t.Errorf("non-GPU container got a GPU: %v", got)
+	}
+}
+
+// runUnmet asks for a driver the host does not have: the hook fails, the
+// runtime does not start the container, and the rootfs is as it was.
+// (crun does not pass the hook's stderr on, so the hook's log file is read.)
+func (c *runtimeCase) runUnmet(t *testing.T) {
+	logFile := filepath.Join(t.TempDir(), "hook.log")
+	config := hookConfig(t, c.host, []string{"debug = " + quote(logFile)})
+	env := append(slices.Clone(gpuEnv), "NVIDIA_REQUIRE_DRIVER=driver>=999")
+	rootfs, bundle := c.start(t, env, "prestart", ourHook(c.hook, config, "prestart"))
+	before := container.SnapshotTree(t, rootfs)
+	out, stderr, code := c.rt.run(t, bundle, strings.ToLower(testName(t)), "", "")
+	log, _ := os.ReadFile(logFile)
+	const msg = "requirement error: unsatisfied condition: driver>=999"
+	if code == 0 || out != "" || !strings.Contains(string(log), msg) || (c.rt.name == "runc" && !strings.Contains(stderr, msg)) {
+		t.Errorf("%s run with an unmet requirement: exit %d, stdout %q, stderr %q, hook log %q; want a failed hook and no container", c.rt.name, code, out, stderr, log)
+	}
+	if diff := container.DiffSnapshots(before, container.SnapshotTree(t, rootfs)); len(diff) > 0 {
+		t.Errorf("the failed hook left changes in the rootfs:\n%s", strings.Join(diff, "\n"))
 	}
 }
 

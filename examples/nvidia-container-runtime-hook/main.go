@@ -80,15 +80,25 @@ func prestart(o *options, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	roots, err := nvcontainer.LoadHostRoots(file)
-	if err != nil {
-		return err
-	}
 	log, closeLog, err := openLog(o.debug, cfg.CLI.Debug, stderr)
 	if err != nil {
 		return err
 	}
 	defer closeLog()
+	if err := configureFromHook(o, cfg, file, stdin, stdout, log); err != nil {
+		log.Error("failed", "err", err)
+		return err
+	}
+	return nil
+}
+
+// configureFromHook reads the request and configures the container, or
+// prints the command line with -dry-run.
+func configureFromHook(o *options, cfg *nvcontainer.Config, file string, stdin io.Reader, stdout io.Writer, log *slog.Logger) error {
+	roots, err := nvcontainer.LoadHostRoots(file)
+	if err != nil {
+		return err
+	}
 	req, ctr, err := nvcontainer.RequestFromHook(stdin, cfg)
 	if err != nil {
 		return err

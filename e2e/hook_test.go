@@ -1,0 +1,133 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/go-nvc/nvc/nvcontainer"
+)
+
+// hookBundle writes a bundle whose process has env and returns the bundle
+// dir and the OCI state a runtime would give the hook for pid 123.
+func hookBundle(t *testing.T, env ...string) (bundle, state string) {
+	t.Helper()
+	bundle = t.TempDir()
+	spec := specs.Spec{Version: "1.0.2", Root: &specs.Root{Path: "rootfs"},
+		Process: &specs.Process{Args: []string{"sh"}, Env: append([]string{"PATH=/bin"}, env...)}}
+	data, _ := json.Marshal(spec)
+	if err := os.WriteFile(filepath.Join(bundle, "config.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(bundle, "rootfs/etc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bundle, "rootfs/etc/debian_version"), []byte("12.5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return bundle, fmt.Sprintf(`{"ociVersion":"1.0.2","id":"c1","status":"creating","pid":123,"bundle":%q}`, bundle)
+}
+
+// hook runs our hook with stdin and args; env is PATH only, as
+// nvidia-container-runtime registers it.
+func hook(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	return run(t, []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}, stdin, buildExample(t, "nvidia-container-runtime-hook", false), args...)
+}
+
+// TestHookDryRun prints the nvidia-container-cli command line NVIDIA's
+// hook would execute (libnvidia-container.md §1.4), then feeds that very
+// line to our nvidia-container-cli: it parses it and plans what it asks.
+func TestHookDryRun(t *testing.T) {
+	fh := simHost(t, nil)
+	config := hookConfig(t, fh, nil)
+	bundle, state := hookBundle(t, "NVIDIA_VISIBLE_DEVICES=2,0", "NVIDIA_DRIVER_CAPABILITIES=utility,compute",
+		"NVIDIA_REQUIRE_CUDA=cuda>=12.0")
+	out, stderr, code := hook(t, state, "-config", config, "-dry-run", "prestart")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	ldconfig := "@/sbin/ldconfig"
+	if _, err := os.Stat("/sbin/ldconfig.real"); err == nil {
+		ldconfig += ".real"
+	}
+	rootfs := filepath.Join(bundle, "rootfs")
+	want := "nvidia-container-cli --root=" + fh.Root + " configure --cuda-compat-mode=ldconfig --ldconfig=" + ldconfig +
+		" --device=2,0 --compute --utility '--require=cuda>=12.0' --pid=123 " + rootfs + "\n"
+	if out != want {
+		t.Errorf("-dry-run printed\n%s\nwant\n%s", out, want)
+	}
+
+	args := splitShell(t, strings.TrimSpace(out))
+	args = slices.Insert(args[1:], 1, "--proc-root="+fh.ProcRoot, "--dev-root="+fh.DevRoot)
+	plan, stderr, code := cli(t, append(args, "--dry-run")...)
+	if code != 0 {
+		t.Fatalf("our nvidia-container-cli on the hook's command line: exit %d\n%s", code, stderr)
+	}
+	var p nvcontainer.Plan
+	if err := json.Unmarshal([]byte(plan), &p); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.GPUs) != 2 || p.GPUs[0].Index != 2 || p.GPUs[1].Index != 0 || p.Container != (nvcontainer.Container{PID: 123, Rootfs: rootfs}) ||
+		p.Capabilities.String() != "compute,utility" || p.CUDACompat.Mode != nvcontainer.CompatLdconfig {
+		t.Errorf("plan from the hook's command line: gpus %+v, container %+v, caps %s, compat %s", p.GPUs, p.Container, p.Capabilities, p.CUDACompat.Mode)
+	}
+}
+
+// splitShell undoes nvcontainer.FormatCommand's single quotes.
+func splitShell(t *testing.T, line string) []string {
+	t.Helper()
+	var args []string
+	for _, w := range strings.Fields(line) {
+		if strings.HasPrefix(w, "'") {
+			w = strings.Trim(w, "'")
+		}
+		args = append(args, w)
+	}
+	return args
+}
+
+// TestHookCommands checks what the hook does beside configuring: nothing
+// for a container that asks for no GPU (dry run or not, even without
+// root), nothing at poststart and poststop, and errors for bad input.
+func TestHookCommands(t *testing.T) {
+	fh := simHost(t, nil)
+	config := hookConfig(t, fh, nil)
+	_, plain := hookBundle(t)
+	_, void := hookBundle(t, "NVIDIA_VISIBLE_DEVICES=void", "CUDA_VERSION=12.4")
+	_, gpu := hookBundle(t, "NVIDIA_VISIBLE_DEVICES=all")
+	_, mig := hookBundle(t, "NVIDIA_VISIBLE_DEVICES=all", "NVIDIA_MIG_CONFIG_DEVICES=all")
+	tests := []struct {
+		name, stdin string
+		args        []string
+		code        int
+		stdout, err string
+	}{
+		{"no GPU asked", plain, []string{"-config", config, "prestart"}, 0, "", ""},
+		{"no GPU asked, dry run", plain, []string{"-config", config, "-dry-run", "prestart"}, 0, "", ""},
+		{"void", void, []string{"--config", config, "createRuntime"}, 0, "", ""},
+		{"poststart", "", []string{"poststart"}, 0, "", ""},
+		{"poststop", "not json", []string{"-config", "/nonexistent", "poststop"}, 0, "", ""},
+		{"unknown command", gpu, []string{"-config", config, "start"}, 2, "", `unknown command "start"`},
+		{"no command", gpu, []string{"-config", config}, 2, "", `unknown command ""`},
+		{"missing config", gpu, []string{"-config", "/nonexistent/config.toml", "prestart"}, 1, "", "/nonexistent/config.toml"},
+		{"bad state", "{", []string{"-config", config, "prestart"}, 1, "", "nvidia-container-runtime-hook: "},
+		{"missing bundle", `{"pid":1,"bundle":"/nonexistent"}`, []string{"-config", config, "prestart"}, 1, "", "/nonexistent/config.json"},
+		{"mig config unprivileged", mig, []string{"-config", config, "-dry-run", "prestart"}, 1, "", "not allowed in an unprivileged container"},
+		{"all, dry run", gpu, []string{"-config", config, "-dry-run", "prestart"}, 0, "--device=all", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, stderr, code := hook(t, tc.stdin, tc.args...)
+			if code != tc.code || !strings.Contains(out, tc.stdout) || (tc.stdout == "" && out != "") || !strings.Contains(stderr, tc.err) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit %d, stdout with %q, stderr with %q", code, out, stderr, tc.code, tc.stdout, tc.err)
+			}
+		})
+	}
+}
