@@ -1,0 +1,73 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/opencontainers/runtime-spec/specs-go"
+)
+
+// TestLDPreloadRuntimeHook is the LD_PRELOAD check for the prestart path:
+// runc (and crun) run a GPU container whose environment sets LD_PRELOAD,
+// with nvidia-container-runtime-hook (dynamically linked: it loads NVML)
+// registered as nvidia-container-runtime registers it, with an explicit
+// env. LD_PRELOAD names the library twice: as /proc/self/cwd/… (found in
+// the container, and by a createContainer hook, which runs in the rootfs)
+// and by its host path (found by any hook on the host).
+//
+// Controls: the container's program loads the library; a dynamic canary
+// createContainer hook without env loads it (runc gives such hooks the
+// container's environment). A dynamic canary prestart hook without env
+// shows whether the prestart stage sees the environment at all. The
+// runtime hook must not load it, and must still configure the container.
+func TestLDPreloadRuntimeHook(t *testing.T) {
+	for _, name := range []string{"runc", "crun"} {
+		t.Run(name, func(t *testing.T) {
+			c := &runtimeCase{t: t, rt: requireRuntime(t, name), host: simHost(t, nil),
+				hook: buildExample(t, "nvidia-container-runtime-hook", false)}
+			config := hookConfig(t, c.host, nil)
+			prestartCanary, createCanary := dynamicProgram(t, "sleep"), dynamicProgram(t, "true")
+			rootfs, bundle := c.start(t, gpuEnv, "prestart", ourHook(c.hook, config, "prestart"),
+				specs.Hook{Path: prestartCanary, Args: []string{"sleep", "0"}})
+			addPreloadLibrary(t, rootfs)
+			editBundle(t, bundle, func(s *specs.Spec) {
+				s.Process.Env = append(s.Process.Env, preloadEnv+" "+filepath.Join(rootfs, preloadName))
+				s.Hooks.CreateContainer = append(s.Hooks.CreateContainer, specs.Hook{Path: createCanary, Args: []string{"true"}})
+			})
+			got := c.probe(t, bundle, "", "")
+			runs := slices.Concat(preloadRuns(t, rootfs), preloadRuns(t, bundle))
+			t.Logf("programs that ran the LD_PRELOAD library: %v", runs)
+			if !strings.HasSuffix(got["cudaprog"], "exit 0") || !strings.HasPrefix(got["dev0"], "c") {
+				t.Errorf("the runtime hook did not configure the container: cudaprog %q, /dev/nvidia0 %q", got["cudaprog"], got["dev0"])
+			}
+			if !slices.Contains(runs, cudaProg) {
+				t.Fatalf("control: %s in the container did not load the library (runs %v)", cudaProg, runs)
+			}
+			if name == "runc" && !slices.Contains(runs, createCanary) {
+				t.Fatalf("control: the env-less createContainer canary did not load the library (runs %v)", runs)
+			}
+			t.Logf("the env-less prestart canary loaded it: %v", slices.Contains(runs, prestartCanary))
+			if slices.Contains(runs, c.hook) {
+				t.Errorf("nvidia-container-runtime-hook loaded the container's LD_PRELOAD: %v", runs)
+			}
+		})
+	}
+}
+
+// editBundle changes the bundle's config.json.
+func editBundle(t *testing.T, bundle string, change func(*specs.Spec)) {
+	t.Helper()
+	spec := readSpec(t, bundle)
+	change(spec)
+	data, err := json.MarshalIndent(spec, "", "\t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bundle, "config.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
