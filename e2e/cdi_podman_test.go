@@ -309,3 +309,56 @@ func (c *cdiCase) checkInjection(t *testing.T, cache *cdi.Cache) {
 		}
 	}
 }
+
+// TestCDIPodmanSimulatedMIG generates through `nvidia-ctk cdi generate
+// --simulate` (as root: real nodes), with GPU 1 in MIG mode, and runs
+// podman with the MIG device nvidia.com/gpu=1:0: the container gets the
+// parent GPU's node and the MIG instance's two access capabilities, and
+// no other GPU. The simulated host is the Debian layout, so the loader
+// cache is checked with glibc's ldconfig rather than by the program.
+func TestCDIPodmanSimulatedMIG(t *testing.T) {
+	rt := requireRuntime(t, "runc")
+	t.Logf("peer: %s with %s", podmanVersion(t), rt.version)
+	ctk, hook := buildExample(t, "nvidia-ctk", false), staticExample(t, "nvidia-cdi-hook")
+	file := cdiSpecPath(t, ".yaml")
+	env := append(os.Environ(), "TMPDIR="+t.TempDir()) // the simulated host's dir
+	_, stderr, code := run(t, env, "", ctk, "cdi", "generate", "--simulate", "dgxa100", "--simulate-mig", "1=3g.20gb,3g.20gb",
+		"--hook-path", hook, "--output", file)
+	if code != 0 || !strings.Contains(stderr, "SIMULATED") {
+		t.Fatalf("nvidia-ctk: exit %d\n%s", code, stderr)
+	}
+	spec, err := cdi.ReadSpec(file, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spec.GetDevice("1") != nil || spec.GetDevice("1:0") == nil {
+		t.Fatalf("devices %v: want GPU 1 only as its MIG devices", spec.Devices)
+	}
+	c := &cdiCase{ctk: ctk, hook: hook, file: file, spec: spec.Spec}
+	nodes := c.device(t, "1:0").DeviceNodes
+	var paths []string
+	for _, n := range nodes {
+		paths = append(paths, n.Path)
+	}
+	if len(nodes) != 3 {
+		t.Fatalf("1:0 has nodes %v, want the GPU's and two capabilities", paths)
+	}
+	got, rootfs := c.inspect(t, "runc", append(paths, "/dev/nvidia0", "/dev/nvidia2"), "nvidia.com/gpu=1:0")
+	for _, n := range nodes {
+		if got[n.Path] != charDev(n.Major, n.Minor) {
+			t.Errorf("%s in the container: %q, want %s", n.Path, got[n.Path], charDev(n.Major, n.Minor))
+		}
+	}
+	if got["/dev/nvidia1"] != charDev(195, 1) || !isMissing(got["/dev/nvidia0"]) || !isMissing(got["/dev/nvidia2"]) {
+		t.Errorf("GPU nodes: nvidia1 %q, nvidia0 %q, nvidia2 %q; want only the MIG device's parent, 195:1",
+			got["/dev/nvidia1"], got["/dev/nvidia0"], got["/dev/nvidia2"])
+	}
+	ldconfig := testutil.RequireCommand(t, "ldconfig")
+	out, err := exec.Command(ldconfig, "-p", "-C", filepath.Join(rootfs, "etc/ld.so.cache")).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "libcuda.so.1 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libcuda.so.1") {
+		t.Errorf("glibc ldconfig -p of the container's cache: %v\n%s", err, out)
+	}
+	if got["cudaprog"] != "exit 0" {
+		t.Errorf("cudaprog: %q", got["cudaprog"])
+	}
+}
