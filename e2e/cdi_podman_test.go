@@ -27,16 +27,26 @@ type cdiCase struct {
 	spec      *cdispecs.Spec
 }
 
+// uniqueClass is a CDI class no other spec uses, for the tests that do
+// not need the literal nvidia.com/gpu: two specs in one dir defining the
+// same device make it unresolvable, and another run of these tests may
+// be using the CDI dir at the same time.
+func uniqueClass() string { return "gpu" + randomHex() }
+
+// qualified is the fully qualified CDI name of device name.
+func (c *cdiCase) qualified(name string) string { return c.spec.Kind + "=" + name }
+
 // newCDICase runs `nvidia-ctk cdi generate` for a new simulated host, with
-// our static hook, writing JSON into /var/run/cdi, and reads the spec back
-// with the CDI module (which validates it as a runtime does).
-func newCDICase(t *testing.T, args ...string) *cdiCase {
+// our static hook and kind nvidia.com/<class>, writing JSON into
+// /var/run/cdi, and reads the spec back with the CDI module (which
+// validates it as a runtime does).
+func newCDICase(t *testing.T, class string, args ...string) *cdiCase {
 	t.Helper()
 	h := cdiHost(t)
 	c := &cdiCase{host: h, ctk: buildExample(t, "nvidia-ctk", false), hook: staticExample(t, "nvidia-cdi-hook")}
 	c.file = cdiSpecPath(t, ".json")
 	args = append([]string{"cdi", "generate", "--driver-root", h.Root, "--proc-root", h.ProcRoot,
-		"--hook-path", c.hook, "--output", c.file}, args...)
+		"--hook-path", c.hook, "--class", class, "--output", c.file}, args...)
 	if _, stderr, code := run(t, os.Environ(), "", c.ctk, args...); code != 0 {
 		t.Fatalf("nvidia-ctk %s: exit %d\n%s", strings.Join(args, " "), code, stderr)
 	}
@@ -121,7 +131,7 @@ func TestCDIPodman(t *testing.T) {
 		t.Run(runtime, func(t *testing.T) {
 			rt := requireRuntime(t, runtime)
 			t.Logf("peer: %s with %s", podmanVersion(t), rt.version)
-			c := newCDICase(t)
+			c := newCDICase(t, "gpu")
 			t.Run("gpu=0", func(t *testing.T) { c.runDevice0(t, runtime) })
 			t.Run("gpu=all", func(t *testing.T) { c.runAll(t, runtime) })
 			t.Run("without-update-ldcache", func(t *testing.T) { c.runWithoutLDCacheHook(t, runtime) })
@@ -148,7 +158,7 @@ func (c *cdiCase) runDevice0(t *testing.T, runtime string) {
 		mounts = append(mounts, m.ContainerPath)
 	}
 	t.Logf("checking %d nodes present, %d absent, %d driver files", len(present), len(absent), len(mounts))
-	got, rootfs := c.inspect(t, runtime, slices.Concat(present, absent, mounts), "nvidia.com/gpu=0")
+	got, rootfs := c.inspect(t, runtime, slices.Concat(present, absent, mounts), c.qualified("0"))
 	for _, p := range present {
 		if got[p] != want[p] {
 			t.Errorf("%s in the container: %q, want %q", p, got[p], want[p])
@@ -212,7 +222,7 @@ func (c *cdiCase) runAll(t *testing.T, runtime string) {
 			t.Fatalf("device all has nodes %v, want every GPU's (%s as 195:%d)", nodes, p, i)
 		}
 	}
-	got, _ := c.inspect(t, runtime, nodes, "nvidia.com/gpu=all")
+	got, _ := c.inspect(t, runtime, nodes, c.qualified("all"))
 	for _, p := range nodes {
 		if got[p] != want[p] {
 			t.Errorf("%s in the container: %q, want %s", p, got[p], want[p])
@@ -237,7 +247,7 @@ func (c *cdiCase) runWithoutLDCacheHook(t *testing.T, runtime string) {
 			return slices.Contains(h.Args, "update-ldcache")
 		})
 	})
-	got, _ := c.inspect(t, runtime, nil, "nvidia.com/gpu=0")
+	got, _ := c.inspect(t, runtime, nil, c.qualified("0"))
 	if got["libcuda.so.1"] != "libcuda.so."+c.host.DriverVersion {
 		t.Errorf("libcuda.so.1 = %q; the create-symlinks hook should still run", got["libcuda.so.1"])
 	}
@@ -248,10 +258,10 @@ func (c *cdiCase) runWithoutLDCacheHook(t *testing.T, runtime string) {
 
 // TestCDISpecValid checks the generated spec with the CDI module's cache
 // (v1.1.2, as a runtime loads /var/run/cdi) and our stricter validation,
-// injects nvidia.com/gpu=0 into an OCI spec with it, and lists the names
+// injects device gpu0 into an OCI spec with it, and lists the names
 // with `nvidia-ctk cdi list`.
 func TestCDISpecValid(t *testing.T) {
-	c := newCDICase(t, "--device-name-strategy", "index,uuid,type-index")
+	c := newCDICase(t, uniqueClass(), "--device-name-strategy", "index,uuid,type-index")
 	if err := nvcontainer.ValidateCDISpec(c.spec); err != nil {
 		t.Errorf("ValidateCDISpec: %v", err)
 	}
@@ -264,7 +274,7 @@ func TestCDISpecValid(t *testing.T) {
 	}
 	var want []string
 	for _, d := range c.spec.Devices {
-		want = append(want, "nvidia.com/gpu="+d.Name)
+		want = append(want, c.qualified(d.Name))
 	}
 	listed := cache.ListDevices()
 	for _, w := range want {
@@ -290,8 +300,8 @@ func TestCDISpecValid(t *testing.T) {
 func (c *cdiCase) checkInjection(t *testing.T, cache *cdi.Cache) {
 	t.Helper()
 	oci := readSpec(t, newBundle(t, t.TempDir(), "true", nil, nil))
-	if unresolved, err := cache.InjectDevices(oci, "nvidia.com/gpu=gpu0"); err != nil {
-		t.Fatalf("injecting nvidia.com/gpu=gpu0: %v (unresolved %v)", err, unresolved)
+	if unresolved, err := cache.InjectDevices(oci, c.qualified("gpu0")); err != nil {
+		t.Fatalf("injecting %s: %v (unresolved %v)", c.qualified("gpu0"), err, unresolved)
 	}
 	var nodes []string
 	for _, d := range oci.Linux.Devices {
@@ -312,7 +322,7 @@ func (c *cdiCase) checkInjection(t *testing.T, cache *cdi.Cache) {
 
 // TestCDIPodmanSimulatedMIG generates through `nvidia-ctk cdi generate
 // --simulate` (as root: real nodes), with GPU 1 in MIG mode, and runs
-// podman with the MIG device nvidia.com/gpu=1:0: the container gets the
+// podman with the MIG device 1:0: the container gets the
 // parent GPU's node and the MIG instance's two access capabilities, and
 // no other GPU. The simulated host is the Debian layout, so the loader
 // cache is checked with glibc's ldconfig rather than by the program.
@@ -323,7 +333,7 @@ func TestCDIPodmanSimulatedMIG(t *testing.T) {
 	file := cdiSpecPath(t, ".yaml")
 	env := append(os.Environ(), "TMPDIR="+t.TempDir()) // the simulated host's dir
 	_, stderr, code := run(t, env, "", ctk, "cdi", "generate", "--simulate", "dgxa100", "--simulate-mig", "1=3g.20gb,3g.20gb",
-		"--hook-path", hook, "--output", file)
+		"--hook-path", hook, "--class", uniqueClass(), "--output", file)
 	if code != 0 || !strings.Contains(stderr, "SIMULATED") {
 		t.Fatalf("nvidia-ctk: exit %d\n%s", code, stderr)
 	}
@@ -343,7 +353,7 @@ func TestCDIPodmanSimulatedMIG(t *testing.T) {
 	if len(nodes) != 3 {
 		t.Fatalf("1:0 has nodes %v, want the GPU's and two capabilities", paths)
 	}
-	got, rootfs := c.inspect(t, "runc", append(paths, "/dev/nvidia0", "/dev/nvidia2"), "nvidia.com/gpu=1:0")
+	got, rootfs := c.inspect(t, "runc", append(paths, "/dev/nvidia0", "/dev/nvidia2"), c.qualified("1:0"))
 	for _, n := range nodes {
 		if got[n.Path] != charDev(n.Major, n.Minor) {
 			t.Errorf("%s in the container: %q, want %s", n.Path, got[n.Path], charDev(n.Major, n.Minor))

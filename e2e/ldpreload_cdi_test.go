@@ -29,7 +29,7 @@ func TestLDPreloadCDIHooks(t *testing.T) {
 		t.Run(runtime, func(t *testing.T) {
 			rt := requireRuntime(t, runtime)
 			t.Logf("peer: %s with %s", podmanVersion(t), rt.version)
-			c := newCDICase(t)
+			c := newCDICase(t, uniqueClass())
 			canary := dynamicProgram(t, "true")
 			t.Run("generated-spec", func(t *testing.T) {
 				env := c.spec.ContainerEdits.Hooks[0].Env
@@ -70,15 +70,14 @@ func addCanary(s *cdispecs.Spec, path string, env []string) {
 		&cdispecs.Hook{HookName: "createContainer", Path: path, Args: []string{"true"}, Env: env})
 }
 
-// runPreloaded runs the program that needs libcuda.so.1 with --device
-// nvidia.com/gpu=0 and LD_PRELOAD in the container's environment, checks
+// runPreloaded runs the program that needs libcuda.so.1 with device 0 and LD_PRELOAD in the container's environment, checks
 // that it ran (our hooks did their work) and loaded the library (the
 // control), and returns every program that loaded it.
 func (c *cdiCase) runPreloaded(t *testing.T, runtime string) []string {
 	t.Helper()
 	rootfs := busyboxRootfs(t)
 	addPreloadLibrary(t, rootfs)
-	opts := []string{"--device", "nvidia.com/gpu=0", "--env", preloadEnv}
+	opts := []string{"--device", c.qualified("0"), "--env", preloadEnv}
 	out, stderr, err := podman(t, runtime, opts, rootfs, "/bin/busybox", "sh", "-c", `/cudaprog; echo "exit $?"`)
 	if err != nil || strings.TrimSpace(out) != "exit 0" {
 		t.Fatalf("podman run: %v, output %q\n%s", err, out, stderr)
