@@ -42,7 +42,7 @@ func generateCommand(args []string, stdout, stderr io.Writer, log *slog.Logger) 
 	fs.StringVar(&o.hookPath, "hook-path", nvcontainer.DefaultCDIHookPath, "host path of the createContainer hook (examples/nvidia-cdi-hook)")
 	fs.StringVar(&o.hookPath, "nvidia-cdi-hook-path", nvcontainer.DefaultCDIHookPath, "alias of --hook-path, as NVIDIA's tool names it")
 	fs.StringVar(&o.simulate, "simulate", "", "write the spec for a generated host: "+strings.Join(nvmlmock.Machines(), ", "))
-	fs.StringArrayVar(&o.simulateMIG, "simulate-mig", nil, "with --simulate, put GPU `INDEX=PROFILE,...` in MIG mode with those MIG devices (repeatable)")
+	fs.StringArrayVar(&o.simulateMIG, "simulate-mig", nil, "with --simulate, a GPU in MIG mode and its MIG devices, as `INDEX=PROFILE,...` (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
