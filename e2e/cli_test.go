@@ -305,3 +305,32 @@ func execAs(bin string, uid uint32, args ...string) *exec.Cmd {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: uid}}
 	return cmd
 }
+
+// TestCLIHelpVersion checks --help (exit 0, the options listed, the
+// loader-cache note), --version's seven lines and argp's attached optional
+// argument (-uUID:GID).
+func TestCLIHelpVersion(t *testing.T) {
+	out, _, code := cli(t, "--help")
+	if code != 0 || !strings.Contains(out, "  -d, --debug=FILE ") || !strings.Contains(out, "  -u, --user[=UID[:GID]] ") || !strings.Contains(out, "--simulate=MACHINE") {
+		t.Errorf("--help: exit %d\n%s", code, out)
+	}
+	out, _, code = cli(t, "configure", "-?")
+	if code != 0 || !strings.Contains(out, "The container's ld.so.cache is written in Go: no ldconfig is run") || !strings.Contains(out, "  -D, --display ") {
+		t.Errorf("configure -?: exit %d\n%s", code, out)
+	}
+	out, _, code = cli(t, "-V")
+	keys := []string{"cli-version", "lib-version", "build date", "build revision", "build compiler", "build platform", "build flags"}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if code != 0 || len(lines) != len(keys) {
+		t.Fatalf("-V: exit %d\n%s", code, out)
+	}
+	for i, k := range keys {
+		if !strings.HasPrefix(lines[i], k+": ") {
+			t.Errorf("-V line %d = %q, want %q first", i+1, lines[i], k+":")
+		}
+	}
+	fh := simHost(t, nil)
+	if out, stderr, code := cli(t, append([]string{"-u65534:65534"}, append(hostFlags(fh), "list", "-d0")...)...); code != 0 || !strings.HasSuffix(out, "/dev/nvidia0\n") {
+		t.Errorf("-uUID:GID ... list -d0: exit %d, %q %s", code, out, stderr)
+	}
+}

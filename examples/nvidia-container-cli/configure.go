@@ -42,9 +42,9 @@ func (o *configureOptions) flagSet() *pflag.FlagSet {
 	fs := newFlagSet("configure")
 	f := &o.flags
 	fs.IntVarP(&o.pid, "pid", "p", 0, "Container `PID` (default: the parent process, standalone mode)")
-	fs.StringArrayVarP(&f.Devices, "device", "d", nil, "Device UUID(s) or index(es) to isolate (`ID`)")
-	fs.StringArrayVarP(&f.Requirements, "require", "r", nil, "Check container requirements (`EXPR`)")
-	fs.StringVarP(&o.ldconfig, "ldconfig", "l", "", "Accepted for compatibility (`PATH`); the loader cache is written in Go")
+	fs.StringArrayVarP(&f.Devices, "device", "d", nil, "Devices to isolate: `ID`s (index, UUID, bus ID, MIG device) or all")
+	fs.StringArrayVarP(&f.Requirements, "require", "r", nil, "Check the container requirement `EXPR` (repeatable)")
+	fs.StringVarP(&o.ldconfig, "ldconfig", "l", "", "Accepted for compatibility: no ldconfig is run, the cache is written in Go (`PATH`)")
 	for _, c := range []struct {
 		name, short string
 		c           capabilities.Capability
@@ -56,9 +56,9 @@ func (o *configureOptions) flagSet() *pflag.FlagSet {
 			return nil
 		})
 	}
-	fs.StringArrayVar(&f.MIGConfig, "mig-config", nil, "Enable configuration of MIG devices (`ID`: all)")
-	fs.StringArrayVar(&f.MIGMonitor, "mig-monitor", nil, "Enable monitoring of MIG devices (`ID`: all)")
-	fs.StringArrayVar(&f.IMEXChannels, "imex-channel", nil, "IMEX channel ID(s) to inject (`CHANNEL`)")
+	fs.StringArrayVar(&f.MIGConfig, "mig-config", nil, "Enable MIG configuration of `ID` (only all)")
+	fs.StringArrayVar(&f.MIGMonitor, "mig-monitor", nil, "Enable MIG monitoring of `ID` (only all)")
+	fs.StringArrayVar(&f.IMEXChannels, "imex-channel", nil, "IMEX `CHANNEL`s to inject")
 	fs.BoolVar(&o.plan.NoCgroups, "no-cgroups", false, "Don't use cgroup enforcement")
 	fs.BoolVar(&o.plan.NoDevbind, "no-devbind", false, "Don't bind mount devices")
 	fs.BoolVar(&o.driver.NoPersistenced, "no-persistenced", false, "Don't include the NVIDIA persistenced socket")

@@ -24,8 +24,7 @@ Command line utility for manipulating NVIDIA GPU containers.
 Commands:
   info        Report information about the driver and devices
   list        List driver components
-  configure   Configure a container with GPU support
-`
+  configure   Configure a container with GPU support`
 
 // globals are the global options and what they open.
 type globals struct {
@@ -46,14 +45,14 @@ func (g *globals) flagSet() *pflag.FlagSet {
 	fs.StringVarP(&g.debug, "debug", "d", "", "Log debug information to `FILE` (appended)")
 	fs.BoolVarP(&g.loadKmods, "load-kmods", "k", false, "Load kernel modules and create missing device nodes on the host")
 	fs.BoolVarP(&g.noPivot, "no-pivot", "n", false, "Accepted for compatibility; nothing is run in the container, so nothing pivots")
-	fs.StringVarP(&g.user, "user", "u", "", "Accepted for compatibility (`UID[:GID]`); NVML is loaded in-process")
+	fs.StringVarP(&g.user, "user", "u", "", "Accepted for compatibility (`UID[:GID]`); NVML runs in-process")
 	fs.Lookup("user").NoOptDefVal = "-"
-	fs.StringVarP(&g.root, "root", "r", "", "Path to the driver root directory (default /)")
-	fs.StringVarP(&g.ldcache, "ldcache", "l", "", "Path to the system's DSO cache, inside the root (default /etc/ld.so.cache)")
+	fs.StringVarP(&g.root, "root", "r", "", "`PATH` to the driver root directory (default /)")
+	fs.StringVarP(&g.ldcache, "ldcache", "l", "", "Path to the system's DSO cache `FILE`, inside the root (default /etc/ld.so.cache)")
 	fs.BoolVar(&g.noIMEX, "no-create-imex-channels", false, "Don't create IMEX channel device nodes with --load-kmods")
 	fs.StringVar(&g.procRoot, "proc-root", "", "Read the host's procfs from `DIR` (default /proc)")
 	fs.StringVar(&g.devRoot, "dev-root", "", "Read the host's device nodes from `DIR` (default /dev)")
-	fs.StringVar(&g.simulate, "simulate", "", "Run against a generated host: "+strings.Join(nvmlmock.Machines(), ", "))
+	fs.StringVar(&g.simulate, "simulate", "", "Run against a generated `MACHINE`: "+strings.Join(nvmlmock.Machines(), ", "))
 	return fs
 }
 

@@ -81,15 +81,15 @@ func listCommand(g *globals, args []string, stdout io.Writer) error {
 	var o nvcontainer.ListOptions
 	var imex []string
 	d := &driver.Options{}
-	fs.StringArrayVarP(&o.Devices, "device", "d", nil, "Device UUID(s) or index(es) to list (`ID`)")
+	fs.StringArrayVarP(&o.Devices, "device", "d", nil, "Devices to list: `ID`s (index, UUID, bus ID, MIG device) or all")
 	fs.BoolVarP(&o.Libraries, "libraries", "l", false, "List driver libraries")
 	fs.BoolVarP(&o.Binaries, "binaries", "b", false, "List driver binaries")
 	fs.BoolVarP(&o.IPCs, "ipcs", "i", false, "List driver IPCs")
 	fs.BoolVarP(&o.Firmware, "firmwares", "f", false, "List driver firmware files")
 	fs.BoolVar(&o.Compat32, "compat32", false, "Also list the 32-bit libraries")
-	fs.StringArrayVar(&o.MIGConfig, "mig-config", nil, "MIG devices to list config capabilities files for (`ID`: all)")
-	fs.StringArrayVar(&o.MIGMonitor, "mig-monitor", nil, "MIG devices to list monitor capabilities files for (`ID`: all)")
-	fs.StringArrayVar(&imex, "imex-channel", nil, "IMEX channel ID(s) to list (`CHANNEL`)")
+	fs.StringArrayVar(&o.MIGConfig, "mig-config", nil, "List MIG config capability files for `ID` (only all)")
+	fs.StringArrayVar(&o.MIGMonitor, "mig-monitor", nil, "List MIG monitor capability files for `ID` (only all)")
+	fs.StringArrayVar(&imex, "imex-channel", nil, "IMEX `CHANNEL`s to list")
 	fs.BoolVar(&d.NoPersistenced, "no-persistenced", false, "Don't include the NVIDIA persistenced socket")
 	fs.BoolVar(&d.NoFabricManager, "no-fabricmanager", false, "Don't include the NVIDIA fabricmanager socket")
 	fs.BoolVar(&d.NoGSPFirmware, "no-gsp-firmware", false, "Don't include GSP firmware (implies no -f)")

@@ -29,6 +29,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -82,7 +83,7 @@ func dispatch(g *globals, args []string, stdout io.Writer) error {
 	fs := g.flagSet()
 	var version bool
 	fs.BoolVarP(&version, "version", "V", false, "Print program version")
-	if err := parse(fs, globalSynopsis, args, stdout); err != nil {
+	if err := parse(fs, globalSynopsis, attachUser(args), stdout); err != nil {
 		return err
 	}
 	if version {
@@ -102,6 +103,22 @@ func dispatch(g *globals, args []string, stdout io.Writer) error {
 	return cmd(g, fs.Args()[1:], stdout)
 }
 
+// attachUser rewrites -uUID[:GID] before the command as --user=UID[:GID]:
+// argp takes an optional argument attached to its short option, pflag only
+// after "=".
+func attachUser(args []string) []string {
+	out := slices.Clone(args)
+	for i, a := range out {
+		if _, isCommand := commands[a]; isCommand {
+			break
+		}
+		if len(a) > 2 && a[0] == '-' && a[1] == 'u' && a[2] != '=' {
+			out[i] = "--user=" + a[2:]
+		}
+	}
+	return out
+}
+
 // newFlagSet returns a flag set that reports errors instead of exiting,
 // with argp's -?/--help.
 func newFlagSet(name string) *pflag.FlagSet {
@@ -118,13 +135,35 @@ func newFlagSet(name string) *pflag.FlagSet {
 func parse(fs *pflag.FlagSet, synopsis string, args []string, stdout io.Writer) error {
 	err := fs.Parse(args)
 	if help, _ := fs.GetBool("help"); help || errors.Is(err, pflag.ErrHelp) {
-		fmt.Fprintf(stdout, "Usage: %s\n\nOptions:\n%s", synopsis, fs.FlagUsages())
+		fmt.Fprintf(stdout, "Usage: %s\n\nOptions:\n", synopsis)
+		printOptions(stdout, fs)
 		return pflag.ErrHelp
 	}
 	if err != nil {
 		return usageError{err}
 	}
 	return nil
+}
+
+// printOptions lists the options as argp does: "-d, --debug=FILE",
+// "--user[=UID[:GID]]" for an optional argument.
+func printOptions(w io.Writer, fs *pflag.FlagSet) {
+	fs.VisitAll(func(f *pflag.Flag) {
+		arg, usage := pflag.UnquoteUsage(f)
+		switch {
+		case f.NoOptDefVal == "true": // a switch
+			arg = ""
+		case f.NoOptDefVal != "":
+			arg = "[=" + arg + "]"
+		default:
+			arg = "=" + arg
+		}
+		short := "    "
+		if f.Shorthand != "" {
+			short = "-" + f.Shorthand + ", "
+		}
+		fmt.Fprintf(w, "  %s%-28s %s\n", short, "--"+f.Name+arg, usage)
+	})
 }
 
 // positional checks the number of positional arguments.
