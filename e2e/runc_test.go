@@ -49,6 +49,7 @@ func TestRuntimes(t *testing.T) {
 				"[nvidia-container-runtime-hook]", "path = "+quote(c.hook))
 			t.Run("prestart", func(t *testing.T) { c.runHooked(t, "prestart", config) })
 			t.Run("createRuntime", func(t *testing.T) { c.runHooked(t, "createRuntime", config) })
+			t.Run("cli", func(t *testing.T) { c.runCLIHook(t) })
 			t.Run("wrapper", func(t *testing.T) { c.runWrapped(t, config) })
 			t.Run("wrapper-non-gpu", func(t *testing.T) { c.runWrappedNonGPU(t, config) })
 			t.Run("unmet-requirement", func(t *testing.T) { c.runUnmet(t) })
@@ -85,6 +86,20 @@ func (c *runtimeCase) probe(t *testing.T, bundle, wrapper, config string) map[st
 
 func (c *runtimeCase) runHooked(t *testing.T, stage, config string) {
 	rootfs, bundle := c.start(t, gpuEnv, stage, ourHook(c.hook, config, stage))
+	c.checkConfigured(t, c.probe(t, bundle, "", ""), rootfs)
+}
+
+// runCLIHook configures the container the way NVIDIA's hook does, by
+// executing nvidia-container-cli configure --pid=PID ROOTFS — ours.
+func (c *runtimeCase) runCLIHook(t *testing.T) {
+	cli := buildExample(t, "nvidia-container-cli", false)
+	rootfs := busyboxRootfs(t)
+	const script = `pid=$(busybox sed -n 's/.*"pid": *\([0-9]*\).*/\1/p')
+exec "$@" configure --pid="$pid" --device=0,2 --compute --utility "$ROOTFS"`
+	h := specs.Hook{Path: testutil.RequireCommand(t, "busybox"), Args: append([]string{"busybox", "sh", "-c", script, "cli-hook", cli}, hostFlags(c.host)...),
+		Env: []string{"PATH=/usr/bin:/bin", "ROOTFS=" + rootfs}}
+	hooks := &specs.Hooks{Prestart: []specs.Hook{kernelProcHook(t, c.host, rootfs), h}}
+	bundle := newBundle(t, rootfs, probeScript, nil, hooks)
 	c.checkConfigured(t, c.probe(t, bundle, "", ""), rootfs)
 }
 
@@ -193,6 +208,9 @@ func (c *runtimeCase) checkConfigured(t *testing.T, got map[string]string, rootf
 func checkCacheListsLibcuda(t *testing.T, rootfs string) {
 	t.Helper()
 	ldconfig := testutil.RequireCommand(t, "ldconfig")
+	version, _ := exec.Command(ldconfig, "--version").Output()
+	first, _, _ := strings.Cut(string(version), "\n")
+	t.Logf("peer: %s", first)
 	out, err := exec.Command(ldconfig, "-p", "-C", filepath.Join(rootfs, "etc/ld.so.cache")).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "libcuda.so.1 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libcuda.so.1") {
 		t.Errorf("glibc ldconfig -p of the container's cache: %v\n%s\nwant libcuda.so.1 in /usr/lib/x86_64-linux-gnu", err, out)
