@@ -80,6 +80,9 @@ var hostileLayouts = []hostile{
 // rootfs is written or mounted on, and a failing Apply leaves the
 // container as it was.
 func TestApplyHostile(t *testing.T) {
+	if !inPrivateNS(t) {
+		return
+	}
 	h := newTestHost(t)
 	plans := map[bool]*Plan{true: h.testPlan(t, debianLayout, 8), false: h.testPlan(t, fedoraLayout, 8)}
 	if len(hostileLayouts) < 20 {
@@ -171,6 +174,9 @@ func layoutOf(t *testing.T, root string) string {
 // TestApplyRootfsSymlink refuses a rootfs path that is itself a symlink
 // (to a real rootfs), and changes nothing.
 func TestApplyRootfsSymlink(t *testing.T) {
+	if !inPrivateNS(t) {
+		return
+	}
 	h := newTestHost(t)
 	p := h.testPlan(t, fedoraLayout, 8)
 	decoy := testutil.RootTree(t, decoySpec)
@@ -198,6 +204,9 @@ func TestApplyRootfsSymlink(t *testing.T) {
 // runs: whatever Apply decides, nothing outside the rootfs is written or
 // mounted on, and a failed Apply leaves the container as it was.
 func TestApplyRace(t *testing.T) {
+	if !inPrivateNS(t) {
+		return
+	}
 	h := newTestHost(t)
 	p := h.testPlan(t, fedoraLayout, 8)
 	decoy := testutil.RootTree(t, decoySpec)

@@ -160,6 +160,7 @@ func (a *applier) mountTmpfs(root *rootfs.Root) error {
 			if err := a.attachInTmpfs(tm, relBelow(tm.t.Target, m.Target), tm.inner[i]); err != nil {
 				return stepError(StepTmpfs, m.Target, err)
 			}
+			closeSource(&tm.inner[i])
 		}
 	}
 	return nil
@@ -181,6 +182,7 @@ func (a *applier) attachTmpfs(root *rootfs.Root, tm *tmpfsMount) error {
 	}
 	a.recordMount(mnt)
 	tm.mnt = mnt
+	closeSource(&tm.src)
 	return nil
 }
 

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -16,6 +18,7 @@ import (
 	"github.com/moby/sys/mountinfo"
 	"golang.org/x/sys/unix"
 
+	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/internal/testutil/container"
 )
 
@@ -172,8 +175,8 @@ func recordHost(tb testing.TB, dirs ...string) *hostState {
 // check fails tb where the host changed.
 func (s *hostState) check(tb testing.TB) {
 	tb.Helper()
-	if after := readFile(tb, "/proc/self/mountinfo"); after != s.mounts {
-		tb.Errorf("the host's mount table changed:\n%s", lineDiff(s.mounts, after))
+	if d := mountDiff(s.mounts, readFile(tb, "/proc/self/mountinfo")); d != "" {
+		tb.Errorf("the host's mount table changed:\n%s", d)
 	}
 	for d, before := range s.trees {
 		if diff := container.DiffSnapshots(before, container.SnapshotTree(tb, d)); len(diff) > 0 {
@@ -223,6 +226,24 @@ func readFile(tb testing.TB, name string) string {
 	return string(b)
 }
 
+// mountDiff lists the mounts added to the mountinfo text before, and those
+// gone although their mountpoint is still there. The kernel drops a mount
+// from every namespace when another process deletes its mountpoint, which
+// other tests on the machine do with their own mounts.
+func mountDiff(before, after string) string {
+	var out []string
+	for _, l := range strings.Split(lineDiff(before, after), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 6 {
+			continue
+		}
+		if _, err := os.Lstat(f[5]); f[0] == "+" || err == nil {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
 // lineDiff lists the lines only in a ("-") or only in b ("+").
 func lineDiff(a, b string) string {
 	la, lb := strings.Split(a, "\n"), strings.Split(b, "\n")
@@ -254,4 +275,39 @@ func newMounts(before, after []*mountinfo.Info) []string {
 		}
 	}
 	return out
+}
+
+// envPrivateNS names the test a child started by inPrivateNS runs.
+const envPrivateNS = "NVC_APPLY_PRIVATE_NS"
+
+// inPrivateNS re-runs the calling top-level test in a child of the test
+// binary that unshare(1) starts in a private copy of the mount namespace,
+// and reports whether the caller is that child. The child's mount table
+// then changes only through the child itself, not through whatever else
+// runs on the machine, so "the host's mount table is unchanged" is exact.
+// The parent fails if the child fails, and shows the child's log lines.
+func inPrivateNS(t *testing.T) bool {
+	t.Helper()
+	if os.Getenv(envPrivateNS) == t.Name() {
+		return true
+	}
+	testutil.RequireRoot(t)
+	unshare := testutil.RequireCommand(t, "unshare")
+	args := []string{"--mount", "--propagation", "private", os.Args[0], "-test.run=^" + regexp.QuoteMeta(t.Name()) + "$", "-test.v"}
+	if testing.Short() {
+		args = append(args, "-test.short")
+	}
+	cmd := exec.Command(unshare, args...)
+	cmd.Env = append(os.Environ(), envPrivateNS+"="+t.Name())
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: "+t.Name()) {
+		t.Errorf("child %s did not pass: %v\n%s", t.Name(), err, out)
+		return false
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.Contains(l, "_test.go:") {
+			t.Log(strings.TrimSpace(l))
+		}
+	}
+	return false
 }

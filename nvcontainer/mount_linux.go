@@ -147,8 +147,17 @@ func (a *applier) mountAll(root *rootfs.Root) error {
 		if err != nil {
 			return stepError(StepMount, m.Target, err)
 		}
+		closeSource(&a.sources[i])
 	}
 	return nil
+}
+
+// closeSource releases an attached source at once (its mount lives on in
+// the container), so that a large plan does not hold two descriptors per
+// mount until the end.
+func closeSource(slot **mount.Source) {
+	(*slot).Close()
+	*slot = nil
 }
 
 // attach creates m's target in the rootfs and mounts src on it.
