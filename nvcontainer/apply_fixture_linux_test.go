@@ -3,13 +3,11 @@ package nvcontainer
 import (
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
-	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/go-nvc/nvc/capabilities"
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/internal/elfwriter"
@@ -20,14 +18,13 @@ import (
 
 // The test fixtures: a simulated 8-GPU host (internal/fakehost, real
 // device nodes), plans for it built the way libnvidia-container lays files
-// out (until NewPlan lands, by hand here), and busybox rootfs trees in
+// out (NewPlan), and busybox rootfs trees in
 // Debian and Fedora layouts holding a program that needs libcuda.so.1.
 
 // testHost is a generated host and what discovery found on it.
 type testHost struct {
 	*fakehost.Host
-	files *driver.Files
-	devs  *devices.Host
+	host *Host
 }
 
 func newTestHost(tb testing.TB) *testHost {
@@ -41,100 +38,49 @@ func newTestHost(tb testing.TB) *testHost {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	files, err := d.Files(capabilities.All)
-	if err != nil {
-		tb.Fatal(err)
-	}
 	devs, err := devices.Discover(&devices.Options{Backend: devices.Procfs, DriverRoot: h.Root, ProcRoot: h.ProcRoot, DevRoot: h.DevRoot})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return &testHost{Host: h, files: files, devs: devs}
+	return &testHost{Host: h, host: &Host{Driver: d, Devices: devs}}
 }
 
-// layouts of the container rootfs.
+// layouts of the container rootfs, as NewPlan picks them.
 var (
 	debianLayout = Layout{Debian: true, LibDir: "/usr/lib/x86_64-linux-gnu", Lib32Dir: "/usr/lib/i386-linux-gnu", BinDir: "/usr/bin"}
 	fedoraLayout = Layout{LibDir: "/usr/lib64", Lib32Dir: "/usr/lib32", BinDir: "/usr/bin"}
 )
 
 var (
-	fileOpts   = []string{"ro", "nosuid", "nodev"}
 	deviceOpts = []string{"ro", "nosuid", "noexec"}
 	procOpts   = []string{"ro", "nosuid", "nodev", "noexec"}
-	ipcOpts    = []string{"nosuid", "nodev", "noexec"}
 )
 
-// testPlan plans every capability and the first n GPUs of h for a rootfs
-// with layout l.
+// testPlan is NewPlan's plan for every capability and the first n GPUs of
+// h, made for a rootfs of layout l (a template image; the plan fits every
+// image of that layout).
 func (h *testHost) testPlan(tb testing.TB, l Layout, n int) *Plan {
 	tb.Helper()
-	p := &Plan{Version: PlanVersion, Layout: l, Capabilities: capabilities.All,
-		Driver: PlanDriver{Root: h.Root, Version: h.DriverVersion}}
-	p.Tmpfs = []Tmpfs{h.procTmpfs(tb)}
-	h.addFiles(tb, p)
-	h.addNodes(p, h.devs.ControlNodes)
-	for _, g := range h.devs.GPUs[:n] {
-		p.GPUs = append(p.GPUs, PlannedGPU{Index: g.Index, Minor: g.Minor, UUID: g.UUID, BusID: g.BusID})
-		p.Tmpfs[0].Mounts = append(p.Tmpfs[0].Mounts, Mount{Kind: MountProc, Source: h.devs.HostPath(g.ProcDir),
-			Target: g.ProcDir, Options: procOpts, Dir: true})
-		h.addNodes(p, []devices.Node{g.Node})
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = strconv.Itoa(i)
 	}
-	p.LDCache.Dirs = []string{l.LibDir, l.Lib32Dir}
+	visible := strings.Join(ids, ",")
+	if n == 0 {
+		visible = "none"
+	}
+	req, err := RequestFromEnv([]string{"NVIDIA_VISIBLE_DEVICES=" + visible, "NVIDIA_DRIVER_CAPABILITIES=all"})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p, err := NewPlan(h.host, req, Container{Rootfs: newRootfs(tb, l)}, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if p.Layout.LibDir != l.LibDir || p.Layout.BinDir != l.BinDir {
+		tb.Fatalf("NewPlan chose the layout %+v, want %+v", p.Layout, l)
+	}
 	return p
-}
-
-func (h *testHost) procTmpfs(tb testing.TB) Tmpfs {
-	tb.Helper()
-	t := Tmpfs{Target: "/proc/driver/nvidia", Mode: 0o555, Options: []string{"nosuid", "nodev", "noexec"}}
-	for _, name := range []string{"params", "version", "registry"} {
-		b, err := os.ReadFile(filepath.Join(h.ProcRoot, "driver/nvidia", name))
-		if err != nil {
-			tb.Fatal(err)
-		}
-		if name == "params" {
-			b = []byte(strings.ReplaceAll(string(b), "ModifyDeviceFiles: 1", "ModifyDeviceFiles: 0"))
-		}
-		t.Files = append(t.Files, TmpfsFile{Name: name, Mode: 0o444, Content: string(b)})
-	}
-	return t
-}
-
-func (h *testHost) addFiles(tb testing.TB, p *Plan) {
-	tb.Helper()
-	l := p.Layout
-	add := func(kind MountKind, fs []driver.File, dir func(driver.File) string, opts []string) {
-		for _, f := range fs {
-			st, err := os.Stat(f.HostPath)
-			if err != nil {
-				tb.Fatal(err)
-			}
-			p.Mounts = append(p.Mounts, Mount{Kind: kind, Source: f.HostPath, Target: dir(f), Options: opts, Dir: st.IsDir()})
-			if f.Soname != "" && f.Soname != path.Base(f.Path) {
-				p.Symlinks = append(p.Symlinks, Symlink{Path: path.Join(path.Dir(dir(f)), f.Soname), Target: path.Base(f.Path)})
-			}
-		}
-	}
-	in := func(d string) func(driver.File) string {
-		return func(f driver.File) string { return path.Join(d, path.Base(f.Path)) }
-	}
-	at := func(f driver.File) string { return f.ContainerPath }
-	add(MountBinary, h.files.Binaries, in(l.BinDir), fileOpts)
-	add(MountLibrary, h.files.Libraries, in(l.LibDir), fileOpts)
-	add(MountLibrary32, h.files.Libraries32, in(l.Lib32Dir), fileOpts)
-	add(MountFirmware, h.files.Firmware, at, fileOpts)
-	add(MountConfig, h.files.Configs, at, fileOpts)
-	add(MountIPC, h.files.IPCs, at, ipcOpts)
-	p.Symlinks = append(p.Symlinks, Symlink{Path: path.Join(l.LibDir, "libcuda.so"), Target: "libcuda.so.1"})
-	p.Symlinks = slices.CompactFunc(p.Symlinks, func(a, b Symlink) bool { return a.Path == b.Path })
-}
-
-func (h *testHost) addNodes(p *Plan, nodes []devices.Node) {
-	for _, n := range nodes {
-		p.Mounts = append(p.Mounts, Mount{Kind: MountDevice, Source: h.devs.HostPath(n.Path), Target: n.Path,
-			Options: deviceOpts, Device: &DeviceNumber{Major: n.Major, Minor: n.Minor}})
-		p.CgroupRules = append(p.CgroupRules, DeviceRule{Type: "c", Major: n.Major, Minor: n.Minor, Access: "rw"})
-	}
 }
 
 // cudaProg is a program that only exits 0, if the dynamic loader finds

@@ -1,0 +1,83 @@
+package nvcontainer
+
+import (
+	"errors"
+	"io/fs"
+	"strings"
+	"testing"
+)
+
+func validPlan() *Plan {
+	return &Plan{
+		Version: PlanVersion,
+		Tmpfs: []Tmpfs{{Target: "/proc/driver/nvidia", Options: []string{"nosuid"},
+			Files:  []TmpfsFile{{Name: "params", Content: "x"}},
+			Mounts: []Mount{{Kind: MountProc, Source: "/proc/driver/nvidia/gpus/0000:07:00.0", Target: "/proc/driver/nvidia/gpus/0000:07:00.0", Dir: true}}}},
+		Mounts: []Mount{
+			{Kind: MountLibrary, Source: "/usr/lib64/libcuda.so.550.54.15", Target: "/usr/lib64/libcuda.so.550.54.15", Options: []string{"ro", "nosuid", "nodev"}},
+			{Kind: MountDevice, Source: "/dev/nvidia0", Target: "/dev/nvidia0", Options: []string{"ro", "nosuid", "noexec"}, Device: &DeviceNumber{Major: 195}},
+		},
+		Symlinks:    []Symlink{{Path: "/usr/lib64/libcuda.so", Target: "libcuda.so.1"}},
+		CgroupRules: []DeviceRule{{Type: "c", Major: 195, Access: "rw"}},
+	}
+}
+
+func TestCheckPlan(t *testing.T) {
+	ctr := Container{PID: 1, Rootfs: "/rootfs"}
+	if err := checkPlan(validPlan(), ctr); err != nil {
+		t.Fatalf("valid plan: %v", err)
+	}
+	for _, tc := range []struct {
+		name  string
+		edit  func(*Plan, *Container)
+		is    error
+		words string
+	}{
+		{"nil", nil, ErrInvalidPlan, "nil plan"},
+		{"version", func(p *Plan, _ *Container) { p.Version = 2 }, ErrInvalidPlan, "plan version 2"},
+		{"no rootfs", func(_ *Plan, c *Container) { c.Rootfs = "" }, ErrInvalidPlan, "need a rootfs"},
+		{"negative pid", func(_ *Plan, c *Container) { c.PID = -1 }, ErrInvalidPlan, "PID"},
+		{"rules without process", func(_ *Plan, c *Container) { c.PID = 0 }, ErrNoProcess, "1 device cgroup rules"},
+		{"unknown option", func(p *Plan, _ *Container) { p.Mounts[0].Options = []string{"ro", "suid"} }, ErrInvalidPlan, `unknown mount option "suid"`},
+		{"tmpfs option", func(p *Plan, _ *Container) { p.Tmpfs[0].Options = []string{"exec"} }, ErrInvalidPlan, `"exec"`},
+		{"relative source", func(p *Plan, _ *Container) { p.Mounts[0].Source = "lib/x" }, ErrInvalidPlan, "not an absolute host path"},
+		{"root target", func(p *Plan, _ *Container) { p.Mounts[0].Target = "/../.." }, ErrInvalidPlan, "names no entry"},
+		{"empty target", func(p *Plan, _ *Container) { p.Mounts[0].Target = "" }, ErrInvalidPlan, "names no entry"},
+		{"device without number", func(p *Plan, _ *Container) { p.Mounts[1].Device = nil }, ErrInvalidPlan, "device number"},
+		{"mount outside tmpfs", func(p *Plan, _ *Container) { p.Tmpfs[0].Mounts[0].Target = "/proc/driver/other" }, ErrInvalidPlan, "not below its tmpfs"},
+		{"tmpfs file escapes", func(p *Plan, _ *Container) { p.Tmpfs[0].Files[0].Name = "../params" }, ErrInvalidPlan, "not below the tmpfs"},
+		{"empty symlink", func(p *Plan, _ *Container) { p.Symlinks[0].Target = "" }, ErrInvalidPlan, "symlink"},
+		{"rule type", func(p *Plan, _ *Container) { p.CgroupRules[0].Type = "a" }, ErrInvalidPlan, "rule"},
+		{"rule access", func(p *Plan, _ *Container) { p.CgroupRules[0].Access = "rwx" }, ErrInvalidPlan, "rule"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var p *Plan
+			c := ctr
+			if tc.edit != nil {
+				p = validPlan()
+				tc.edit(p, &c)
+			}
+			err := checkPlan(p, c)
+			if err == nil || !errors.Is(err, tc.is) || err.Step != StepCheck || !strings.Contains(err.Error(), tc.words) {
+				t.Errorf("checkPlan = %v, want a check error matching %v and saying %q", err, tc.is, tc.words)
+			}
+		})
+	}
+}
+
+func TestApplyErrorText(t *testing.T) {
+	e := &ApplyError{Step: StepMount, Path: "/usr/bin/nvidia-smi", Err: fs.ErrExist, kind: ErrWrongType}
+	if got, want := e.Error(), `applying plan: mount "/usr/bin/nvidia-smi": file already exists`; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+	if !errors.Is(e, ErrWrongType) || !errors.Is(e, fs.ErrExist) || errors.Is(e, ErrInvalidPlan) {
+		t.Error("Is does not match the kind and the cause, or matches another sentinel")
+	}
+	e.UndoErr = errors.New("detaching: busy")
+	if !strings.HasSuffix(e.Error(), " (undoing: detaching: busy)") {
+		t.Errorf("Error() with an undo error = %q", e.Error())
+	}
+	if got := (&ApplyError{Step: StepCommit, Err: errors.New("x")}).Error(); got != "applying plan: commit: x" {
+		t.Errorf("Error() without a path = %q", got)
+	}
+}
