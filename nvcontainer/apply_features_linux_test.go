@@ -1,0 +1,123 @@
+package nvcontainer
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/go-nvc/nvc/devices"
+	"github.com/go-nvc/nvc/driver"
+	"github.com/go-nvc/nvc/internal/elfwriter"
+	"github.com/go-nvc/nvc/internal/fakehost"
+	"github.com/go-nvc/nvc/internal/testutil"
+)
+
+// planFor is NewPlan's plan for env (a privileged container's) and a new
+// rootfs of layout l.
+func planFor(t *testing.T, h *Host, l Layout, env ...string) *Plan {
+	t.Helper()
+	req, err := NewRequest(RequestInput{Env: env, Privileged: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := newRootfs(t, l)
+	p, err := NewPlan(h, req, Container{Rootfs: dir}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestApplyMIG applies MIG plans: a MIG device (its access capability
+// files bound inside the /proc/driver/nvidia mask, its nvidia-caps nodes),
+// and MIG config and monitor "all" with an IMEX channel (the whole
+// capabilities tree, the /dev/nvidia-caps directory, the channel node).
+func TestApplyMIG(t *testing.T) {
+	if !inPrivateNS(t) {
+		return
+	}
+	testutil.RequireRoot(t)
+	fh, err := fakehost.Generate(t.TempDir(), &fakehost.Options{RealNodes: true, MIG: map[int][]string{1: {"3g.20gb", "1g.5gb"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := driver.Open(&driver.Options{Root: fh.Root, ProcRoot: fh.ProcRoot, DevRoot: fh.DevRoot})
+	if err != nil {
+		t.Fatal(err)
+	}
+	devs, err := devices.Discover(&devices.Options{Backend: devices.Procfs, DriverRoot: fh.Root, ProcRoot: fh.ProcRoot, DevRoot: fh.DevRoot})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &Host{Driver: d, Devices: devs}
+	for _, env := range [][]string{
+		{"NVIDIA_VISIBLE_DEVICES=1:0", "NVIDIA_DRIVER_CAPABILITIES=utility"},
+		{"NVIDIA_VISIBLE_DEVICES=1", "NVIDIA_DRIVER_CAPABILITIES=utility", "NVIDIA_MIG_CONFIG_DEVICES=all",
+			"NVIDIA_MIG_MONITOR_DEVICES=all", "NVIDIA_IMEX_CHANNELS=0"},
+	} {
+		p := planFor(t, h, fedoraLayout, env...)
+		c := startIn(t, fedoraLayout, false)
+		host := recordHost(t, fh.Root)
+		if err := p.Apply(context.Background(), ctrOf(c), nil); err != nil {
+			t.Fatalf("%q: %v", env, err)
+		}
+		host.check(t)
+		for _, e := range checkApplied(c, p) {
+			t.Errorf("%q: %s", env, e)
+		}
+		if !hasMount(p, "/proc/driver/nvidia/capabilities", "gpu1/mig/gi1/access") {
+			t.Errorf("%q: the plan has no MIG capability mount", env)
+		}
+	}
+}
+
+// hasMount reports whether p mounts something at a target below dir
+// ending in suffix, or dir itself when suffix is empty.
+func hasMount(p *Plan, dir, suffix string) bool {
+	var all []Mount
+	for _, t := range p.Tmpfs {
+		all = append(all, t.Mounts...)
+	}
+	for _, m := range append(all, p.Mounts...) {
+		if m.Target == dir || (strings.HasPrefix(m.Target, dir+"/") && strings.HasSuffix(m.Target, suffix)) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestApplyCUDACompat: an image with a newer libcuda in
+// /usr/local/cuda/compat gets it first in the loader cache (ldconfig mode,
+// nothing from the image mounted), and the dynamic loader loads it.
+func TestApplyCUDACompat(t *testing.T) {
+	if !inPrivateNS(t) {
+		return
+	}
+	h := newTestHost(t)
+	req, err := RequestFromEnv([]string{"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_DRIVER_CAPABILITIES=compute,utility"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := startIn(t, fedoraLayout, false)
+	// As NVIDIA's cuda-compat packages ship it: the library and its
+	// SONAME link.
+	testutil.BuildTree(t, c.HostRootfs, "symlink usr/local/cuda/compat/libcuda.so.1 libcuda.so.560.28.03")
+	if err := elfwriter.WriteFile(filepath.Join(c.HostRootfs, "usr/local/cuda/compat/libcuda.so.560.28.03"), elfwriter.Library("libcuda.so.1", "libc.so.6"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPlan(h.host, req, Container{PID: c.PID, Rootfs: c.HostRootfs}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.CUDACompat.Used || len(p.LDCache.FirstDirs) == 0 {
+		t.Fatalf("NewPlan did not use the compat libraries: %+v, loader cache %+v", p.CUDACompat, p.LDCache)
+	}
+	if err := p.Apply(context.Background(), ctrOf(c), nil); err != nil {
+		t.Fatal(err)
+	}
+	out, err := c.Exec(t, "sh", "-c", "LD_DEBUG=libs chroot "+c.Rootfs+" "+cudaProg+" 2>&1; echo rc=$?")
+	if err != nil || !strings.Contains(out, "rc=0") || !strings.Contains(out, "trying file=/usr/local/cuda/compat/libcuda.so") {
+		t.Errorf("the loader did not take libcuda.so.1 from the compat dir (%v):\n%s", err, out)
+	}
+}
