@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/go-nvc/nvc/internal/testutil"
+	"github.com/go-nvc/nvc/internal/testutil/container"
 )
 
 // addGPUs adds n simulated GPUs to p: a /dev/nvidiaN node (195:N) and a
@@ -45,34 +46,82 @@ func (h *testHost) addGPUs(tb testing.TB, p *Plan, n int) {
 }
 
 // BenchmarkApply applies a plan with every capability and 1, 8 or 64 GPUs
-// to a fresh pivoted container (started outside the timer); p50-ns is the
-// median of the iterations.
+// to a fresh pivoted container (started outside the timer), its rootfs on
+// the disk (ext4 here) like an image's or on tmpfs (the difference is what
+// creating placeholders and links costs on the disk); for 8 GPUs also in a
+// hook-time container with the new mount API and with libnvidia-container's
+// method (bind by path, remount).
+// Metrics: p50-ns, the median iteration; <step>-ns, the mean time spent
+// in each step of Apply (see Step), measured between its fault points.
 func BenchmarkApply(b *testing.B) {
 	h := newTestHost(b)
-	for _, n := range []int{1, 8, 64} {
-		b.Run(fmt.Sprintf("gpus=%d", n), func(b *testing.B) {
-			p := h.testPlan(b, fedoraLayout, 0)
-			h.addGPUs(b, p, n)
-			benchApply(b, p, fedoraLayout)
-		})
+	disk := func(b *testing.B) *container.Container { return startIn(b, fedoraLayout, true) }
+	mem := func(b *testing.B) *container.Container {
+		return container.Start(b, &container.Options{Rootfs: shmRootfs(b), PivotRoot: true})
 	}
+	for _, n := range []int{1, 8, 64} {
+		p := h.testPlan(b, fedoraLayout, 0)
+		h.addGPUs(b, p, n)
+		b.Run(fmt.Sprintf("gpus=%d/fs=disk", n), func(b *testing.B) { benchApply(b, p, disk, nil) })
+		b.Run(fmt.Sprintf("gpus=%d/fs=tmpfs", n), func(b *testing.B) { benchApply(b, p, mem, nil) })
+	}
+	p := h.testPlan(b, fedoraLayout, 0)
+	h.addGPUs(b, p, 8)
+	hook := func(b *testing.B) *container.Container { return startIn(b, fedoraLayout, false) }
+	b.Run("gpus=8/hook/new", func(b *testing.B) { benchApply(b, p, hook, nil) })
+	b.Run("gpus=8/hook/legacy", func(b *testing.B) { benchApply(b, p, hook, &ApplyOptions{LegacyMounts: true}) })
 }
 
-func benchApply(b *testing.B, p *Plan, l Layout) {
+// shmRootfs is a Fedora-layout image on /dev/shm, removed when b ends.
+func shmRootfs(b *testing.B) string {
+	dir, err := os.MkdirTemp("/dev/shm", "nvc-bench-")
+	if err != nil {
+		testutil.Unavailable(b, "needs /dev/shm: %v", err)
+	}
+	b.Cleanup(func() { os.RemoveAll(dir) })
+	testutil.BuildTree(b, dir, rootfsSpec(fedoraLayout))
+	return dir
+}
+
+func benchApply(b *testing.B, p *Plan, start func(*testing.B) *container.Container, opts *ApplyOptions) {
 	var times []time.Duration
+	steps := map[Step]time.Duration{}
 	for b.Loop() {
 		b.StopTimer()
-		c := startIn(b, l, true)
+		c := start(b)
+		o, done := stepTimer(opts, steps)
 		b.StartTimer()
-		start := time.Now()
-		if err := p.Apply(context.Background(), ctrOf(c), nil); err != nil {
+		t0 := time.Now()
+		if err := p.Apply(context.Background(), ctrOf(c), o); err != nil {
 			b.Fatal(err)
 		}
-		times = append(times, time.Since(start))
+		times = append(times, time.Since(t0))
+		done()
 	}
 	slices.Sort(times)
 	b.ReportMetric(float64(times[len(times)/2].Nanoseconds()), "p50-ns")
-	b.ReportMetric(float64(mountCount(p)), "mounts")
+	for s, d := range steps {
+		b.ReportMetric(float64(d.Nanoseconds())/float64(len(times)), string(s)+"-ns")
+	}
+}
+
+// stepTimer returns opts with a fault hook that adds the time from each
+// point to the next to the step of the first, and a function to call when
+// Apply has returned, which adds the rest (releasing what undo would have
+// used) to the last step, commit.
+func stepTimer(opts *ApplyOptions, steps map[Step]time.Duration) (*ApplyOptions, func()) {
+	o := &ApplyOptions{}
+	if opts != nil {
+		*o = *opts
+	}
+	last, step := time.Now(), StepCheck
+	o.fault = func(s Step, _ string) error {
+		now := time.Now()
+		steps[step] += now.Sub(last)
+		last, step = now, s
+		return nil
+	}
+	return o, func() { steps[step] += time.Since(last) }
 }
 
 // BenchmarkLDCache times the ld.so.cache step alone (a plan holding only
