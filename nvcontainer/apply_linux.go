@@ -65,11 +65,19 @@ import (
 //     the same target is kept, anything else there is an error.
 //  8. ldcache: the rootfs's ld.so.cache is rebuilt in Go (package ldcache)
 //     with the plan's FirstDirs, then Dirs, before the rootfs's own
-//     configuration, and swapped in by rename in /etc; a symlink at the
-//     cache path is replaced, never followed. On a musl rootfs the path
-//     file /etc/ld-musl-<arch>.path is updated instead (atomically, and
-//     last, so never taken back). Nothing from the container is executed.
+//     configuration, and swapped in by rename in /etc, owned by Owner; a
+//     symlink at the cache path is replaced, never followed. The scanned
+//     directories are only read: no SONAME link is made in them (the plan's
+//     symlinks are; an image's CUDA compat dir ships its own, as NVIDIA's
+//     cuda-compat packages do). On a musl rootfs the path file
+//     /etc/ld-musl-<arch>.path is updated instead (atomically, and last,
+//     so never taken back). Nothing from the container is executed.
 //  9. commit: a last look at ctx; from here the changes are kept.
+//
+// While it runs, Apply holds about three file descriptors per mount (the
+// source, its detached mount, the attached mount and the directory of a
+// created placeholder, the first two released as each mount is attached);
+// many concurrent calls on large plans need RLIMIT_NOFILE to match.
 //
 // Apply needs root: CAP_SYS_ADMIN and CAP_SYS_CHROOT to join the namespace
 // and mount, CAP_DAC_OVERRIDE and CAP_CHOWN to create files for another
