@@ -5,8 +5,8 @@ import (
 	"os"
 	"testing"
 
-	"github.com/go-nvc/nvc/ldcache"
 	"github.com/go-nvc/nvc/internal/testutil"
+	"github.com/go-nvc/nvc/ldcache"
 )
 
 func printOf(t *testing.T, path string) []byte {
