@@ -1,10 +1,9 @@
 // Package nvcontainer turns what a container asks for into what it gets: it
 // reads the request (NVIDIA_* environment, OCI runtime spec and hook state,
-// the toolkit's config.toml), checks NVIDIA_REQUIRE_* requirements, and —
-// as those parts land — plans the driver files and devices a container
-// receives, applies the plan inside the container's mount namespace, and
-// writes it out as a CDI spec. Plan, apply and CDI output are being added;
-// the request side described here is complete.
+// the toolkit's config.toml), checks NVIDIA_REQUIRE_* requirements, plans
+// the driver files and devices a container receives ([NewPlan]), applies the
+// plan inside the container's mount namespace ([Plan.Apply]), and writes it
+// out as a CDI spec ([Plan.CDISpec], [NewCDISpec]).
 //
 // # Requests
 //
@@ -115,10 +114,10 @@
 // hook would log (an environment request ignored in an unprivileged
 // container) are returned in [Request.Notes].
 //
-// Applying a plan (being added) is the only part that acts: it is
+// Applying a plan ([Plan.Apply]) is the only part that acts: it is
 // Linux-only and needs root, enters the container's mount namespace on a
 // confined thread, mounts through the new mount API (with a bind-by-path
-// fallback before Linux 5.12), creates device nodes, edits device cgroups
+// fallback before Linux 5.12), bind-mounts device nodes, edits device cgroups
 // and writes the container's ld.so.cache, undoing everything if a step
 // fails. It never runs a binary from the container.
 //
