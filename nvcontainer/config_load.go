@@ -4,9 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"strings"
+
+	"github.com/go-nvc/nvc/internal/oci"
 )
 
 // Where the runtime hook looks for its config.
@@ -52,20 +53,21 @@ func lookupEnv(env []string) environ {
 
 // LoadConfig reads and parses the config file at file (at most 1 MiB).
 func LoadConfig(file string) (*Config, error) {
-	f, err := os.Open(file)
+	return loadConfigFile(file, ParseConfig)
+}
+
+// loadConfigFile reads file (at most maxConfigSize bytes) and parses it;
+// errors name the file.
+func loadConfigFile[T any](file string, parse func([]byte) (*T, error)) (*T, error) {
+	data, err := oci.ReadFile(file, maxConfigSize)
 	if err != nil {
 		return nil, fmt.Errorf("loading config: %w", err)
 	}
-	defer f.Close()
-	data, err := readLimited(f, maxConfigSize)
+	v, err := parse(data)
 	if err != nil {
 		return nil, fmt.Errorf("loading config %s: %w", file, err)
 	}
-	cfg, err := ParseConfig(data)
-	if err != nil {
-		return nil, fmt.Errorf("loading config %s: %w", file, err)
-	}
-	return cfg, nil
+	return v, nil
 }
 
 // FindConfig loads the config the runtime hook would use (see

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 
 	"github.com/BurntSushi/toml"
 
@@ -57,21 +56,9 @@ func LoadHostRoots(file string) (*HostRoots, error) {
 	if file == "" {
 		return &HostRoots{}, nil
 	}
-	f, err := os.Open(file)
+	r, err := loadConfigFile(file, ParseHostRoots)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &HostRoots{}, nil
 	}
-	if err != nil {
-		return nil, fmt.Errorf("loading config: %w", err)
-	}
-	defer f.Close()
-	data, err := readLimited(f, maxConfigSize)
-	if err != nil {
-		return nil, fmt.Errorf("loading config %s: %w", file, err)
-	}
-	r, err := ParseHostRoots(data)
-	if err != nil {
-		return nil, fmt.Errorf("loading config %s: %w", file, err)
-	}
-	return r, nil
+	return r, err
 }

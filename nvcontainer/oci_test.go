@@ -12,46 +12,9 @@ import (
 	"github.com/go-nvc/nvc/nvcontainer"
 )
 
-func TestParseState(t *testing.T) {
-	tests := []struct {
-		name, in          string
-		bundle, root      string
-		pid               int
-		wantErr           string
-		wantErrIsTooLarge bool
-	}{
-		{name: "runc state", in: `{"ociVersion":"1.0.2","id":"c1","status":"creating","pid":4242,"bundle":"/run/b"}`, bundle: "/run/b", pid: 4242},
-		{name: "pre-17.06 bundlePath", in: `{"pid":7,"bundlePath":"/old/b"}`, bundle: "/old/b", pid: 7},
-		{name: "bundle wins over bundlePath", in: `{"bundle":"/new","bundlePath":"/old"}`, bundle: "/new"},
-		{name: "crun adds root", in: `{"ociVersion":"1.0","id":"c","pid":0,"root":"/run/b/rootfs","bundle":"/run/b","status":"created"}`, bundle: "/run/b", root: "/run/b/rootfs"},
-		{name: "whitespace around", in: "\n {\"bundle\":\"/b\"} \n", bundle: "/b"},
-		{name: "no bundle", in: `{"pid":1}`, wantErr: `parsing OCI state "{\"pid\":1}": no "bundle" or "bundlePath"`},
-		{name: "negative pid", in: `{"pid":-1,"bundle":"/b"}`, wantErr: "negative pid -1"},
-		{name: "fractional pid", in: `{"pid":1.5,"bundle":"/b"}`, wantErr: "pid"},
-		{name: "wrong type", in: `{"bundle":3}`, wantErr: "bundle"},
-		{name: "syntax error gives the offset", in: `{"bundle":"/b",}`, wantErr: "at offset 16"},
-		{name: "not an object", in: `["/b"]`, wantErr: "not a JSON object"},
-		{name: "empty", in: ``, wantErr: `parsing OCI state "": not a JSON object`},
-		{name: "trailing data", in: `{"bundle":"/b"} {}`, wantErr: "invalid character"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			st, err := nvcontainer.ReadState(strings.NewReader(tt.in))
-			if tt.wantErr != "" {
-				if err == nil || st != nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("ReadState(%q) = %+v, %v; want error containing %q", tt.in, st, err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if st.BundleDir() != tt.bundle || st.Root != tt.root || st.PID != tt.pid {
-				t.Errorf("ReadState(%q) = %+v", tt.in, st)
-			}
-		})
-	}
-}
+// The state and spec parsers are internal/oci's (tested there); these
+// tests check what nvcontainer adds: its names for them, the container a
+// hook's state and spec give, and the request.
 
 func TestReadStateTooLarge(t *testing.T) {
 	big := `{"bundle":"/b","id":"` + strings.Repeat("x", nvcontainer.MaxStateSize) + `"}`
@@ -59,32 +22,9 @@ func TestReadStateTooLarge(t *testing.T) {
 	if !errors.Is(err, nvcontainer.ErrTooLarge) {
 		t.Fatalf("oversized state: %v", err)
 	}
-	long := `{"bundle":"/b","id":"` + strings.Repeat("x", 100)
-	_, err = nvcontainer.ParseState([]byte(long))
-	if err == nil || !strings.Contains(err.Error(), "... (121 bytes)") {
-		t.Errorf("error should quote a bounded excerpt: %v", err)
-	}
 }
 
 const minimalSpec = `{"ociVersion":"1.0.2","process":{"env":["PATH=/bin"]},"root":{"path":"rootfs"}}`
-
-func TestParseSpec(t *testing.T) {
-	spec, err := nvcontainer.ParseSpec([]byte(minimalSpec))
-	if err != nil || spec.Root.Path != "rootfs" || spec.Process.Env[0] != "PATH=/bin" {
-		t.Fatalf("ParseSpec: %+v, %v", spec, err)
-	}
-	for _, tt := range []struct{ in, want string }{
-		{`{"process":{},"root":{}}`, `no "ociVersion"`},
-		{`{"ociVersion":"1.0.0","root":{}}`, `no "process"`},
-		{`{"ociVersion":"1.0.0","process":{}}`, `no "root"`},
-		{`{"ociVersion":"1.0.0","process":{"capabilities":{"bounding":"x"}},"root":{}}`, "bounding"},
-		{`nope`, "not a JSON object"},
-	} {
-		if _, err := nvcontainer.ParseSpec([]byte(tt.in)); err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("ParseSpec(%s) error = %v, want %q", tt.in, err, tt.want)
-		}
-	}
-}
 
 // Privileged = CAP_SYS_ADMIN in the bounding set; OCI 1.0.0-rc1…rc4 used a
 // flat list (container-toolkit.md §4.1).
@@ -114,26 +54,32 @@ func TestPrivileged(t *testing.T) {
 	}
 }
 
+// crun's state root comes first, as in the toolkit's hooks; root.path is
+// used when the state has none (runc).
 func TestContainerFor(t *testing.T) {
-	st := &nvcontainer.State{Bundle: "/run/b", PID: 9, Root: "/crun/rootfs"}
 	tests := []struct {
-		root *specs.Root
-		want string
+		crunRoot string
+		root     *specs.Root
+		want     string
 	}{
-		{&specs.Root{Path: "rootfs"}, "/run/b/rootfs"},         // relative root.path joins the bundle
-		{&specs.Root{Path: "/abs/rootfs/"}, "/abs/rootfs"},     // absolute stays
-		{&specs.Root{}, "/crun/rootfs"},                        // crun's state root as a fallback
-		{&specs.Root{Path: "../other"}, "/run/other"},          // cleaned
-		{&specs.Root{Path: "./rootfs//x/.."}, "/run/b/rootfs"}, // cleaned
+		{"/crun/rootfs", &specs.Root{Path: "rootfs"}, "/crun/rootfs"}, // crun's root wins
+		{"/crun/rootfs/", &specs.Root{}, "/crun/rootfs"},              // and is cleaned
+		{"", &specs.Root{Path: "rootfs"}, "/run/b/rootfs"},            // relative root.path joins the bundle
+		{"", &specs.Root{Path: "/abs/rootfs/"}, "/abs/rootfs"},        // absolute stays
+		{"", &specs.Root{Path: "../other"}, "/run/other"},             // cleaned
+		{"", &specs.Root{Path: "./rootfs//x/.."}, "/run/b/rootfs"},    // cleaned
 	}
 	for _, tt := range tests {
+		st := &nvcontainer.State{Bundle: "/run/b", PID: 9, Root: tt.crunRoot}
 		ctr, err := nvcontainer.ContainerFor(st, &specs.Spec{Root: tt.root})
 		if err != nil || ctr.Rootfs != tt.want || ctr.PID != 9 {
-			t.Errorf("root %q: %+v, %v; want %q", tt.root.Path, ctr, err, tt.want)
+			t.Errorf("state root %q, root.path %q: %+v, %v; want %q", tt.crunRoot, tt.root.Path, ctr, err, tt.want)
 		}
 	}
-	if _, err := nvcontainer.ContainerFor(&nvcontainer.State{Bundle: "/b"}, &specs.Spec{Root: &specs.Root{}}); err == nil {
-		t.Error("no rootfs anywhere should be an error")
+	for _, st := range []*nvcontainer.State{{Bundle: "/b"}, {Bundle: "/b", Root: "/"}} {
+		if _, err := nvcontainer.ContainerFor(st, &specs.Spec{Root: &specs.Root{}}); !errors.Is(err, nvcontainer.ErrInvalidRootfs) {
+			t.Errorf("state %+v: %v, want ErrInvalidRootfs", st, err)
+		}
 	}
 }
 
@@ -160,6 +106,12 @@ func TestRequestFromHook(t *testing.T) {
 	}
 	if req.Devices.String() != "0,1" || req.MIGConfig != "all" || req.Capabilities.String() != "utility" {
 		t.Errorf("request = %+v", req)
+	}
+
+	// Under crun the state's root is the container's.
+	crun := `{"ociVersion":"1.0.2","pid":0,"bundle":"` + bundle + `","root":"/var/lib/crun/merged"}`
+	if _, ctr, err = nvcontainer.RequestFromHook(strings.NewReader(crun), nil); err != nil || ctr.Rootfs != "/var/lib/crun/merged" {
+		t.Errorf("crun state: container %+v, %v", ctr, err)
 	}
 
 	// Unprivileged: the MIG request is refused, naming the bundle.

@@ -34,6 +34,8 @@ import (
 	"strconv"
 
 	"github.com/spf13/pflag"
+
+	"github.com/go-nvc/nvc/internal/oci"
 )
 
 // command is one subcommand: its flags and what it does with the
@@ -115,6 +117,18 @@ func runOnRoot(stateFile string, stdin io.Reader, act func(string, *slog.Logger)
 	}
 	log.Debug("container root", "path", rootfs)
 	return act(rootfs, log)
+}
+
+// containerRoot returns the container's root filesystem for the OCI state
+// read from r, as internal/oci finds it: crun's "root" field, else root.path
+// of the bundle's config.json, joined to the bundle when relative; an empty
+// root or "/" is refused, so the hook never rewrites the host's own files.
+func containerRoot(r io.Reader) (string, error) {
+	st, err := oci.ReadState(r)
+	if err != nil {
+		return "", err
+	}
+	return oci.LoadRootfs(st)
 }
 
 func stateInput(file string, stdin io.Reader) (io.Reader, func(), error) {

@@ -1,0 +1,88 @@
+package oci_test
+
+import (
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/go-nvc/nvc/internal/oci"
+	"github.com/go-nvc/nvc/internal/testutil"
+)
+
+func TestRootfs(t *testing.T) {
+	spec := func(p string) *specs.Spec { return &specs.Spec{Root: &specs.Root{Path: p}} }
+	tests := []struct {
+		name  string
+		state oci.State
+		spec  *specs.Spec
+		want  string // "" means an ErrInvalidRootfs error
+	}{
+		{"crun's root wins over root.path", oci.State{Bundle: "/run/b", Root: "/run/crun/rootfs"}, spec("rootfs"), "/run/crun/rootfs"},
+		{"crun's root without a spec", oci.State{Bundle: "/run/b", Root: "/run/crun/rootfs/"}, nil, "/run/crun/rootfs"},
+		{"relative root.path joins the bundle", oci.State{Bundle: "/run/b"}, spec("rootfs"), "/run/b/rootfs"},
+		{"relative crun root joins the bundle", oci.State{Bundle: "/run/b", Root: "r"}, spec("/abs"), "/run/b/r"},
+		{"bundlePath", oci.State{BundlePath: "/old/b"}, spec("rootfs"), "/old/b/rootfs"},
+		{"absolute root.path stays", oci.State{Bundle: "/run/b"}, spec("/abs/rootfs/"), "/abs/rootfs"},
+		{"cleaned", oci.State{Bundle: "/run/b"}, spec("./rootfs//x/.."), "/run/b/rootfs"},
+		{"up and out of the bundle", oci.State{Bundle: "/run/b"}, spec("../other"), "/run/other"},
+		{"no root anywhere", oci.State{Bundle: "/run/b"}, spec(""), ""},
+		{"no spec root", oci.State{Bundle: "/run/b"}, &specs.Spec{}, ""},
+		{"nil spec", oci.State{Bundle: "/run/b"}, nil, ""},
+		{"root is /", oci.State{Bundle: "/run/b", Root: "/"}, nil, ""},
+		{"root.path climbs to /", oci.State{Bundle: "/run/b"}, spec("../.."), ""},
+		{"relative bundle", oci.State{Bundle: "b"}, spec("rootfs"), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := oci.Rootfs(&tt.state, tt.spec)
+			if tt.want == "" {
+				if !errors.Is(err, oci.ErrInvalidRootfs) || got != "" {
+					t.Fatalf("Rootfs = %q, %v; want ErrInvalidRootfs", got, err)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("Rootfs = %q, %v; want %q", got, err, tt.want)
+			}
+		})
+	}
+}
+
+// LoadRootfs reads config.json only when the state does not name the root.
+func TestLoadRootfs(t *testing.T) {
+	bundle := writeBundle(t, `{"ociVersion":"1.0.2","process":{},"root":{"path":"rootfs"}}`)
+	got, err := oci.LoadRootfs(&oci.State{Bundle: bundle})
+	if err != nil || got != filepath.Join(bundle, "rootfs") {
+		t.Errorf("from config.json: %q, %v", got, err)
+	}
+	got, err = oci.LoadRootfs(&oci.State{Bundle: "/nonexistent", Root: "/run/crun/r"})
+	if err != nil || got != "/run/crun/r" {
+		t.Errorf("from crun's root, no config.json: %q, %v", got, err)
+	}
+	_, err = oci.LoadRootfs(&oci.State{Bundle: "/nonexistent"})
+	if err == nil || !strings.Contains(err.Error(), "loading OCI spec") {
+		t.Errorf("no root and no config.json: %v", err)
+	}
+	empty := writeBundle(t, `{"ociVersion":"1.0.2","process":{},"root":{"path":""}}`)
+	if _, err = oci.LoadRootfs(&oci.State{Bundle: empty}); !errors.Is(err, oci.ErrInvalidRootfs) || !strings.Contains(err.Error(), "no root.path") {
+		t.Errorf("empty root.path: %v", err)
+	}
+}
+
+// The package is imported by a CGO_ENABLED=0 hook: it may depend on
+// nothing outside the standard library but runtime-spec's types.
+func TestDependencies(t *testing.T) {
+	goCmd := testutil.RequireCommand(t, "go")
+	out, err := exec.Command(goCmd, "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", ".").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	want := "github.com/opencontainers/runtime-spec/specs-go\ngithub.com/go-nvc/nvc/internal/oci"
+	if got := strings.TrimSpace(string(out)); got != want {
+		t.Errorf("dependencies outside the standard library:\n%s\nwant\n%s", got, want)
+	}
+}
