@@ -223,3 +223,25 @@ func TestNoDriver(t *testing.T) {
 		t.Errorf("bad backend: %v", err)
 	}
 }
+
+// TestProcDirLongDomain checks that a GPU whose proc directory the driver
+// names with an 8-digit PCI domain is found under that name by both
+// backends, as libnvidia-container tries %08x before %04x; the others keep
+// the 4-digit name.
+func TestProcDirLongDomain(t *testing.T) {
+	h := genHost(t, nil)
+	gpus := h.ProcRoot + "/driver/nvidia/gpus/"
+	must(t, os.Rename(gpus+"0000:0f:00.0", gpus+"00000000:0f:00.0"))
+	for _, b := range []devices.Backend{devices.NVML, devices.Procfs} {
+		d := discover(t, h, b)
+		if got := d.GPUs[1].ProcDir; got != "/proc/driver/nvidia/gpus/00000000:0f:00.0" {
+			t.Errorf("%s: GPU 1 proc dir %s", b, got)
+		}
+		if got := d.GPUs[0].ProcDir; got != "/proc/driver/nvidia/gpus/0000:07:00.0" {
+			t.Errorf("%s: GPU 0 proc dir %s", b, got)
+		}
+		if _, err := os.Stat(d.HostPath(d.GPUs[1].ProcDir)); err != nil {
+			t.Errorf("%s: %v", b, err)
+		}
+	}
+}

@@ -140,7 +140,9 @@ type GPU struct {
 	MIGEnabled bool `json:"migEnabled"`
 	// Node is /dev/nvidiaN.
 	Node Node `json:"node"`
-	// ProcDir is the GPU's /proc/driver/nvidia/gpus/<bus id> directory.
+	// ProcDir is the GPU's /proc/driver/nvidia/gpus/<bus id> directory,
+	// with the 8-digit PCI domain when the driver names it so, else the
+	// 4-digit one (0000:07:00.0).
 	ProcDir string `json:"procDir"`
 	// MIGCapsDir is /proc/driver/nvidia/capabilities/gpuN/mig for a
 	// MIG-capable GPU, empty otherwise.

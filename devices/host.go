@@ -15,7 +15,7 @@ import (
 // and access capabilities.
 func (f *procFacts) fillGPU(g *GPU, domain, bus, device uint32) {
 	g.Node = Node{Path: fmt.Sprintf("/dev/nvidia%d", g.Minor), Major: MajorNvidia, Minor: g.Minor}
-	g.ProcDir = fmt.Sprintf("%s/gpus/%04x:%02x:%02x.0", ProcDriver, domain, bus, device)
+	g.ProcDir = f.gpuProcDir(domain, bus, device)
 	if !g.MIGCapable {
 		return
 	}
@@ -24,6 +24,18 @@ func (f *procFacts) fillGPU(g *GPU, domain, bus, device uint32) {
 	for k := range g.MIGDevices {
 		f.fillMIGDevice(&g.MIGDevices[k], k, g)
 	}
+}
+
+// gpuProcDir is the GPU's directory under /proc/driver/nvidia/gpus. Drivers
+// name it with a 32-bit PCI domain (00000000:07:00.0) or a 16-bit one
+// (0000:07:00.0); as libnvidia-container does, the long form is used when it
+// exists and the short one otherwise.
+func (f *procFacts) gpuProcDir(domain, bus, device uint32) string {
+	long := fmt.Sprintf("%s/gpus/%08x:%02x:%02x.0", ProcDriver, domain, bus, device)
+	if _, err := os.Stat(f.path(long)); err == nil {
+		return long
+	}
+	return fmt.Sprintf("%s/gpus/%04x:%02x:%02x.0", ProcDriver, domain, bus, device)
 }
 
 func (f *procFacts) fillMIGDevice(m *MIGDevice, k int, g *GPU) {
