@@ -12,32 +12,36 @@ import (
 // parentDirMode is the mode of parent directories Root creates.
 const parentDirMode = 0o755
 
-// makeDirs opens comps as a directory, creating missing components.
-func (r *Root) makeDirs(comps []string) (*os.File, error) {
-	d, err := r.openDir(comps)
+// makeDirs opens comps as a directory, creating missing components; a
+// directory kept under Options.KeepDirs is reused.
+func (r *Root) makeDirs(comps []string) (*handle, error) {
+	d, err := r.parentDir(comps)
 	if !errors.Is(err, fs.ErrNotExist) {
 		return d, err
 	}
 	dir, i, err := r.deepestExisting(comps)
 	for ; err == nil && i < len(comps); i++ {
-		var next *os.File
+		var next *handle
 		next, err = r.mkdirIn(dir, comps[:i+1], parentDirMode)
-		dir.Close()
+		dir.release()
 		dir = next
+	}
+	if err == nil {
+		r.keepDir(display(comps), dir)
 	}
 	return dir, err
 }
 
 // deepestExisting opens the longest existing prefix of comps as a
 // directory and returns how many components it holds.
-func (r *Root) deepestExisting(comps []string) (*os.File, int, error) {
+func (r *Root) deepestExisting(comps []string) (*handle, int, error) {
 	dir, err := r.openDir(nil)
 	for i := 0; err == nil && i < len(comps); i++ {
 		next, nextErr := r.openDir(comps[:i+1])
 		if errors.Is(nextErr, fs.ErrNotExist) {
 			return dir, i, nil
 		}
-		dir.Close()
+		dir.release()
 		dir, err = next, nextErr
 	}
 	return dir, len(comps), err
@@ -46,34 +50,41 @@ func (r *Root) deepestExisting(comps []string) (*os.File, int, error) {
 // mkdirIn creates the last of comps in dir (which holds the others) and
 // opens it; if something appeared there meanwhile, it resolves that inside
 // the root instead and does not record it.
-func (r *Root) mkdirIn(dir *os.File, comps []string, perm fs.FileMode) (*os.File, error) {
+func (r *Root) mkdirIn(dir *handle, comps []string, perm fs.FileMode) (*handle, error) {
 	name, shown := comps[len(comps)-1], display(comps)
 	if name == ".." {
 		return nil, fmt.Errorf("%q: \"..\" after a missing directory: %w", shown, ErrInvalidPath)
 	}
-	err := unix.Mkdirat(int(dir.Fd()), name, uint32(perm))
+	err := unix.Mkdirat(dir.fd, name, uint32(perm))
 	if err == unix.EEXIST {
 		return r.openExisting(comps)
 	}
 	if err != nil {
 		return nil, &os.PathError{Op: "mkdirat", Path: shown, Err: err}
 	}
-	fd, err := unix.Openat(int(dir.Fd()), name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := unix.Openat(dir.fd, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "openat", Path: shown, Err: err}
 	}
-	f := os.NewFile(uintptr(fd), shown)
-	if err := r.finish(dir, name, f, perm, ""); err != nil {
-		f.Close()
+	d := newHandle(fd, shown)
+	var st unix.Stat_t
+	err = unix.Fstat(fd, &st)
+	if err != nil {
+		err = &os.PathError{Op: "fstat", Path: shown, Err: err}
+	} else {
+		err = r.finish(dir, name, fd, &st, shown, perm, "")
+	}
+	if err != nil {
+		d.release()
 		return nil, err
 	}
-	return f, nil
+	return d, nil
 }
 
 // openExisting opens comps, which exists, as a directory. A dangling
 // symlink there is refused, as pathrs-lite's MkdirAll does: it is not
 // followed to create its target.
-func (r *Root) openExisting(comps []string) (*os.File, error) {
+func (r *Root) openExisting(comps []string) (*handle, error) {
 	d, err := r.openDir(comps)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%q exists but leads to no directory inside the rootfs (a dangling symlink?): %w", display(comps), ErrWrongType)
@@ -159,20 +170,20 @@ func (r *Root) create(unsafePath string, typ uint32, mk makeFunc, perm fs.FileMo
 	}
 	e, err := r.createIn(dir, name, unsafePath, typ, mk, perm, target)
 	if err != nil {
-		dir.Close()
+		dir.release()
 	}
 	return e, err
 }
 
-func (r *Root) createIn(dir *os.File, name, unsafePath string, typ uint32, mk makeFunc, perm fs.FileMode, target string) (*Entry, error) {
-	fd, err := mk(int(dir.Fd()), name)
+func (r *Root) createIn(dir *handle, name, unsafePath string, typ uint32, mk makeFunc, perm fs.FileMode, target string) (*Entry, error) {
+	fd, err := mk(dir.fd, name)
 	created := err == nil
 	if err != nil && err != unix.EEXIST {
 		return nil, &os.PathError{Op: "create", Path: unsafePath, Err: err}
 	}
 	var e *Entry
 	if fd >= 0 {
-		e, err = entryFor(dir, name, os.NewFile(uintptr(fd), unsafePath), unsafePath, created)
+		e, err = entryFor(dir, name, fd, unsafePath, created)
 	} else {
 		e, err = newEntry(dir, name, unsafePath, created)
 	}
@@ -180,14 +191,14 @@ func (r *Root) createIn(dir *os.File, name, unsafePath string, typ uint32, mk ma
 		return nil, err
 	}
 	if err := e.verify(typ, target); err != nil {
-		e.file.Close()
+		e.closeFile()
 		return nil, err
 	}
 	if created {
-		err = r.finish(dir, name, e.file, perm, target)
+		err = r.finish(dir, name, e.fd, &e.st, unsafePath, perm, target)
 	}
 	if err != nil {
-		e.file.Close()
+		e.closeFile()
 		return nil, err
 	}
 	return e, nil
@@ -201,7 +212,7 @@ func (e *Entry) verify(typ uint32, target string) error {
 	if typ != unix.S_IFLNK {
 		return nil
 	}
-	got, err := readlinkFd(e.file)
+	got, err := readlinkFd(e.fd, len(target))
 	if err != nil {
 		return &os.PathError{Op: "readlinkat", Path: e.path, Err: err}
 	}
@@ -211,9 +222,16 @@ func (e *Entry) verify(typ uint32, target string) error {
 	return nil
 }
 
-func readlinkFd(f *os.File) (string, error) {
-	buf := make([]byte, unix.PathMax)
-	n, err := unix.Readlinkat(int(f.Fd()), "", buf)
+// readlinkFd reads the symlink fd refers to. A buffer one byte longer
+// than want suffices to tell whether it holds want; a link that fills it
+// is read again with PATH_MAX.
+func readlinkFd(fd, want int) (string, error) {
+	buf := make([]byte, want+1)
+	n, err := unix.Readlinkat(fd, "", buf)
+	if err == nil && n == len(buf) {
+		buf = make([]byte, unix.PathMax)
+		n, err = unix.Readlinkat(fd, "", buf)
+	}
 	if err != nil {
 		return "", err
 	}

@@ -10,42 +10,61 @@ import (
 // Entry is a file, directory, symlink or node inside a root, pinned by
 // descriptors: its parent directory and itself (O_PATH, not followed).
 type Entry struct {
-	dir     *os.File
+	dir     *handle // shared with other entries in the same directory
 	name    string
-	file    *os.File
+	fd      int
 	path    string
 	st      unix.Stat_t
 	created bool
+
+	file *os.File // made on demand by File
 }
 
-// newEntry opens name in dir; the Entry takes ownership of dir.
-func newEntry(dir *os.File, name, unsafePath string, created bool) (*Entry, error) {
-	f, err := openLeaf(dir, name, unsafePath)
+// newEntry opens name in dir; the Entry takes over the reference to dir.
+func newEntry(dir *handle, name, unsafePath string, created bool) (*Entry, error) {
+	fd, err := openLeaf(dir.fd, name, unsafePath)
 	if err != nil {
 		return nil, err
 	}
-	return entryFor(dir, name, f, unsafePath, created)
+	return entryFor(dir, name, fd, unsafePath, created)
 }
 
-// entryFor wraps an already open file; it takes ownership of dir and f.
-func entryFor(dir *os.File, name string, f *os.File, unsafePath string, created bool) (*Entry, error) {
-	e := &Entry{dir: dir, name: name, file: f, path: unsafePath, created: created}
-	if err := unix.Fstat(int(f.Fd()), &e.st); err != nil {
-		f.Close()
+// entryFor wraps an already open descriptor; it takes over the reference
+// to dir and, on success, fd (closed on failure).
+func entryFor(dir *handle, name string, fd int, unsafePath string, created bool) (*Entry, error) {
+	e := &Entry{dir: dir, name: name, fd: fd, path: unsafePath, created: created}
+	if err := unix.Fstat(fd, &e.st); err != nil {
+		unix.Close(fd)
 		return nil, &os.PathError{Op: "fstat", Path: unsafePath, Err: err}
 	}
 	return e, nil
 }
 
-// Dir is the O_PATH descriptor of the entry's parent directory.
-func (e *Entry) Dir() *os.File { return e.dir }
+// Dir is the O_PATH descriptor of the entry's parent directory, valid
+// until Close; the Entry keeps ownership.
+func (e *Entry) Dir() *os.File { return e.dir.File() }
+
+// DirFd is Dir's descriptor number, without an *os.File.
+func (e *Entry) DirFd() int { return e.dir.fd }
 
 // Name is the entry's name in Dir.
 func (e *Entry) Name() string { return e.name }
 
 // File is the entry's own descriptor (O_PATH, or read-only for a file
-// just created): a move_mount target.
-func (e *Entry) File() *os.File { return e.file }
+// just created): a move_mount target. The Entry keeps ownership.
+func (e *Entry) File() *os.File {
+	if e.file == nil {
+		e.file = os.NewFile(uintptr(e.fd), e.path)
+	}
+	return e.file
+}
+
+// Fd is File's descriptor number, without an *os.File.
+func (e *Entry) Fd() int { return e.fd }
+
+// Stat is the entry's fstat from when it was opened (or created; the
+// owner and mode set afterwards are not in it).
+func (e *Entry) Stat() unix.Stat_t { return e.st }
 
 // Path is the unsafePath the entry was asked for, for messages.
 func (e *Entry) Path() string { return e.path }
@@ -61,8 +80,16 @@ func (e *Entry) Rdev() uint64 { return e.st.Rdev }
 
 // Close releases both descriptors.
 func (e *Entry) Close() error {
-	e.dir.Close()
-	return e.file.Close()
+	e.dir.release()
+	return e.closeFile()
+}
+
+// closeFile releases the entry's own descriptor only.
+func (e *Entry) closeFile() error {
+	if e.file != nil {
+		return e.file.Close()
+	}
+	return unix.Close(e.fd)
 }
 
 func fileMode(m uint32) fs.FileMode {

@@ -135,17 +135,21 @@ func TestHostileLayouts(t *testing.T) {
 	for _, res := range resolvers {
 		for _, tc := range hostileCases {
 			t.Run(res.name+"/"+tc.name, func(t *testing.T) {
-				runHostile(t, res.r, tc)
+				runHostile(t, &Options{Resolver: res.r}, tc)
+			})
+			t.Run(res.name+"/kept dirs/"+tc.name, func(t *testing.T) {
+				runHostile(t, &Options{Resolver: res.r, KeepDirs: true}, tc)
 			})
 		}
 	}
 }
 
-func runHostile(t *testing.T, res Resolver, tc hostileCase) {
+func runHostile(t *testing.T, opts *Options, tc hostileCase) {
 	host := newSentinel(t)
 	rootfs := testutil.Tree(t, host.expand(tc.spec))
 	var u undo.Stack
-	r := openRoot(t, rootfs, &Options{Resolver: res, Undo: &u})
+	opts.Undo = &u
+	r := openRoot(t, rootfs, opts)
 	err := tc.op(r, host.expand(tc.path))
 	if tc.wantErr != nil {
 		if !errors.Is(err, tc.wantErr) {
@@ -252,6 +256,6 @@ func TestWithoutOpenat2(t *testing.T) {
 		t.Errorf("ResolveAuto chose %v, want ResolvePathrsLite", r.Resolver())
 	}
 	for _, tc := range hostileCases {
-		t.Run(tc.name, func(t *testing.T) { runHostile(t, ResolveAuto, tc) })
+		t.Run(tc.name, func(t *testing.T) { runHostile(t, &Options{Resolver: ResolveAuto, KeepDirs: true}, tc) })
 	}
 }

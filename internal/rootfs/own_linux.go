@@ -10,48 +10,57 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// finish gives a just-created f its owner and exact mode (the umask may
-// have stripped bits), then records it for undo.
-func (r *Root) finish(dir *os.File, name string, f *os.File, perm fs.FileMode, target string) error {
-	if err := r.chown(f); err != nil {
+// finish gives a just-created entry (fd, whose fstat is st) its owner
+// and exact mode (the umask may have stripped bits), then records it for
+// undo. What st shows already right is not set again.
+func (r *Root) finish(dir *handle, name string, fd int, st *unix.Stat_t, shown string, perm fs.FileMode, target string) error {
+	chowned, err := r.chown(fd, shown, st)
+	if err != nil {
 		return err
 	}
 	if target == "" { // symlinks have no mode of their own
-		if err := chmodFd(f, perm); err != nil {
+		if err := chmodFd(fd, shown, perm, st, chowned); err != nil {
 			return err
 		}
 	}
-	return r.record(dir, name, f, target)
+	r.record(dir, name, st, target)
+	return nil
 }
 
-func (r *Root) chown(f *os.File) error {
-	if r.opts.Owner == nil {
+// chown gives fd the Root's owner unless st shows it has it; it reports
+// whether it changed anything.
+func (r *Root) chown(fd int, shown string, st *unix.Stat_t) (bool, error) {
+	o := r.opts.Owner
+	if o == nil || (st != nil && int(st.Uid) == o.UID && int(st.Gid) == o.GID) {
+		return false, nil
+	}
+	err := unix.Fchownat(fd, "", o.UID, o.GID, unix.AT_EMPTY_PATH|unix.AT_SYMLINK_NOFOLLOW)
+	if err != nil {
+		return false, &os.PathError{Op: fmt.Sprintf("chown %d:%d", o.UID, o.GID), Path: shown, Err: err}
+	}
+	return true, nil
+}
+
+// chmodFd sets fd's permissions through its descriptor, O_PATH included:
+// fchmodat2(AT_EMPTY_PATH) on Linux >= 6.6, else through the descriptor's
+// magic link in a verified procfs. It does nothing when st (nil: unknown)
+// already has them, unless chowned: a chown may have cleared set-id bits.
+func chmodFd(fd int, shown string, perm fs.FileMode, st *unix.Stat_t, chowned bool) error {
+	mode := unixPerm(perm)
+	if st != nil && st.Mode&0o7777 == mode && (!chowned || mode&(unix.S_ISUID|unix.S_ISGID) == 0) {
 		return nil
 	}
-	o := r.opts.Owner
-	err := unix.Fchownat(int(f.Fd()), "", o.UID, o.GID, unix.AT_EMPTY_PATH|unix.AT_SYMLINK_NOFOLLOW)
-	if err != nil {
-		return &os.PathError{Op: fmt.Sprintf("chown %d:%d", o.UID, o.GID), Path: f.Name(), Err: err}
-	}
-	return nil
-}
-
-// chmodFd sets f's permissions through its descriptor, O_PATH included:
-// fchmodat2(AT_EMPTY_PATH) on Linux >= 6.6, else through the descriptor's
-// magic link in a verified procfs.
-func chmodFd(f *os.File, perm fs.FileMode) error {
-	mode := unixPerm(perm)
-	err := unix.Fchmodat(int(f.Fd()), "", mode, unix.AT_EMPTY_PATH)
+	err := unix.Fchmodat(fd, "", mode, unix.AT_EMPTY_PATH)
 	if err == unix.EOPNOTSUPP || err == unix.ENOSYS || err == unix.EINVAL {
-		err = chmodViaProc(f, mode)
+		err = chmodViaProc(fd, mode)
 	}
 	if err != nil {
-		return &os.PathError{Op: fmt.Sprintf("chmod %#o", mode), Path: f.Name(), Err: err}
+		return &os.PathError{Op: fmt.Sprintf("chmod %#o", mode), Path: shown, Err: err}
 	}
 	return nil
 }
 
-func chmodViaProc(f *os.File, mode uint32) error {
+func chmodViaProc(fd int, mode uint32) error {
 	proc, err := procfs.OpenProcRoot()
 	if err != nil {
 		return err
@@ -63,7 +72,7 @@ func chmodViaProc(f *os.File, mode uint32) error {
 	}
 	defer unlock()
 	defer fdDir.Close()
-	return unix.Fchmodat(int(fdDir.Fd()), strconv.Itoa(int(f.Fd())), mode, 0)
+	return unix.Fchmodat(int(fdDir.Fd()), strconv.Itoa(fd), mode, 0)
 }
 
 func unixPerm(perm fs.FileMode) uint32 {

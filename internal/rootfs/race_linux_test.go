@@ -62,11 +62,12 @@ func raceOps(r *Root, i int) []error {
 func TestRaceSwappedLayout(t *testing.T) {
 	testutil.RequireRoot(t)
 	for _, res := range resolvers {
-		t.Run(res.name, func(t *testing.T) { runRace(t, res.r) })
+		t.Run(res.name, func(t *testing.T) { runRace(t, &Options{Resolver: res.r}) })
+		t.Run(res.name+"/kept dirs", func(t *testing.T) { runRace(t, &Options{Resolver: res.r, KeepDirs: true}) })
 	}
 }
 
-func runRace(t *testing.T, res Resolver) {
+func runRace(t *testing.T, opts *Options) {
 	host := newSentinel(t)
 	rootfs := testutil.Tree(t, host.expand(raceSpec))
 	var stop atomic.Bool
@@ -77,9 +78,13 @@ func runRace(t *testing.T, res Resolver) {
 	wg.Go(func() { swapper(t, usr, "lib", "lib.up", &stop, &swaps) })
 	wg.Go(func() { swapper(t, lib, "libcuda.so.1", "libcuda.so.1.evil", &stop, &swaps) })
 	var u undo.Stack
-	r := openRoot(t, rootfs, &Options{Resolver: res, Undo: &u})
+	opts.Undo = &u
+	r := openRoot(t, rootfs, opts)
 	ok, failed := 0, map[string]int{}
 	for i := range 50 {
+		if i%5 == 0 {
+			r.ForgetDirs() // kept dirs: resolve afresh now and then
+		}
 		for j, err := range raceOps(r, i) {
 			if err == nil {
 				ok++

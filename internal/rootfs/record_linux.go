@@ -10,43 +10,34 @@ import (
 // creation is what undo needs to remove one created entry, and to tell
 // whether it is still what was created.
 type creation struct {
-	dir    *os.File // a duplicate of the parent's descriptor
+	dir    *handle // a reference to the parent
 	name   string
 	st     unix.Stat_t
 	target string // a symlink's content
 	sized  bool   // regular file whose content is ours (WriteFile)
 }
 
-// record registers f (just created as name in dir) on the undo stack.
-func (r *Root) record(dir *os.File, name string, f *os.File, target string) error {
+// record registers the entry just created as name in dir, whose fstat
+// was st, on the undo stack.
+func (r *Root) record(dir *handle, name string, st *unix.Stat_t, target string) {
 	if r.opts.Undo == nil {
-		return nil
+		return
 	}
-	c, err := newCreation(dir, name, f, target)
-	if err != nil {
-		return err
-	}
-	r.opts.Undo.AddStep(c.undo, func() { c.dir.Close() })
-	return nil
+	c := newCreation(dir, name, st, target)
+	r.opts.Undo.AddStep(c.undo, c.dir.release)
 }
 
-func newCreation(dir *os.File, name string, f *os.File, target string) (*creation, error) {
-	c := &creation{name: name, target: target}
-	if err := unix.Fstat(int(f.Fd()), &c.st); err != nil {
-		return nil, &os.PathError{Op: "fstat", Path: f.Name(), Err: err}
-	}
-	fd, err := unix.FcntlInt(dir.Fd(), unix.F_DUPFD_CLOEXEC, 0)
-	if err != nil {
-		return nil, os.NewSyscallError("fcntl", err)
-	}
-	c.dir = os.NewFile(uintptr(fd), dir.Name())
-	return c, nil
+// newCreation notes name in dir; it takes a reference to dir. Of st only
+// what a chown or chmod cannot change is used: device, inode, type and
+// device number.
+func newCreation(dir *handle, name string, st *unix.Stat_t, target string) *creation {
+	return &creation{dir: dir.acquire(), name: name, st: *st, target: target}
 }
 
 // undo removes the entry if it is still what was created; anything else
 // found there (replaced, written to, no longer empty, gone) is left alone.
 func (c *creation) undo() error {
-	defer c.dir.Close()
+	defer c.dir.release()
 	if !c.stillOurs() {
 		return nil
 	}
@@ -54,16 +45,16 @@ func (c *creation) undo() error {
 	if c.st.Mode&unix.S_IFMT == unix.S_IFDIR {
 		flags = unix.AT_REMOVEDIR
 	}
-	err := unix.Unlinkat(int(c.dir.Fd()), c.name, flags)
+	err := unix.Unlinkat(c.dir.fd, c.name, flags)
 	if err == nil || err == unix.ENOENT || err == unix.ENOTEMPTY || err == unix.EEXIST {
 		return nil
 	}
-	return fmt.Errorf("removing created %q: %w", c.name, &os.PathError{Op: "unlinkat", Path: c.dir.Name() + "/" + c.name, Err: err})
+	return fmt.Errorf("removing created %q: %w", c.name, &os.PathError{Op: "unlinkat", Path: c.dir.name + "/" + c.name, Err: err})
 }
 
 func (c *creation) stillOurs() bool {
 	var st unix.Stat_t
-	if unix.Fstatat(int(c.dir.Fd()), c.name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+	if unix.Fstatat(c.dir.fd, c.name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
 		return false
 	}
 	if st.Dev != c.st.Dev || st.Ino != c.st.Ino || st.Mode&unix.S_IFMT != c.st.Mode&unix.S_IFMT {
@@ -81,7 +72,7 @@ func (c *creation) stillOurs() bool {
 }
 
 func (c *creation) linksToTarget() bool {
-	buf := make([]byte, unix.PathMax)
-	n, err := unix.Readlinkat(int(c.dir.Fd()), c.name, buf)
-	return err == nil && string(buf[:n]) == c.target
+	buf := make([]byte, len(c.target)+1)
+	n, err := unix.Readlinkat(c.dir.fd, c.name, buf)
+	return err == nil && n <= len(c.target) && string(buf[:n]) == c.target
 }

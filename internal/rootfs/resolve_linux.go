@@ -43,7 +43,7 @@ func display(comps []string) string {
 
 // openInRoot opens comps, following symlinks but staying inside the root,
 // as an O_PATH descriptor (flags may add O_DIRECTORY).
-func (r *Root) openInRoot(comps []string, flags int) (*os.File, error) {
+func (r *Root) openInRoot(comps []string, flags int) (*handle, error) {
 	rel := path.Join(comps...)
 	if rel == "" {
 		rel = "."
@@ -54,39 +54,39 @@ func (r *Root) openInRoot(comps []string, flags int) (*os.File, error) {
 	return r.openat2(rel, flags)
 }
 
-func (r *Root) openat2(rel string, flags int) (*os.File, error) {
+func (r *Root) openat2(rel string, flags int) (*handle, error) {
 	how := &unix.OpenHow{
 		Flags:   uint64(unix.O_PATH | unix.O_CLOEXEC | flags),
 		Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS,
 	}
 	for i := 0; ; i++ {
-		fd, err := unix.Openat2(int(r.dir.Fd()), rel, how)
+		fd, err := unix.Openat2(r.fd, rel, how)
 		if err == unix.EAGAIN && i < openat2Retries {
 			continue
 		}
 		if err != nil {
 			return nil, &os.PathError{Op: "openat2", Path: "/" + rel, Err: err}
 		}
-		return os.NewFile(uintptr(fd), "/"+rel), nil
+		return newHandle(fd, "/"+rel), nil
 	}
 }
 
-func (r *Root) openPathrs(rel string, flags int) (*os.File, error) {
+func (r *Root) openPathrs(rel string, flags int) (*handle, error) {
 	f, err := pathrs.OpenatInRoot(r.dir, rel)
 	if err != nil {
 		return nil, err
 	}
 	if flags&unix.O_DIRECTORY != 0 {
-		if err := checkType(f, unix.S_IFDIR); err != nil {
+		if err := checkType(int(f.Fd()), f.Name(), unix.S_IFDIR); err != nil {
 			f.Close()
 			return nil, err
 		}
 	}
-	return f, nil
+	return handleOf(f), nil
 }
 
 // openDir opens comps as a directory inside the root.
-func (r *Root) openDir(comps []string) (*os.File, error) {
+func (r *Root) openDir(comps []string) (*handle, error) {
 	d, err := r.openInRoot(comps, unix.O_DIRECTORY)
 	if errors.Is(err, unix.ENOTDIR) {
 		err = fmt.Errorf("%w (%w)", err, ErrWrongType)
@@ -94,13 +94,27 @@ func (r *Root) openDir(comps []string) (*os.File, error) {
 	return d, err
 }
 
-// openLeaf opens name in dir as O_PATH without following it.
-func openLeaf(dir *os.File, name, shown string) (*os.File, error) {
-	fd, err := unix.Openat(int(dir.Fd()), name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, &os.PathError{Op: "openat", Path: shown, Err: err}
+// parentDir opens comps, an existing directory, through the kept ones
+// (Options.KeepDirs).
+func (r *Root) parentDir(comps []string) (*handle, error) {
+	key := display(comps)
+	if d := r.cachedDir(key); d != nil {
+		return d, nil
 	}
-	return os.NewFile(uintptr(fd), shown), nil
+	d, err := r.openDir(comps)
+	if err == nil {
+		r.keepDir(key, d)
+	}
+	return d, err
+}
+
+// openLeaf opens name in dir as O_PATH without following it.
+func openLeaf(dir int, name, shown string) (int, error) {
+	fd, err := unix.Openat(dir, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, &os.PathError{Op: "openat", Path: shown, Err: err}
+	}
+	return fd, nil
 }
 
 // Lookup opens an existing entry: its parent is resolved inside the root,
@@ -110,13 +124,13 @@ func (r *Root) Lookup(unsafePath string) (*Entry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("looking up in rootfs %q: %w", r.Path(), err)
 	}
-	dir, err := r.openDir(parent)
+	dir, err := r.parentDir(parent)
 	if err != nil {
 		return nil, fmt.Errorf("looking up %q in rootfs %q: %w", unsafePath, r.Path(), err)
 	}
 	e, err := newEntry(dir, name, unsafePath, false)
 	if err != nil {
-		dir.Close()
+		dir.release()
 		return nil, fmt.Errorf("looking up %q in rootfs %q: %w", unsafePath, r.Path(), err)
 	}
 	return e, nil
@@ -130,11 +144,11 @@ func (r *Root) OpenFile(unsafePath string) (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening %q in rootfs %q: %w", unsafePath, r.Path(), err)
 	}
-	defer h.Close()
-	if err := checkType(h, unix.S_IFREG); err != nil {
+	defer h.release()
+	if err := checkType(h.fd, h.name, unix.S_IFREG); err != nil {
 		return nil, fmt.Errorf("opening %q in rootfs %q: %w", unsafePath, r.Path(), err)
 	}
-	f, err := pathrs.Reopen(h, unix.O_RDONLY|unix.O_CLOEXEC)
+	f, err := pathrs.Reopen(h.File(), unix.O_RDONLY|unix.O_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("opening %q in rootfs %q: %w", unsafePath, r.Path(), err)
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -55,12 +56,26 @@ type Options struct {
 	Undo *undo.Stack
 	// Resolver chooses the resolution method; zero is ResolveAuto.
 	Resolver Resolver
+	// KeepDirs keeps each parent directory open once resolved (or
+	// created) and reuses it for later entries in the same directory
+	// (the same unsafePath parent), until ForgetDirs or Close: one
+	// resolution per directory instead of one per entry, for a batch of
+	// changes such as the libraries of a driver, which all go into one
+	// or two directories. A kept directory is pinned by its descriptor:
+	// replacing it (by a symlink, say) later does not move where entries
+	// go, and they still cannot leave the root. False: every call
+	// resolves its parent afresh.
+	KeepDirs bool
 }
 
-// Root is an open container rootfs.
+// Root is an open container rootfs. It is safe for concurrent use.
 type Root struct {
 	dir  *os.File
+	fd   int // dir's descriptor
 	opts Options
+
+	mu   sync.Mutex
+	dirs map[string]*handle // under KeepDirs, by parent path
 }
 
 // Open opens the rootfs directory at path. Path is trusted (it comes from
@@ -74,8 +89,8 @@ func Open(path string, opts *Options) (*Root, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening rootfs: %w", &os.PathError{Op: "open", Path: path, Err: err})
 	}
-	r.dir = os.NewFile(uintptr(fd), path)
-	if err := checkType(r.dir, unix.S_IFDIR); err != nil {
+	r.dir, r.fd = os.NewFile(uintptr(fd), path), fd
+	if err := checkType(fd, path, unix.S_IFDIR); err != nil {
 		r.dir.Close()
 		return nil, fmt.Errorf("opening rootfs %q: %w", path, err)
 	}
@@ -112,17 +127,21 @@ func (r *Root) File() *os.File { return r.dir }
 // Resolver reports the resolution method in use (never ResolveAuto).
 func (r *Root) Resolver() Resolver { return r.opts.Resolver }
 
-// Close releases the rootfs descriptor. Entries stay valid.
-func (r *Root) Close() error { return r.dir.Close() }
+// Close releases the rootfs descriptor and the kept directories. Entries
+// stay valid.
+func (r *Root) Close() error {
+	r.ForgetDirs()
+	return r.dir.Close()
+}
 
-// checkType verifies that f (opened without following) has type typ.
-func checkType(f *os.File, typ uint32) error {
+// checkType verifies that fd (opened without following) has type typ.
+func checkType(fd int, name string, typ uint32) error {
 	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
-		return &os.PathError{Op: "fstat", Path: f.Name(), Err: err}
+	if err := unix.Fstat(fd, &st); err != nil {
+		return &os.PathError{Op: "fstat", Path: name, Err: err}
 	}
 	if st.Mode&unix.S_IFMT != typ {
-		return fmt.Errorf("%q is a %s, want a %s: %w", f.Name(), typeName(st.Mode), typeName(typ), ErrWrongType)
+		return fmt.Errorf("%q is a %s, want a %s: %w", name, typeName(st.Mode), typeName(typ), ErrWrongType)
 	}
 	return nil
 }

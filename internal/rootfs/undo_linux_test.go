@@ -36,11 +36,16 @@ char dev/null 1 3
 
 func TestUndoRestoresLayout(t *testing.T) {
 	testutil.RequireRoot(t)
+	t.Run("fresh dirs", func(t *testing.T) { undoRestoresLayout(t, false) })
+	t.Run("kept dirs", func(t *testing.T) { undoRestoresLayout(t, true) })
+}
+
+func undoRestoresLayout(t *testing.T, keep bool) {
 	rootfs := testutil.Tree(t, existingSpec)
 	before := layout(t, rootfs)
 	var u undo.Stack
-	r := openRoot(t, rootfs, &Options{Owner: &Owner{1, 2}, Undo: &u})
-	for _, e := range creations(t, r) {
+	r := openRoot(t, rootfs, &Options{Owner: &Owner{1, 2}, Undo: &u, KeepDirs: keep})
+	for _, e := range creations(t, r, 0o077) {
 		e.Close()
 	}
 	if err := closeEntry(r.CreateFile("usr/lib/libexisting.so", 0o644)); err != nil {
@@ -60,7 +65,7 @@ func TestUndoLeavesWhatChanged(t *testing.T) {
 	rootfs := t.TempDir()
 	var u undo.Stack
 	r := openRoot(t, rootfs, &Options{Undo: &u})
-	for _, e := range creations(t, r) {
+	for _, e := range creations(t, r, 0o077) {
 		e.Close()
 	}
 	// The container (or anyone) changes what we created.

@@ -26,10 +26,10 @@ import (
 func (r *Root) WriteFile(unsafePath string, data []byte, perm fs.FileMode) error {
 	parent, name, err := splitLast(unsafePath)
 	if err == nil {
-		var dir *os.File
+		var dir *handle
 		if dir, err = r.makeDirs(parent); err == nil {
 			err = r.writeIn(dir, name, unsafePath, data, perm)
-			dir.Close()
+			dir.release()
 		}
 	}
 	if err != nil {
@@ -38,26 +38,26 @@ func (r *Root) WriteFile(unsafePath string, data []byte, perm fs.FileMode) error
 	return nil
 }
 
-func (r *Root) writeIn(dir *os.File, name, unsafePath string, data []byte, perm fs.FileMode) error {
-	if err := refuseDir(dir, name, unsafePath); err != nil {
+func (r *Root) writeIn(dir *handle, name, unsafePath string, data []byte, perm fs.FileMode) error {
+	if err := refuseDir(dir.fd, name, unsafePath); err != nil {
 		return err
 	}
-	tmp, f, err := r.writeTemp(dir, name, data, perm)
+	tmp, fd, err := r.writeTemp(dir.fd, name, data, perm)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	swapped, err := swapIn(dir, tmp, name)
+	defer unix.Close(fd)
+	swapped, err := swapIn(dir.fd, tmp, name)
 	if err != nil {
-		unix.Unlinkat(int(dir.Fd()), tmp, 0)
+		unix.Unlinkat(dir.fd, tmp, 0)
 		return &os.PathError{Op: "renameat2", Path: unsafePath, Err: err}
 	}
-	return r.recordWrite(dir, name, tmp, f, swapped)
+	return r.recordWrite(dir, name, tmp, fd, swapped)
 }
 
-func refuseDir(dir *os.File, name, unsafePath string) error {
+func refuseDir(dir int, name, unsafePath string) error {
 	var st unix.Stat_t
-	err := unix.Fstatat(int(dir.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	err := unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW)
 	if err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
 		return fmt.Errorf("%q is a directory, want a regular file: %w", unsafePath, ErrWrongType)
 	}
@@ -65,33 +65,44 @@ func refuseDir(dir *os.File, name, unsafePath string) error {
 }
 
 // writeTemp writes data to a new file with a random name in dir.
-func (r *Root) writeTemp(dir *os.File, name string, data []byte, perm fs.FileMode) (string, *os.File, error) {
+func (r *Root) writeTemp(dir int, name string, data []byte, perm fs.FileMode) (string, int, error) {
 	tmp := "." + name + ".nvc-" + randomSuffix()
-	fd, err := unix.Openat(int(dir.Fd()), tmp, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	fd, err := unix.Openat(dir, tmp, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
-		return "", nil, &os.PathError{Op: "openat", Path: tmp, Err: err}
+		return "", -1, &os.PathError{Op: "openat", Path: tmp, Err: err}
 	}
-	f := os.NewFile(uintptr(fd), tmp)
-	err = writeAll(f, data)
+	err = writeAll(fd, tmp, data)
 	if err == nil {
-		err = r.chown(f)
+		_, err = r.chown(fd, tmp, nil)
 	}
 	if err == nil {
-		err = chmodFd(f, perm)
+		err = chmodFd(fd, tmp, perm, nil, false)
 	}
 	if err != nil {
-		f.Close()
-		unix.Unlinkat(int(dir.Fd()), tmp, 0)
-		return "", nil, err
+		unix.Close(fd)
+		unix.Unlinkat(dir, tmp, 0)
+		return "", -1, err
 	}
-	return tmp, f, nil
+	return tmp, fd, nil
 }
 
-func writeAll(f *os.File, data []byte) error {
-	if _, err := f.Write(data); err != nil {
-		return err
+// writeAll writes data and waits for it to reach the disk, as glibc's
+// ldconfig does before renaming its cache into place.
+func writeAll(fd int, name string, data []byte) error {
+	for len(data) > 0 {
+		n, err := unix.Write(fd, data)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return &os.PathError{Op: "write", Path: name, Err: err}
+		}
+		data = data[n:]
 	}
-	return f.Sync()
+	if err := unix.Fsync(fd); err != nil {
+		return &os.PathError{Op: "fsync", Path: name, Err: err}
+	}
+	return nil
 }
 
 func randomSuffix() string {
@@ -102,8 +113,7 @@ func randomSuffix() string {
 
 // swapIn moves tmp to name. If name existed, the two are exchanged (tmp
 // then holds the old file) and swapped is true.
-func swapIn(dir *os.File, tmp, name string) (swapped bool, err error) {
-	d := int(dir.Fd())
+func swapIn(d int, tmp, name string) (swapped bool, err error) {
 	err = unix.Renameat2(d, tmp, d, name, unix.RENAME_EXCHANGE)
 	if err == nil {
 		return true, nil
@@ -116,21 +126,22 @@ func swapIn(dir *os.File, tmp, name string) (swapped bool, err error) {
 
 // recordWrite records how to undo the write and drops the old file
 // (now under tmp) once the write is kept.
-func (r *Root) recordWrite(dir *os.File, name, tmp string, f *os.File, swapped bool) error {
+func (r *Root) recordWrite(dir *handle, name, tmp string, fd int, swapped bool) error {
 	drop := func() {
 		if swapped {
-			unix.Unlinkat(int(dir.Fd()), tmp, 0)
+			unix.Unlinkat(dir.fd, tmp, 0)
 		}
 	}
 	if r.opts.Undo == nil {
 		drop()
 		return nil
 	}
-	c, err := newCreation(dir, name, f, "")
-	if err != nil {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
 		drop()
-		return err
+		return &os.PathError{Op: "fstat", Path: name, Err: err}
 	}
+	c := newCreation(dir, name, &st, "")
 	c.sized = true
 	w := &write{c: c, tmp: tmp, swapped: swapped}
 	r.opts.Undo.AddStep(w.undo, w.release)
@@ -148,11 +159,11 @@ func (w *write) undo() error {
 	if !w.swapped {
 		return w.c.undo()
 	}
-	defer w.c.dir.Close()
+	defer w.c.dir.release()
 	if !w.c.stillOurs() {
 		return nil
 	}
-	d := int(w.c.dir.Fd())
+	d := w.c.dir.fd
 	if err := unix.Renameat2(d, w.tmp, d, w.c.name, unix.RENAME_EXCHANGE); err != nil {
 		return fmt.Errorf("restoring %q: %w", w.c.name, os.NewSyscallError("renameat2", err))
 	}
@@ -161,9 +172,9 @@ func (w *write) undo() error {
 
 func (w *write) release() {
 	if w.swapped {
-		unix.Unlinkat(int(w.c.dir.Fd()), w.tmp, 0)
+		unix.Unlinkat(w.c.dir.fd, w.tmp, 0)
 	}
-	w.c.dir.Close()
+	w.c.dir.release()
 }
 
 func unlinkIgnoreMissing(dir int, name string) error {
