@@ -245,3 +245,26 @@ func TestProcDirLongDomain(t *testing.T) {
 		}
 	}
 }
+
+// TestDevRootDefault checks that an empty DevRoot means the driver root's
+// dev directory, as libnvidia-container looks nodes up inside --root: the
+// fake host's nvidia-uvm, nvidia-modeset and IMEX channel nodes exist only
+// under Root/dev.
+func TestDevRootDefault(t *testing.T) {
+	h := genHost(t, &fakehost.Options{IMEXChannels: 2})
+	o := optionsFor(h, devices.Procfs)
+	o.DevRoot = ""
+	d, err := devices.Discover(o)
+	must(t, err)
+	if d.Roots.Dev != h.Root+"/dev" || d.HostPath(devices.DevNvidiaUVM) != h.DevRoot+"/nvidia-uvm" {
+		t.Errorf("dev root %s, nvidia-uvm at %s", d.Roots.Dev, d.HostPath(devices.DevNvidiaUVM))
+	}
+	if len(d.ControlNodes) != 4 || len(d.IMEXChannels) != 2 {
+		t.Errorf("control nodes %v, IMEX channels %v", d.ControlNodes, d.IMEXChannels)
+	}
+	o = optionsFor(h, devices.Procfs)
+	o.DriverRoot, o.DevRoot = "", ""
+	if d, err = devices.Discover(o); err != nil || d.Roots.Dev != "/dev" || d.Roots.Driver != "/" {
+		t.Errorf("default roots: %v, %+v", err, d.Roots)
+	}
+}

@@ -23,11 +23,15 @@ type Options struct {
 	// driver root it is looked for in the usual library directories
 	// (usr/lib/x86_64-linux-gnu, usr/lib64, …).
 	NVMLLibrary string
-	// DriverRoot is the root the driver is installed under. Empty: "/".
+	// DriverRoot is the root the driver is installed under
+	// (nvidia-container-cli --root). Empty: "/".
 	DriverRoot string
-	// ProcRoot stands for /proc. Empty: "/proc".
+	// ProcRoot stands for /proc. It is not under DriverRoot: procfs is
+	// the running kernel's. Empty: "/proc".
 	ProcRoot string
-	// DevRoot stands for /dev. Empty: "/dev".
+	// DevRoot stands for /dev. Empty: <DriverRoot>/dev, so "/dev" with
+	// the default driver root: libnvidia-container looks device nodes up
+	// inside --root.
 	DevRoot string
 }
 
@@ -41,7 +45,7 @@ func (o *Options) withDefaults() Options {
 	}
 	d.DriverRoot = orDefault(d.DriverRoot, "/")
 	d.ProcRoot = orDefault(d.ProcRoot, "/proc")
-	d.DevRoot = orDefault(d.DevRoot, "/dev")
+	d.DevRoot = orDefault(d.DevRoot, filepath.Join(d.DriverRoot, "dev"))
 	return d
 }
 

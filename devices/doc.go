@@ -24,13 +24,16 @@
 // /proc/driver/nvidia-caps/mig-minors, and the presence of nvidia-uvm,
 // nvidia-modeset and IMEX channel nodes from /dev. The proc, dev and driver
 // roots are options, so tests and the example CLI run against a generated
-// host.
+// host; as in libnvidia-container, /dev is looked up inside the driver root
+// (the dev root defaults to <driver root>/dev) while procfs is the running
+// kernel's.
 //
 // Discovery needs no privileges and changes nothing. [CreateNodes] (the
 // host side of nvidia-container-cli --load-kmods) does: it needs root, or
 // CAP_MKNOD and CAP_CHOWN (and CAP_SYS_MODULE to load modules), and does
-// nothing inside a user namespace. Device nodes are Linux concepts; the
-// package targets Linux.
+// nothing inside a user namespace; under a driver root other than "/" it
+// runs modprobe chrooted into that root and makes the nodes in its dev
+// directory. Device nodes are Linux concepts; the package targets Linux.
 //
 // # Selecting devices
 //

@@ -6,6 +6,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
+
+	pathrs "github.com/cyphar/filepath-securejoin/pathrs-lite"
 )
 
 // nvidiaModules are the kernel modules --load-kmods loads, in order.
@@ -20,7 +23,7 @@ func loadModules(o *NodeOptions, r *NodeReport) bool {
 		return loaded["nvidia_modeset"]
 	}
 	prog := modprobePath(o)
-	if _, err := os.Stat(prog); err != nil {
+	if err := findProgram(o.DriverRoot, prog); err != nil {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("kernel modules not loaded: modprobe unavailable: %v", err))
 		return loaded["nvidia_modeset"]
 	}
@@ -28,7 +31,7 @@ func loadModules(o *NodeOptions, r *NodeReport) bool {
 		if loaded[m] {
 			continue
 		}
-		out, err := exec.Command(prog, m).CombinedOutput()
+		out, err := modprobeCommand(o.DriverRoot, prog, m).CombinedOutput()
 		if loaded = loadedModules(o.ProcRoot); loaded[m] {
 			r.Loaded = append(r.Loaded, m)
 			continue
@@ -37,6 +40,39 @@ func loadModules(o *NodeOptions, r *NodeReport) bool {
 			prog, m, err, strings.TrimSpace(string(out))))
 	}
 	return loaded["nvidia_modeset"]
+}
+
+// modprobeCommand runs prog for module m; under a driver root other than
+// "/" the child chroots into it first, as libnvidia-container's kmods
+// helper does, so prog and everything it reads are the driver root's.
+func modprobeCommand(root, prog, m string) *exec.Cmd {
+	cmd := exec.Command(prog, m)
+	if filepath.Clean(root) != "/" {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Chroot: root}
+		cmd.Dir = "/"
+	}
+	return cmd
+}
+
+// findProgram checks that prog, an absolute path, names a regular file
+// inside root, resolving symlinks there.
+func findProgram(root, prog string) error {
+	if !filepath.IsAbs(prog) {
+		return fmt.Errorf("%w: modprobe path %q is not absolute", ErrInvalid, prog)
+	}
+	f, err := pathrs.OpenInRoot(root, prog)
+	if err != nil {
+		return fmt.Errorf("looking up %s in %s: %w", prog, root, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err == nil && !st.Mode().IsRegular() {
+		err = fmt.Errorf("%w: not a regular file", ErrInvalid)
+	}
+	if err != nil {
+		return fmt.Errorf("looking up %s in %s: %w", prog, root, err)
+	}
+	return nil
 }
 
 // modprobePath is the configured program, the kernel's

@@ -11,16 +11,23 @@ import (
 // NodeOptions change what CreateNodes does. A nil *NodeOptions means
 // defaults.
 type NodeOptions struct {
-	// ProcRoot stands for /proc. Empty: "/proc".
+	// DriverRoot is the driver root (nvidia-container-cli --root). When it
+	// is not "/", modprobe runs chrooted into it, as libnvidia-container's
+	// kmods helper does. Empty: "/".
+	DriverRoot string
+	// ProcRoot stands for /proc (the running kernel's, not under
+	// DriverRoot). Empty: "/proc".
 	ProcRoot string
-	// DevRoot is where nodes are created, standing for /dev. Empty: "/dev".
+	// DevRoot is where nodes are created, standing for /dev. Empty:
+	// <DriverRoot>/dev, so "/dev" with the default driver root.
 	DevRoot string
 	// LoadModules runs modprobe for nvidia, nvidia_uvm and nvidia_modeset
 	// when <ProcRoot>/modules does not list them. False: no module is
 	// loaded and nodes are made for what is already loaded.
 	LoadModules bool
-	// Modprobe is the modprobe program. Empty: the path in
-	// <ProcRoot>/sys/kernel/modprobe, else /sbin/modprobe.
+	// Modprobe is the modprobe program, an absolute path inside
+	// DriverRoot. Empty: the path in <ProcRoot>/sys/kernel/modprobe, else
+	// /sbin/modprobe.
 	Modprobe string
 	// IMEXChannels are the IMEX channels to make nodes for. Nil: none.
 	IMEXChannels []uint32

@@ -49,8 +49,9 @@ func withNodeDefaults(opts *NodeOptions) NodeOptions {
 	if opts != nil {
 		o = *opts
 	}
+	o.DriverRoot = orDefault(o.DriverRoot, "/")
 	o.ProcRoot = orDefault(o.ProcRoot, "/proc")
-	o.DevRoot = orDefault(o.DevRoot, "/dev")
+	o.DevRoot = orDefault(o.DevRoot, filepath.Join(o.DriverRoot, "dev"))
 	return o
 }
 

@@ -233,3 +233,34 @@ func TestCreateNodesUserNamespace(t *testing.T) {
 		}
 	}
 }
+
+// TestCreateNodesDriverRoot checks --load-kmods under a driver root: modprobe
+// (a busybox script that exists only inside the root) runs chrooted into it
+// and "loads" each module by adding it to the root's proc/modules, and with
+// DevRoot empty the nodes are made in the root's dev directory.
+func TestCreateNodesDriverRoot(t *testing.T) {
+	testutil.RequireRoot(t)
+	bb, err := os.ReadFile("/bin/busybox")
+	if err != nil {
+		testutil.Unavailable(t, "needs a static busybox at /bin/busybox: %v", err)
+	}
+	h := migHost(t)
+	must(t, os.Remove(h.ProcRoot+"/modules"))
+	must(t, os.MkdirAll(h.Root+"/bin", 0o755))
+	must(t, os.WriteFile(h.Root+"/bin/busybox", bb, 0o755))
+	must(t, os.MkdirAll(h.Root+"/nvc-test", 0o755))
+	script := "#!/bin/busybox sh\necho \"$1 1 0 - Live 0x0 (PO)\" >> /proc/modules\necho \"$1\" >> /nvc-test/ran\n"
+	must(t, os.WriteFile(h.Root+"/nvc-test/modprobe", []byte(script), 0o755))
+
+	opts := &devices.NodeOptions{DriverRoot: h.Root, ProcRoot: h.ProcRoot, LoadModules: true, Modprobe: "/nvc-test/modprobe"}
+	r, err := devices.CreateNodes(opts)
+	if err != nil || !reflect.DeepEqual(r.Loaded, []string{"nvidia", "nvidia_uvm", "nvidia_modeset"}) || len(r.Warnings) != 0 {
+		t.Fatalf("CreateNodes: %v, %+v", err, r)
+	}
+	if ran, _ := os.ReadFile(h.Root + "/nvc-test/ran"); string(ran) != "nvidia\nnvidia_uvm\nnvidia_modeset\n" {
+		t.Errorf("modprobe inside the root ran for %q", ran)
+	}
+	checkNodes(t, h.Root+"/dev", map[string]nodeSpec{
+		"nvidiactl": {195, 255, 0o666, 0}, "nvidia3": {195, 3, 0o666, 0}, "nvidia-modeset": {195, 254, 0o666, 0},
+	})
+}
