@@ -29,7 +29,11 @@ type NodeOptions struct {
 	// DriverRoot. Empty: the path in <ProcRoot>/sys/kernel/modprobe, else
 	// /sbin/modprobe.
 	Modprobe string
-	// IMEXChannels are the IMEX channels to make nodes for. Nil: none.
+	// IMEXChannels are the IMEX channels to make nodes for. Each must be
+	// below the driver's channel count (ImexChannelCount in
+	// /proc/driver/nvidia/params, 2048 by default), and the list no
+	// longer than it; otherwise CreateNodes fails before making any node.
+	// Nil: none.
 	IMEXChannels []uint32
 }
 
@@ -102,6 +106,36 @@ func readFileParams(path string) (fileParams, error) {
 		}
 	}
 	return fileParams{}, fmt.Errorf("reading %s: %w", path, err)
+}
+
+// defaultIMEXChannels is the driver's default NVreg_ImexChannelCount.
+const defaultIMEXChannels = 2048
+
+// checkIMEXChannels refuses, before any node is made, a list of IMEX
+// channels longer than the driver's channel count or naming a channel at
+// or above it. The count is ImexChannelCount in /proc/driver/nvidia/params
+// (NVreg_ImexChannelCount), 2048 when params does not say.
+func checkIMEXChannels(paramsPath string, ids []uint32) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	data, err := os.ReadFile(paramsPath)
+	if err != nil && !os.IsNotExist(err) {
+		return fmt.Errorf("reading %s: %w", paramsPath, err)
+	}
+	limit, err := uintValue(keyValues(data), "ImexChannelCount", defaultIMEXChannels)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", paramsPath, err)
+	}
+	if uint64(len(ids)) > uint64(limit) {
+		return fmt.Errorf("%w: %d IMEX channels asked for, the driver has %d", ErrInvalid, len(ids), limit)
+	}
+	for _, id := range ids {
+		if id >= limit {
+			return fmt.Errorf("%w: IMEX channel %d is not below the driver's channel count %d", ErrInvalid, id, limit)
+		}
+	}
+	return nil
 }
 
 func want(n Node, p fileParams) wantNode {

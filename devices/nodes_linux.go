@@ -2,8 +2,10 @@ package devices
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -62,6 +64,9 @@ func nodesToCreate(o *NodeOptions, modeset bool, r *NodeReport) ([]wantNode, err
 	}
 	params, err := readFileParams(f.path(ProcDriver + "/params"))
 	if err != nil {
+		return nil, err
+	}
+	if err := checkIMEXChannels(f.path(ProcDriver+"/params"), o.IMEXChannels); err != nil {
 		return nil, err
 	}
 	infos, err := readInformation(f)
@@ -186,7 +191,26 @@ func setAttrs(dfd int, name string, n wantNode) (bool, error) {
 	if err := unix.Fchownat(fd, "", int(n.uid), int(n.gid), unix.AT_EMPTY_PATH); err != nil {
 		return false, os.NewSyscallError("fchownat", err)
 	}
-	// The name was just verified to be the node; chmod cannot act on an
-	// O_PATH descriptor before Linux 6.6, so it goes by name.
-	return true, os.NewSyscallError("fchmodat", unix.Fchmodat(dfd, name, uint32(n.mode), 0))
+	return true, chmodFD(fd, n.mode)
+}
+
+// chmodFD changes the mode of the inode fd (an O_PATH descriptor) refers
+// to, never of a name that could have been swapped for a symlink since it
+// was checked: fchmodat2(AT_EMPTY_PATH) on Linux 6.6 and later, else
+// chmod of the descriptor's /proc/thread-self/fd link, which the kernel
+// resolves to that same inode.
+func chmodFD(fd int, mode fs.FileMode) error {
+	err := unix.Fchmodat(fd, "", uint32(mode), unix.AT_EMPTY_PATH)
+	if err != unix.EOPNOTSUPP && err != unix.ENOSYS {
+		return os.NewSyscallError("fchmodat2", err)
+	}
+	return chmodProcFD(fd, mode)
+}
+
+func chmodProcFD(fd int, mode fs.FileMode) error {
+	p := "/proc/thread-self/fd/" + strconv.Itoa(fd)
+	if err := unix.Chmod(p, uint32(mode)); err != nil {
+		return &os.PathError{Op: "chmod", Path: p, Err: err}
+	}
+	return nil
 }

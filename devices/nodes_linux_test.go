@@ -2,9 +2,11 @@ package devices_test
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -263,4 +265,32 @@ func TestCreateNodesDriverRoot(t *testing.T) {
 	checkNodes(t, h.Root+"/dev", map[string]nodeSpec{
 		"nvidiactl": {195, 255, 0o666, 0}, "nvidia3": {195, 3, 0o666, 0}, "nvidia-modeset": {195, 254, 0o666, 0},
 	})
+}
+
+// TestCreateNodesIMEXLimit checks that IMEX channels at or above the
+// driver's channel count (ImexChannelCount in params), or more channels
+// than it, are refused before any node is made.
+func TestCreateNodesIMEXLimit(t *testing.T) {
+	testutil.RequireRoot(t)
+	h := migHost(t)
+	many := make([]uint32, 2049)
+	for i := range many {
+		many[i] = uint32(i % 2048)
+	}
+	for _, ids := range [][]uint32{{2048}, {0, 1 << 19}, many} {
+		dev := t.TempDir()
+		_, err := devices.CreateNodes(&devices.NodeOptions{ProcRoot: h.ProcRoot, DevRoot: dev, IMEXChannels: ids})
+		if ents, _ := os.ReadDir(dev); !errors.Is(err, devices.ErrInvalid) || len(ents) != 0 {
+			t.Errorf("%d channels up to %d: %v, %d entries made", len(ids), slices.Max(ids), err, len(ents))
+		}
+	}
+	editFile(t, h.ProcRoot+"/driver/nvidia/params", "ImexChannelCount: 2048\n", "ImexChannelCount: 4\n")
+	dev := t.TempDir()
+	if _, err := devices.CreateNodes(&devices.NodeOptions{ProcRoot: h.ProcRoot, DevRoot: dev, IMEXChannels: []uint32{4}}); !errors.Is(err, devices.ErrInvalid) {
+		t.Errorf("channel 4 of 4: %v", err)
+	}
+	if _, err := devices.CreateNodes(&devices.NodeOptions{ProcRoot: h.ProcRoot, DevRoot: dev, IMEXChannels: []uint32{3}}); err != nil {
+		t.Fatal(err)
+	}
+	checkNodes(t, dev, map[string]nodeSpec{"nvidia-caps-imex-channels/channel3": {234, 3, 0o666, 0}})
 }
