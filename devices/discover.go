@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/NVIDIA/go-nvml/pkg/dl"
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 )
 
@@ -16,12 +15,15 @@ type Options struct {
 	// Backend chooses how GPUs are found. Empty: Auto.
 	Backend Backend
 	// NVML is the NVML library to use. Nil: libnvidia-ml.so.1 from the
-	// driver root (see NVMLLibrary), loaded with go-nvml's nvml.New.
+	// driver root (see NVMLLibrary), loaded in-process with go-nvml's
+	// nvml.New once it is known to export every function discovery calls.
 	NVML nvml.Interface
-	// NVMLLibrary is the host path of libnvidia-ml.so.1. Empty: with
-	// DriverRoot "/" the dynamic loader finds it by name; under another
-	// driver root it is looked for in the usual library directories
-	// (usr/lib/x86_64-linux-gnu, usr/lib64, …).
+	// NVMLLibrary is the path of libnvidia-ml.so.1 inside DriverRoot,
+	// resolved there. Empty: with DriverRoot "/" the dynamic loader finds
+	// it by name; under another driver root it is looked for in the usual
+	// library directories of that root (/usr/lib/x86_64-linux-gnu,
+	// /usr/lib64, …). A library found in a root is loaded through the
+	// descriptor it was opened with and must be a regular file.
 	NVMLLibrary string
 	// DriverRoot is the root the driver is installed under
 	// (nvidia-container-cli --root). Empty: "/".
@@ -97,55 +99,15 @@ func discoverGPUs(h *Host, o *Options, f *procFacts) error {
 }
 
 func discoverWithNVML(h *Host, o *Options, f *procFacts) error {
-	lib := o.NVML
-	if lib == nil {
-		path := o.nvmlLibrary()
-		if err := probeNVML(path); err != nil {
-			return fmt.Errorf("%w: %w", ErrNVMLUnavailable, err)
-		}
-		lib = nvml.New(nvml.WithLibraryPath(path))
+	if o.NVML != nil {
+		return discoverNVML(h, o.NVML, f)
 	}
-	return discoverNVML(h, lib, f)
-}
-
-// probeNVML checks that path loads and exports nvmlInit_v2 before go-nvml
-// calls into it: go-nvml binds its C calls lazily, so calling a symbol the
-// library lacks would abort the process instead of failing.
-func probeNVML(path string) error {
-	lib := dl.New(path, dl.RTLD_LAZY|dl.RTLD_LOCAL)
-	if err := lib.Open(); err != nil {
-		return fmt.Errorf("loading %s: %w", path, err)
+	lib, err := openNVML(o)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrNVMLUnavailable, err)
 	}
-	defer lib.Close()
-	if err := lib.Lookup("nvmlInit_v2"); err != nil {
-		return fmt.Errorf("loading %s: %w", path, err)
-	}
-	return nil
-}
-
-// nvmlLibDirs are where distributions install libnvidia-ml.so.1.
-var nvmlLibDirs = []string{
-	"usr/lib/x86_64-linux-gnu", "usr/lib/aarch64-linux-gnu", "usr/lib64",
-	"usr/lib", "lib/x86_64-linux-gnu", "lib/aarch64-linux-gnu", "lib64", "lib",
-}
-
-const nvmlSoname = "libnvidia-ml.so.1"
-
-func (o *Options) nvmlLibrary() string {
-	if o.NVMLLibrary != "" {
-		return o.NVMLLibrary
-	}
-	if filepath.Clean(o.DriverRoot) == "/" {
-		return nvmlSoname
-	}
-	for _, d := range nvmlLibDirs {
-		p := filepath.Join(o.DriverRoot, d, nvmlSoname)
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	// Not found: a path that fails to load, so that Init reports it.
-	return filepath.Join(o.DriverRoot, nvmlLibDirs[0], nvmlSoname)
+	defer lib.close()
+	return discoverNVML(h, lib.api, f)
 }
 
 // procFacts are the driver facts both backends take from procfs.

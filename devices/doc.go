@@ -35,6 +35,28 @@
 // runs modprobe chrooted into that root and makes the nodes in its dev
 // directory. Device nodes are Linux concepts; the package targets Linux.
 //
+// # NVML runs in the caller's process
+//
+// The NVML backend (and Auto, when it picks NVML) loads the driver root's
+// libnvidia-ml.so.1 into the calling process: the library's constructors
+// run when it is loaded and its code on every NVML call, with the caller's
+// privileges (root, for a runtime hook). libnvidia-container does not do
+// this: it runs NVML in a helper process chrooted into the driver root,
+// with no capabilities, as an unprivileged user. Discover resolves the
+// library inside the driver root (openat2 RESOLVE_IN_ROOT), refuses
+// anything but a regular file, loads it through the descriptor it opened
+// (/proc/thread-self/fd/N, so no symlink or rename can substitute another
+// file), and refuses a library that lacks a function discovery calls
+// (go-nvml binds lazily, and a missing function would abort the process),
+// but it cannot make the library's code harmless. The library's own
+// dependencies (libc, libm) come from the host's loader path, not from the
+// driver root, and go-nvml ties a process to the first NVML library it
+// calls into, so one process should discover through one driver root.
+//
+// The Procfs backend runs no driver code at all. Callers that do not trust
+// the driver root (one they did not install, or one others can write to)
+// should use Backend Procfs, or inject an nvml.Interface they trust.
+//
 // # Selecting devices
 //
 // [Host.Select] takes libnvidia-container's ID list ("all", indices,
