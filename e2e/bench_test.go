@@ -85,7 +85,7 @@ func BenchmarkLDCacheUpdate(b *testing.B) {
 			reportRatios(b, size+"/nvc", size+"/toolkit-chain", size+"/ldconfig", size+"/nvc-ldconfig")
 		})
 	}
-	checkCacheListsLibcudaTB(b, glibc, filepath.Join(benchRootDir, "etc/ld.so.cache"))
+	checkCacheListsLibcuda(b, benchRootDir, libDir)
 }
 
 // benchRootDir is the last root benchRoot made (for a final check).
@@ -98,8 +98,7 @@ func benchRoot(b *testing.B, fh *fakehost.Host, distro bool) string {
 	b.Helper()
 	root := b.TempDir()
 	testutil.BuildTree(b, root, "file etc/debian_version \"12.5\\n\"\nfile etc/ld.so.conf \"include /etc/ld.so.conf.d/*.conf\\n\"\ndir etc/ld.so.conf.d\ndir "+libDir[1:])
-	copyHostFile(b, hostLoader, filepath.Join(root, hostLoader), 0o755)
-	copyHostFile(b, hostLibc, filepath.Join(root, hostLibc), 0o755)
+	testutil.AddHostLibc(b, root)
 	for _, dir := range []string{fh.LibDir, fh.Lib32Dir} {
 		entries, err := os.ReadDir(filepath.Join(fh.Root, dir))
 		if err != nil {
@@ -107,7 +106,7 @@ func benchRoot(b *testing.B, fh *fakehost.Host, distro bool) string {
 		}
 		for _, e := range entries {
 			if e.Type().IsRegular() {
-				copyHostFile(b, filepath.Join(fh.Root, dir, e.Name()), filepath.Join(root, dir, e.Name()), 0o755)
+				testutil.CopyHostFile(b, filepath.Join(fh.Root, dir, e.Name()), filepath.Join(root, dir, e.Name()), 0o755)
 			}
 		}
 	}
@@ -141,7 +140,7 @@ func linkSystemLibraries(b *testing.B, root string) {
 			}
 		case e.Type().IsRegular():
 			if err := os.Link(src, dst); err != nil {
-				copyHostFile(b, src, dst, 0o755)
+				testutil.CopyHostFile(b, src, dst, 0o755)
 			}
 		}
 	}
@@ -153,14 +152,6 @@ func execLoop(b *testing.B, prog string, args ...string) {
 		if out, err := exec.Command(prog, args...).CombinedOutput(); err != nil {
 			b.Fatalf("%s %s: %v\n%s", prog, strings.Join(args, " "), err, out)
 		}
-	}
-}
-
-func checkCacheListsLibcudaTB(b *testing.B, glibc, cache string) {
-	b.Helper()
-	out, err := exec.Command(glibc, "-p", "-C", cache).CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "libcuda.so.1 (libc6,x86-64) => "+libDir+"/libcuda.so.1") {
-		b.Fatalf("the benchmarked cache does not list libcuda.so.1: %v\n%s", err, out)
 	}
 }
 

@@ -60,15 +60,6 @@ func cdiHost(t *testing.T) *fakehost.Host {
 	return simHost(t, &fakehost.Options{Layout: fakehost.Fedora, RealNodes: true})
 }
 
-// The rootfs's programs (busyboxRootfs): the dynamic loader and libc are
-// copied from the host; cudaProg is an executable that only exits 0, once
-// the loader has found libcuda.so.1.
-const (
-	hostLoader = "/lib64/ld-linux-x86-64.so.2"
-	hostLibc   = "/lib/x86_64-linux-gnu/libc.so.6"
-	cudaProg   = "/cudaprog"
-)
-
 // cdiSpecPath returns a new file name in cdiSpecDir, unique to this test
 // run, and removes the file (and the dir, if this made it and it is empty)
 // when the test ends.

@@ -14,7 +14,6 @@ import (
 	"github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
 
-	"github.com/go-nvc/nvc/internal/elfwriter"
 	"github.com/go-nvc/nvc/internal/fakehost"
 	"github.com/go-nvc/nvc/internal/testutil"
 )
@@ -105,8 +104,8 @@ func (rt *ociRuntime) run(tb testing.TB, bundle, id, wrapper, config string) (st
 }
 
 // busyboxRootfs builds a Debian-layout rootfs: busybox, the host's dynamic
-// loader and libc, an ld.so.conf, and cudaProg (a program that needs
-// libcuda.so.1).
+// loader and libc, an ld.so.conf, and testutil.CUDAProgram (a program that
+// needs libcuda.so.1).
 func busyboxRootfs(tb testing.TB) string {
 	tb.Helper()
 	dir := tb.TempDir()
@@ -122,28 +121,9 @@ dir     sys
 dir     tmp
 symlink bin/sh busybox
 `)
-	copyHostFile(tb, testutil.RequireCommand(tb, "busybox"), filepath.Join(dir, "bin/busybox"), 0o755)
-	copyHostFile(tb, hostLoader, filepath.Join(dir, hostLoader), 0o755)
-	copyHostFile(tb, hostLibc, filepath.Join(dir, hostLibc), 0o755)
-	prog := &elfwriter.Object{Interp: hostLoader, Needed: []string{"libcuda.so.1"}}
-	if err := elfwriter.WriteFile(filepath.Join(dir, cudaProg), prog, 0o755); err != nil {
-		tb.Fatal(err)
-	}
+	testutil.CopyHostFile(tb, testutil.RequireCommand(tb, "busybox"), filepath.Join(dir, "bin/busybox"), 0o755)
+	testutil.AddCUDAProgram(tb, dir)
 	return dir
-}
-
-func copyHostFile(tb testing.TB, src, dst string, perm os.FileMode) {
-	tb.Helper()
-	data, err := os.ReadFile(src)
-	if err != nil {
-		testutil.Unavailable(tb, "needs the host's %s: %v", src, err)
-	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		tb.Fatal(err)
-	}
-	if err := os.WriteFile(dst, data, perm); err != nil {
-		tb.Fatal(err)
-	}
 }
 
 // newBundle makes a bundle around rootfs from `runc spec`: root read-write,

@@ -133,6 +133,23 @@ func hookConfig(tb testing.TB, h *fakehost.Host, cli []string, extra ...string) 
 	return file
 }
 
+// checkCacheListsLibcuda asks glibc's ldconfig (the peer; its version is
+// logged) whether rootfs's etc/ld.so.cache, written by our code in Go,
+// lists the x86-64 libcuda.so.1 in dir.
+func checkCacheListsLibcuda(tb testing.TB, rootfs, dir string) {
+	tb.Helper()
+	ldconfig := testutil.RequireCommand(tb, "ldconfig")
+	version, _ := exec.Command(ldconfig, "--version").Output()
+	first, _, _ := strings.Cut(string(version), "\n")
+	tb.Logf("peer: %s", first)
+	cache := filepath.Join(rootfs, "etc/ld.so.cache")
+	out, err := exec.Command(ldconfig, "-p", "-C", cache).CombinedOutput()
+	want := "libcuda.so.1 (libc6,x86-64) => " + dir + "/libcuda.so.1"
+	if err != nil || !strings.Contains(string(out), want) {
+		tb.Errorf("glibc ldconfig -p -C %s: %v\n%s\nwant %q", cache, err, out, want)
+	}
+}
+
 // run runs a program and returns its stdout, stderr and exit code (-1
 // when it could not be started or was killed).
 func run(tb testing.TB, env []string, stdin string, name string, args ...string) (stdout, stderr string, code int) {

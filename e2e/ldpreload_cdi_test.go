@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	cdispecs "tags.cncf.io/container-device-interface/specs-go"
+
+	"github.com/go-nvc/nvc/internal/testutil"
 )
 
 // TestLDPreloadCDIHooks is the NVIDIAScape check (CVE-2025-23266) for our
@@ -84,8 +86,8 @@ func (c *cdiCase) runPreloaded(t *testing.T, runtime string) []string {
 	}
 	runs := preloadRuns(t, rootfs)
 	t.Logf("programs that ran the LD_PRELOAD library: %v", runs)
-	if !slices.Contains(runs, cudaProg) {
-		t.Fatalf("control: %s in the container did not load %s (runs %v)", cudaProg, preloadEnv, runs)
+	if !slices.Contains(runs, testutil.CUDAProgram) {
+		t.Fatalf("control: %s in the container did not load %s (runs %v)", testutil.CUDAProgram, preloadEnv, runs)
 	}
 	return runs
 }

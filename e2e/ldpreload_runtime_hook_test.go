@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/go-nvc/nvc/internal/testutil"
 )
 
 // TestLDPreloadRuntimeHook is the LD_PRELOAD check for the prestart path:
@@ -44,8 +46,8 @@ func TestLDPreloadRuntimeHook(t *testing.T) {
 			if !strings.HasSuffix(got["cudaprog"], "exit 0") || !strings.HasPrefix(got["dev0"], "c") {
 				t.Errorf("the runtime hook did not configure the container: cudaprog %q, /dev/nvidia0 %q", got["cudaprog"], got["dev0"])
 			}
-			if !slices.Contains(runs, cudaProg) {
-				t.Fatalf("control: %s in the container did not load the library (runs %v)", cudaProg, runs)
+			if !slices.Contains(runs, testutil.CUDAProgram) {
+				t.Fatalf("control: %s in the container did not load the library (runs %v)", testutil.CUDAProgram, runs)
 			}
 			if name == "runc" && !slices.Contains(runs, createCanary) {
 				t.Fatalf("control: the env-less createContainer canary did not load the library (runs %v)", runs)

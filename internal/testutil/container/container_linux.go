@@ -97,17 +97,7 @@ func hostRootfs(tb testing.TB, opts *Options) string {
 
 func copyBusybox(tb testing.TB, rootfs string) {
 	tb.Helper()
-	data, err := os.ReadFile(Busybox)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	dst := filepath.Join(rootfs, InnerBusybox)
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		tb.Fatal(err)
-	}
-	if err := os.WriteFile(dst, data, 0o755); err != nil {
-		tb.Fatal(err)
-	}
+	testutil.CopyHostFile(tb, Busybox, filepath.Join(rootfs, InnerBusybox), 0o755)
 }
 
 // setupScript prepares the container's namespace; it runs there through
