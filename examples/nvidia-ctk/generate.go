@@ -148,24 +148,16 @@ func (o *generateOptions) simulateHost(stderr io.Writer) (*driver.Options, error
 	if o.driverRoot != "/" || o.devRoot != "" || o.procRoot != "/proc" {
 		return nil, errors.New("cdi generate: --simulate cannot be combined with --driver-root, --dev-root or --proc-root")
 	}
-	if !slices.Contains(nvmlmock.Machines(), o.simulate) {
-		return nil, fmt.Errorf("cdi generate: unknown --simulate machine %q (want one of %s)", o.simulate, strings.Join(nvmlmock.Machines(), ", "))
-	}
 	mig, err := parseSimulateMIG(o.simulateMIG)
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "nvc-simulate-")
+	h, err := fakehost.Simulate(o.simulate, mig)
 	if err != nil {
-		return nil, err
-	}
-	h, err := fakehost.Generate(dir, &fakehost.Options{Machine: o.simulate, MIG: mig, RealNodes: os.Geteuid() == 0})
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("simulating %s: %w", o.simulate, err)
+		return nil, fmt.Errorf("cdi generate: %w", err)
 	}
 	fmt.Fprintf(stderr, "nvidia-ctk: SIMULATED host %q (go-nvml mock, driver %s) generated in %s and kept for the spec; "+
-		"remove it when done. Nothing in this spec describes this machine.\n", o.simulate, h.DriverVersion, dir)
+		"remove it when done. Nothing in this spec describes this machine.\n", o.simulate, h.DriverVersion, h.Root)
 	return &driver.Options{Root: h.Root, ProcRoot: h.ProcRoot, DevRoot: h.DevRoot, NVML: h.NVML}, nil
 }
 

@@ -48,9 +48,9 @@ func newDecoys(ver string, l layout) decoys {
 	old := decoyVersion(ver)
 	var d decoys
 	for _, name := range []string{"libnvidia-glcore.so", "libnvidia-eglcore.so", "libnvidia-glsi.so", "libnvidia-tls.so"} {
-		d.libs = append(d.libs, driverLib(libSpec{name: name, tls: name == "libnvidia-tls.so"}, old, l.lib64.phys, elf.ELFCLASS64))
+		d.libs = append(d.libs, driverLib(libSpec{name: name, tls: name == "libnvidia-tls.so"}, old, l.lib64, elf.ELFCLASS64))
 	}
-	d.libs = append(d.libs, driverLib(libSpec{name: "libnvidia-glcore.so"}, old, l.lib32.phys, elf.ELFCLASS32))
+	d.libs = append(d.libs, driverLib(libSpec{name: "libnvidia-glcore.so"}, old, l.lib32, elf.ELFCLASS32))
 	d.libs = append(d.libs,
 		driverLib(libSpec{name: "libcuda.so", soname: "libcuda.so.1"}, old, legacyDir, elf.ELFCLASS64),
 		driverLib(libSpec{name: "libnvidia-ml.so", soname: "libnvidia-ml.so.1"}, old, legacyDir, elf.ELFCLASS64),
@@ -74,7 +74,7 @@ func classicTLS(ver string) libFile {
 
 func mesaGL(l layout) libFile {
 	return libFile{
-		dir: l.lib64.phys + "/mesa", file: "libGL.so.1.2.0", soname: "libGL.so.1",
+		dir: l.lib64 + "/" + mesaDir, file: "libGL.so.1.2.0", soname: "libGL.so.1",
 		links: []string{"libGL.so.1"},
 		obj:   libObject("libGL.so.1", elf.ELFCLASS64, []string{"libglapi.so.0", "libX11.so.6"}),
 	}

@@ -24,7 +24,7 @@ func writeDriver(h *Host, o Options) error {
 	if err := makeStale(h.Root, t.stale); err != nil {
 		return err
 	}
-	h.LibDir, h.Lib32Dir = "/"+t.layout.lib64.phys, "/"+t.layout.lib32.phys
+	h.LibDir, h.Lib32Dir = "/"+t.layout.lib64, "/"+t.layout.lib32
 	h.CUDAVersion = cudaVersion(h.NVML)
 	return nil
 }
@@ -39,7 +39,7 @@ type driverTree struct {
 func newDriverTree(ver string, lay Layout) (*driverTree, error) {
 	t := &driverTree{layout: newLayout(lay)}
 	d := newDecoys(ver, t.layout)
-	libs := append(driverLibFiles(ver, t.layout.lib64.phys, t.layout.lib32.phys), d.libs...)
+	libs := append(driverLibFiles(ver, t.layout.lib64, t.layout.lib32), d.libs...)
 	t.files = append(t.files, t.layout.base...)
 	for _, f := range libs {
 		es, err := f.entries()
