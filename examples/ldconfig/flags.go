@@ -23,7 +23,22 @@ var longFlags = map[string]byte{
 	"generator": 'G', // ours: the generator string to record
 }
 
-func takesArg(c byte) bool { return strings.IndexByte("CrfcG", c) >= 0 }
+// switches are the options that set booleans (-i is accepted and does
+// nothing: there is no auxiliary cache).
+func (o *options) switches() map[byte][]*bool {
+	return map[byte][]*bool{'p': {&o.print}, 'v': {&o.verbose}, 'N': {&o.noCache}, 'X': {&o.noLinks},
+		'n': {&o.noCache, &o.onlyDirs}, 'i': nil}
+}
+
+// values are the options that take an argument, but for -c.
+func (o *options) values() map[byte]*string {
+	return map[byte]*string{'C': &o.cache, 'r': &o.root, 'f': &o.config, 'G': &o.generator}
+}
+
+func (o *options) takesArg(c byte) bool {
+	_, ok := o.values()[c]
+	return ok || c == 'c'
+}
 
 func parseArgs(args []string) (*options, error) {
 	o := &options{}
@@ -48,18 +63,25 @@ func parseArgs(args []string) (*options, error) {
 	return o, nil
 }
 
+// nextArg takes the word after args[*i] as an option's argument.
+func nextArg(args []string, i *int) (string, bool) {
+	if *i+1 >= len(args) {
+		return "", false
+	}
+	*i++
+	return args[*i], true
+}
+
 func (o *options) long(s string, args []string, i *int) error {
 	name, val, hasVal := strings.Cut(s, "=")
 	c, ok := longFlags[name]
 	if !ok {
 		return fmt.Errorf("unrecognized option '--%s'", name)
 	}
-	if takesArg(c) && !hasVal {
-		if *i+1 >= len(args) {
+	if o.takesArg(c) && !hasVal {
+		if val, ok = nextArg(args, i); !ok {
 			return fmt.Errorf("option '--%s' requires an argument", name)
 		}
-		*i++
-		val = args[*i]
 	}
 	return o.set(c, val)
 }
@@ -67,19 +89,17 @@ func (o *options) long(s string, args []string, i *int) error {
 func (o *options) short(s string, args []string, i *int) error {
 	for j := 0; j < len(s); j++ {
 		c := s[j]
-		if !takesArg(c) {
+		if !o.takesArg(c) {
 			if err := o.set(c, ""); err != nil {
 				return err
 			}
 			continue
 		}
-		val := s[j+1:]
+		val, ok := s[j+1:], true
 		if val == "" {
-			if *i+1 >= len(args) {
+			if val, ok = nextArg(args, i); !ok {
 				return fmt.Errorf("option requires an argument -- '%c'", c)
 			}
-			*i++
-			val = args[*i]
 		}
 		return o.set(c, val)
 	}
@@ -87,34 +107,23 @@ func (o *options) short(s string, args []string, i *int) error {
 }
 
 func (o *options) set(c byte, val string) error {
-	switch c {
-	case 'p':
-		o.print = true
-	case 'v':
-		o.verbose = true
-	case 'N':
-		o.noCache = true
-	case 'X':
-		o.noLinks = true
-	case 'n':
-		o.noCache, o.onlyDirs = true, true
-	case 'i':
-	case 'C':
-		o.cache = val
-	case 'r':
-		o.root = val
-	case 'f':
-		o.config = val
-	case 'G':
-		o.generator = val
-	case 'c':
-		f, ok := ldcache.ParseFormat(val)
-		if !ok {
-			return fmt.Errorf("unknown cache format %q (want new, compat or old)", val)
+	if bools, ok := o.switches()[c]; ok {
+		for _, b := range bools {
+			*b = true
 		}
-		o.format = f
-	default:
+		return nil
+	}
+	if p, ok := o.values()[c]; ok {
+		*p = val
+		return nil
+	}
+	if c != 'c' {
 		return fmt.Errorf("invalid option -- '%c'", c)
 	}
+	f, ok := ldcache.ParseFormat(val)
+	if !ok {
+		return fmt.Errorf("unknown cache format %q (want new, compat or old)", val)
+	}
+	o.format = f
 	return nil
 }
