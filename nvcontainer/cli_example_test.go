@@ -86,3 +86,33 @@ func ExampleAddHook() {
 	// create /b true
 	// true false
 }
+
+// What `nvidia-container-cli info --csv` prints on a simulated DGX A100
+// whose GPUs were found through procfs: brand, architecture and CUDA
+// version are only known to NVML.
+func ExampleWriteInfo() {
+	dir, err := os.MkdirTemp("", "info-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	fh, err := fakehost.Generate(dir, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	host, err := nvcontainer.OpenHost(&driver.Options{Root: fh.Root, ProcRoot: fh.ProcRoot, DevRoot: fh.DevRoot}, "procfs")
+	if err != nil {
+		log.Fatal(err)
+	}
+	host.Devices.GPUs = host.Devices.GPUs[:2]
+	if err := nvcontainer.WriteInfo(os.Stdout, host, &nvcontainer.InfoOptions{CSV: true}); err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// NVRM version,CUDA version
+	// 550.54.15,N/A
+	//
+	// Device Index,Device Minor,Model,Brand,GPU UUID,Bus Location,Architecture
+	// 0,0,Mock NVIDIA A100-SXM4-40GB,N/A,GPU-c6447c07-9c71-5438-bb3d-e54fd5f6494c,00000000:07:00.0,N/A
+	// 1,1,Mock NVIDIA A100-SXM4-40GB,N/A,GPU-fcdf8116-d211-50e1-995c-b4700326ab4d,00000000:0f:00.0,N/A
+}

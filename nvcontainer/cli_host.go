@@ -30,3 +30,21 @@ func OpenHost(d *driver.Options, backend devices.Backend) (*Host, error) {
 	}
 	return &Host{Driver: drv, Devices: devs}, nil
 }
+
+// HostOptions say how [PrepareHost] opens a host. A nil *HostOptions
+// means the running host, found as [OpenHost] finds it by default.
+type HostOptions struct {
+	// Driver says where the driver, procfs and /dev are, as for
+	// [OpenHost]. Nil: the running host.
+	Driver *driver.Options
+	// Backend is how GPUs are found. Empty: devices.Auto.
+	Backend devices.Backend
+	// LoadModules loads the NVIDIA kernel modules and creates missing
+	// device nodes under Driver.DevRoot first, as nvidia-container-cli
+	// --load-kmods does (devices.CreateNodes; needs root). False: nothing
+	// on the host is changed.
+	LoadModules bool
+	// IMEXChannels are the IMEX channel nodes LoadModules also creates.
+	// Nil: none.
+	IMEXChannels []uint32
+}

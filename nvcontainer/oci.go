@@ -23,9 +23,9 @@ const (
 // ErrTooLarge is matched (with errors.Is) when input exceeds its limit.
 var ErrTooLarge = oci.ErrTooLarge
 
-// ErrInvalidRootfs is matched by [ContainerFor] and [RequestFromHook] when
-// neither the state nor the spec gives a usable root filesystem (none, or
-// "/").
+// ErrInvalidRootfs is matched when a container's root filesystem is
+// unusable: by [ContainerFor] and [RequestFromHook] when neither the state
+// nor the spec gives one (or it is "/"), and by [CLIContainer].
 var ErrInvalidRootfs = oci.ErrInvalidRootfs
 
 // State is the OCI container state a runtime writes to a hook's stdin:

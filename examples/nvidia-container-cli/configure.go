@@ -3,18 +3,14 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
-	"strings"
 	"syscall"
 
 	"github.com/spf13/pflag"
 
 	"github.com/go-nvc/nvc/capabilities"
-	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/nvcontainer"
 )
@@ -80,19 +76,15 @@ func configureCommand(g *globals, args []string, stdout io.Writer) error {
 	if err := positional(fs, 1); err != nil {
 		return err
 	}
-	rootfs := fs.Arg(0)
-	if !strings.HasPrefix(rootfs, "/") || filepath.Clean(rootfs) == "/" {
-		return fail("input error", errors.New("invalid rootfs directory"))
+	ctr, procRoot, err := nvcontainer.CLIContainer(o.pid, fs.Arg(0))
+	if err != nil {
+		return fail("input error", err)
 	}
 	req, err := o.flags.Request()
 	if errors.Is(err, nvcontainer.ErrInvalidDevice) {
 		return fail("error parsing IMEX info", err)
 	} else if err != nil {
 		return fail("input error", err)
-	}
-	ctr, procRoot := nvcontainer.Container{PID: o.pid, Rootfs: rootfs}, ""
-	if o.pid <= 0 { // standalone: the caller runs inside the container's namespaces
-		ctr.PID, procRoot = os.Getppid(), filepath.Join(rootfs, "proc")
 	}
 	plan, err := makePlan(g, &o, req, ctr)
 	if err != nil || o.dryRun {
@@ -105,25 +97,20 @@ func configureCommand(g *globals, args []string, stdout io.Writer) error {
 	defer stop()
 	g.keepSim = true
 	if err := plan.Apply(ctx, ctr, &nvcontainer.ApplyOptions{ProcRoot: procRoot}); err != nil {
-		return applyError(err)
+		return nvcontainer.CLIErrorFor(err)
 	}
 	g.log.Info("configured", "pid", ctr.PID, "rootfs", ctr.Rootfs, "mounts", len(plan.Mounts), "gpus", len(plan.GPUs))
 	return nil
 }
 
 func makePlan(g *globals, o *configureOptions, req *nvcontainer.Request, ctr nvcontainer.Container) (*nvcontainer.Plan, error) {
-	d, err := g.driverOptions()
-	if err != nil {
-		return nil, fail("input error", err)
-	}
-	d.NoPersistenced, d.NoFabricManager, d.NoGSPFirmware = o.driver.NoPersistenced, o.driver.NoFabricManager, o.driver.NoGSPFirmware
-	h, err := g.openHost(d, req.IMEXChannels)
+	h, err := g.openHost(&o.driver, req.IMEXChannels)
 	if err != nil {
 		return nil, err
 	}
 	plan, err := nvcontainer.NewPlan(h, req, ctr, &o.plan)
 	if err != nil {
-		return nil, planError(err)
+		return nil, nvcontainer.CLIErrorFor(err)
 	}
 	for _, w := range plan.Warnings {
 		g.log.Warn(w)
@@ -141,28 +128,4 @@ func printPlan(plan *nvcontainer.Plan, err error, stdout io.Writer) error {
 	}
 	_, err = stdout.Write(data)
 	return err
-}
-
-// planError returns NewPlan's or List's error as nvidia-container-cli
-// prints it: "<stage> error: <message>", an unknown device as "ID: reason".
-func planError(err error) error {
-	var pe *nvcontainer.PlanError
-	if !errors.As(err, &pe) {
-		return fail("detection error", err)
-	}
-	var de *devices.DeviceIDError
-	if errors.As(pe.Err, &de) {
-		return fail(pe.Stage+" error", fmt.Errorf("%s: %s", de.ID, de.Reason))
-	}
-	return err
-}
-
-// applyError prefixes Apply's error: the loader cache step is an ldcache
-// error, every other step a mount error.
-func applyError(err error) error {
-	var ae *nvcontainer.ApplyError
-	if errors.As(err, &ae) && ae.Step == nvcontainer.StepLDCache {
-		return fail("ldcache error", err)
-	}
-	return fail("mount error", err)
 }

@@ -6,12 +6,10 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
 
-	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/internal/fakehost"
 	"github.com/go-nvc/nvc/internal/nvmlmock"
@@ -92,33 +90,40 @@ func (g *globals) driverOptions() (*driver.Options, error) {
 	if g.root != "" || g.procRoot != "" || g.devRoot != "" {
 		return nil, errors.New("--simulate cannot be combined with --root, --proc-root or --dev-root")
 	}
-	if !slices.Contains(nvmlmock.Machines(), g.simulate) {
-		return nil, fmt.Errorf("unknown --simulate machine %q (want one of %s)", g.simulate, strings.Join(nvmlmock.Machines(), ", "))
-	}
-	dir, err := os.MkdirTemp("", "nvc-simulate-")
+	h, err := fakehost.Simulate(g.simulate, nil)
 	if err != nil {
 		return nil, err
 	}
-	g.simDir = dir
-	h, err := fakehost.Generate(dir, &fakehost.Options{Machine: g.simulate, RealNodes: os.Geteuid() == 0})
-	if err != nil {
-		return nil, err
-	}
+	g.simDir = h.Root
 	fmt.Fprintf(g.stderr, "%s: SIMULATED host %q (go-nvml mock, driver %s) generated in %s; nothing printed describes this machine\n",
-		progName(), g.simulate, h.DriverVersion, dir)
+		progName(), g.simulate, h.DriverVersion, h.Root)
 	d.Root, d.ProcRoot, d.DevRoot, d.NVML, d.Path = h.Root, h.ProcRoot, h.DevRoot, h.NVML, ""
 	return d, nil
 }
 
 // openHost opens the driver and discovers the devices, first creating
-// missing nodes with --load-kmods. d carries the command's driver options.
-func (g *globals) openHost(d *driver.Options, imex []uint32) (*nvcontainer.Host, error) {
-	if g.loadKmods && g.simulate == "" {
-		if err := g.loadModules(d, imex); err != nil {
-			return nil, fail("initialization error", err)
+// missing nodes with --load-kmods. cmd carries the command's driver
+// options (--no-persistenced, --no-fabricmanager, --no-gsp-firmware; nil:
+// none).
+func (g *globals) openHost(cmd *driver.Options, imex []uint32) (*nvcontainer.Host, error) {
+	d, err := g.driverOptions()
+	if err != nil {
+		return nil, fail("input error", err)
+	}
+	if cmd != nil {
+		d.NoPersistenced, d.NoFabricManager, d.NoGSPFirmware = cmd.NoPersistenced, cmd.NoFabricManager, cmd.NoGSPFirmware
+	}
+	if g.noIMEX {
+		imex = nil
+	}
+	h, rep, err := nvcontainer.PrepareHost(&nvcontainer.HostOptions{Driver: d,
+		LoadModules: g.loadKmods && g.simulate == "", IMEXChannels: imex})
+	if rep != nil {
+		g.log.Info("kernel modules", "skipped", rep.Skipped, "loaded", rep.Loaded, "created", len(rep.Created))
+		for _, w := range rep.Warnings {
+			g.log.Warn(w)
 		}
 	}
-	h, err := nvcontainer.OpenHost(d, "")
 	if err != nil {
 		return nil, fail("initialization error", err)
 	}
@@ -126,20 +131,4 @@ func (g *globals) openHost(d *driver.Options, imex []uint32) (*nvcontainer.Host,
 	g.log.Info("host opened", "root", h.Driver.Root(), "nvrm", v.NVRM, "version-source", v.Source,
 		"backend", h.Devices.Backend, "nvml-error", h.Devices.NVMLError, "gpus", len(h.Devices.GPUs))
 	return h, nil
-}
-
-func (g *globals) loadModules(d *driver.Options, imex []uint32) error {
-	opts := &devices.NodeOptions{ProcRoot: d.ProcRoot, DevRoot: d.DevRoot, LoadModules: true, IMEXChannels: imex}
-	if g.noIMEX {
-		opts.IMEXChannels = nil
-	}
-	rep, err := devices.CreateNodes(opts)
-	if err != nil {
-		return err
-	}
-	g.log.Info("kernel modules", "skipped", rep.Skipped, "loaded", rep.Loaded, "created", len(rep.Created))
-	for _, w := range rep.Warnings {
-		g.log.Warn(w)
-	}
-	return nil
 }

@@ -23,54 +23,14 @@ func infoCommand(g *globals, args []string, stdout io.Writer) error {
 	if err := positional(fs, 0); err != nil {
 		return err
 	}
-	d, err := g.driverOptions()
-	if err != nil {
-		return fail("input error", err)
-	}
-	h, err := g.openHost(d, nil)
+	h, err := g.openHost(nil, nil)
 	if err != nil {
 		return err
 	}
 	if h.Devices.Backend != devices.NVML {
 		fmt.Fprintf(g.stderr, "%s: warning: NVML unavailable (%s): brand, architecture and CUDA version are unknown\n", progName(), h.Devices.NVMLError)
 	}
-	w := bufio.NewWriter(stdout)
-	printInfo(w, h, *csv)
-	return w.Flush()
-}
-
-func printInfo(w io.Writer, h *nvcontainer.Host, csv bool) {
-	nvrm, cuda := h.Driver.Version().NVRM, na(h.Devices.CUDAVersion)
-	if csv {
-		fmt.Fprintf(w, "NVRM version,CUDA version\n%s,%s\n", nvrm, cuda)
-		fmt.Fprintf(w, "\nDevice Index,Device Minor,Model,Brand,GPU UUID,Bus Location,Architecture\n")
-	} else {
-		fmt.Fprintf(w, "%-15s %s\n%-15s %s\n", "NVRM version:", nvrm, "CUDA version:", cuda)
-	}
-	for i, gpu := range h.Devices.GPUs {
-		values := []any{i, gpu.Minor, gpu.Model, na(gpu.Brand), gpu.UUID, gpu.BusID, na(gpu.ComputeCapability)}
-		if csv {
-			fmt.Fprintf(w, "%d,%d,%s,%s,%s,%s,%s\n", values...)
-			continue
-		}
-		fmt.Fprintf(w, "\n%-15s %d\n%-15s %d\n%-15s %s\n%-15s %s\n%-15s %s\n%-15s %s\n%-15s %s\n",
-			interleave([]string{"Device Index:", "Device Minor:", "Model:", "Brand:", "GPU UUID:", "Bus Location:", "Architecture:"}, values)...)
-	}
-}
-
-func interleave(labels []string, values []any) []any {
-	out := make([]any, 0, 2*len(labels))
-	for i, l := range labels {
-		out = append(out, l, values[i])
-	}
-	return out
-}
-
-func na(s string) string {
-	if s == "" {
-		return "N/A"
-	}
-	return s
+	return nvcontainer.WriteInfo(stdout, h, &nvcontainer.InfoOptions{CSV: *csv})
 }
 
 // listCommand prints the paths configure would bring into a container,
@@ -107,22 +67,13 @@ func listCommand(g *globals, args []string, stdout io.Writer) error {
 		return fail("error parsing IMEX info", err)
 	}
 	o.IMEXChannels, o.Firmware = chans, o.Firmware && !d.NoGSPFirmware
-	return list(g, d, &o, stdout)
-}
-
-func list(g *globals, cmd *driver.Options, o *nvcontainer.ListOptions, stdout io.Writer) error {
-	d, err := g.driverOptions()
-	if err != nil {
-		return fail("input error", err)
-	}
-	d.NoPersistenced, d.NoFabricManager, d.NoGSPFirmware = cmd.NoPersistenced, cmd.NoFabricManager, cmd.NoGSPFirmware
 	h, err := g.openHost(d, o.IMEXChannels)
 	if err != nil {
 		return err
 	}
-	paths, err := nvcontainer.List(h, o)
+	paths, err := nvcontainer.List(h, &o)
 	if err != nil {
-		return planError(err)
+		return nvcontainer.CLIErrorFor(err)
 	}
 	w := bufio.NewWriter(stdout)
 	for _, p := range paths {

@@ -34,7 +34,6 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/nvcontainer"
 )
@@ -130,19 +129,15 @@ func printCommand(cfg *nvcontainer.Config, req *nvcontainer.Request, ctr nvconta
 // configure opens the host, plans and applies: what nvidia-container-cli
 // configure does, in this process.
 func configure(cfg *nvcontainer.Config, roots *nvcontainer.HostRoots, req *nvcontainer.Request, ctr nvcontainer.Container, log *slog.Logger) error {
-	d := &driver.Options{Root: cfg.CLI.Root, LDCache: cfg.CLI.Ldcache, ProcRoot: roots.ProcRoot, DevRoot: roots.DevRoot}
-	if cfg.CLI.LoadKmods {
-		nodes := &devices.NodeOptions{ProcRoot: roots.ProcRoot, DevRoot: roots.DevRoot, LoadModules: true, IMEXChannels: req.IMEXChannels}
-		if cfg.Features.DisableIMEXChannelCreation {
-			nodes.IMEXChannels = nil
-		}
-		rep, err := devices.CreateNodes(nodes)
-		if err != nil {
-			return fmt.Errorf("initialization error: %w", err)
-		}
+	opts := &nvcontainer.HostOptions{Backend: roots.Backend, LoadModules: cfg.CLI.LoadKmods, IMEXChannels: req.IMEXChannels,
+		Driver: &driver.Options{Root: cfg.CLI.Root, LDCache: cfg.CLI.Ldcache, ProcRoot: roots.ProcRoot, DevRoot: roots.DevRoot}}
+	if cfg.Features.DisableIMEXChannelCreation {
+		opts.IMEXChannels = nil
+	}
+	host, rep, err := nvcontainer.PrepareHost(opts)
+	if rep != nil {
 		log.Info("kernel modules", "skipped", rep.Skipped, "loaded", rep.Loaded, "created", len(rep.Created), "warnings", rep.Warnings)
 	}
-	host, err := nvcontainer.OpenHost(d, roots.Backend)
 	if err != nil {
 		return fmt.Errorf("initialization error: %w", err)
 	}

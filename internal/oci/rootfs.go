@@ -10,7 +10,7 @@ import (
 
 // ErrInvalidRootfs is matched when no usable root filesystem can be found:
 // neither the state nor the spec names one, or it is "/".
-var ErrInvalidRootfs = errors.New("invalid container rootfs")
+var ErrInvalidRootfs = errors.New("invalid rootfs directory")
 
 // Rootfs returns the container's root filesystem: the state's Root (crun's
 // field) when set, else spec's root.path; a relative path is joined to the

@@ -1,0 +1,22 @@
+// Command nvidia-container-cli is NVIDIA's nvidia-container-cli rebuilt on
+// this module: the same global options, commands (info, list, configure),
+// flags, output layout, error prefixes and exit status (1 on any error), so
+// that NVIDIA's nvidia-container-runtime-hook can run it in place of the
+// original.
+//
+//	nvidia-container-cli [GLOBAL OPTIONS] COMMAND [ARG...]
+//	nvidia-container-cli --simulate=dgxa100 info
+//	nvidia-container-cli --simulate=dgxa100 list
+//	nvidia-container-cli configure --pid=PID --device=all --compute --utility ROOTFS
+//
+// Global options come before the command. Extras: --simulate runs any
+// command against a generated host (a go-nvml mock of a DGX and a driver
+// tree in a temp dir) so the tool can be tried without a GPU; --proc-root
+// and --dev-root point discovery at another procfs and /dev; configure
+// --dry-run prints the plan as JSON instead of applying it.
+//
+// Differences: nothing is run inside the container (the loader cache is
+// written in Go, so --ldconfig and --no-pivot are accepted and unused);
+// --user is accepted and unused (NVML is loaded in-process, not in a
+// helper); configure undoes everything it did when a step fails.
+package main

@@ -1,0 +1,35 @@
+package nvcontainer
+
+import (
+	"github.com/go-nvc/nvc/devices"
+	"github.com/go-nvc/nvc/driver"
+)
+
+// PrepareHost opens the host as nvidia-container-cli does before each
+// command, and nvidia-container-runtime-hook before it configures a
+// container: with opts.LoadModules it first loads the kernel modules and
+// creates the missing device nodes (devices.CreateNodes, with the driver
+// options' ProcRoot and DevRoot), then opens the driver and discovers the
+// devices ([OpenHost]). The node report is for the caller to log; it is
+// nil without LoadModules, and returned even when a later step fails.
+func PrepareHost(opts *HostOptions) (*Host, *devices.NodeReport, error) {
+	var o HostOptions
+	if opts != nil {
+		o = *opts
+	}
+	d := o.Driver
+	if d == nil {
+		d = &driver.Options{}
+	}
+	var rep *devices.NodeReport
+	if o.LoadModules {
+		var err error
+		rep, err = devices.CreateNodes(&devices.NodeOptions{ProcRoot: d.ProcRoot, DevRoot: d.DevRoot,
+			LoadModules: true, IMEXChannels: o.IMEXChannels})
+		if err != nil {
+			return nil, rep, err
+		}
+	}
+	h, err := OpenHost(d, o.Backend)
+	return h, rep, err
+}
