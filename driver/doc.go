@@ -32,7 +32,18 @@
 // openat2(RESOLVE_IN_ROOT) (Linux 5.6 and later) or, on older kernels,
 // filepath-securejoin's emulation: a symlink in the root never leads out
 // of it. No privilege is needed beyond read access to the files; procfs
-// must be mounted (resolved paths are read from /proc/thread-self/fd).
+// must be mounted (the resolved path of a directory reached through a
+// symlink is read from /proc/thread-self/fd).
+//
+// # Speed
+//
+// A Files call opens each directory it looks in once (a path without
+// symlinks with RESOLVE_NO_SYMLINKS, whose resolved path is then the path
+// itself), looks at names with one fstatat through the directory's
+// descriptor, and keeps, across calls, ELF facts by file identity and
+// symlink targets and missing names by directory (see Driver.Files), so
+// that a repeated call on an unchanged host makes about 170 system calls
+// for every capability.
 //
 // # When not to use it
 //

@@ -101,6 +101,12 @@ type Driver struct {
 	elfMemo sync.Map
 	// linkMemo keeps symlink targets (linkKey → string).
 	linkMemo sync.Map
+	// linkedDirs are the directory paths whose walk met a symlink, a hint
+	// for the next Files call (string → struct{}).
+	linkedDirs sync.Map
+	// dirMemo keeps symlink and missing-name lookups by directory
+	// (string → *dirMemo), valid while the directory's ctime is unchanged.
+	dirMemo sync.Map
 }
 
 // Open reads the host driver's version and its ld.so.cache.

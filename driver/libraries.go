@@ -2,6 +2,7 @@ package driver
 
 import (
 	"debug/elf"
+	"errors"
 	"path"
 	"strings"
 	"sync"
@@ -46,7 +47,7 @@ func listName(key string) (string, bool) {
 // selector decides between cache candidates for one list name.
 type selector struct {
 	r       *rootDir
-	memo    *sync.Map // elfKey → elfInfo, the Driver's
+	memo    *sync.Map // elfKey → elfInfo or notELF, the Driver's
 	version string    // "550.54.15"
 	class   elf.Class // the architecture's ELF class
 	wsl     bool
@@ -118,7 +119,8 @@ func (s *selector) check(res resolved) (chosen, bool) {
 func (s *selector) readELF(res resolved) (elfInfo, bool) {
 	key := elfKey{res.dev, res.ino, res.size, res.mtime, res.ctime}
 	if v, ok := s.memo.Load(key); ok {
-		return v.(elfInfo), true
+		info, ok := v.(elfInfo)
+		return info, ok
 	}
 	f, err := s.r.openFile(res)
 	if err != nil {
@@ -127,11 +129,17 @@ func (s *selector) readELF(res resolved) (elfInfo, bool) {
 	defer f.Close()
 	info, err := readELF(f, res.size, true)
 	if err != nil {
+		if errors.Is(err, errELF) {
+			s.memo.Store(key, notELF{})
+		}
 		return elfInfo{}, false
 	}
 	s.memo.Store(key, info)
 	return info, true
 }
+
+// notELF is the memo's value for a file whose bytes are no shared object.
+type notELF struct{}
 
 // elfKey identifies a file's content as stat sees it.
 type elfKey struct {

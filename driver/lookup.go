@@ -4,7 +4,7 @@ import (
 	"debug/elf"
 	"fmt"
 	"path"
-	"path/filepath"
+	"time"
 
 	"github.com/go-nvc/nvc/capabilities"
 )
@@ -29,14 +29,22 @@ import (
 // Every call looks at the files again. What it read inside a library (its
 // ELF headers) and symlink targets are kept by the Driver, keyed by device,
 // inode, size and times, so a later call only stats files it saw before.
+// Symlinks and missing names are also kept by directory: while a
+// directory's ctime is unchanged (and was at least a second old when they
+// were looked up), a later call stats the directory once instead of each
+// of them. A mount made over a name in a directory changes no ctime and
+// is seen only once the directory changes.
 func (d *Driver) Files(caps capabilities.Set) (*Files, error) {
 	r, err := openRoot(d.root)
 	if err != nil {
 		return nil, fmt.Errorf("looking up driver files in %s: %w", d.root, err)
 	}
 	defer r.close()
-	r.links = &d.linkMemo
-	return d.filesIn(r, caps), nil
+	r.links, r.linkedDirs = &d.linkMemo, &d.linkedDirs
+	r.memo = &memos{shared: &d.dirMemo, start: time.Now()}
+	fs := d.filesIn(r, caps)
+	r.memo.publish()
+	return fs, nil
 }
 
 func (d *Driver) filesIn(r *rootDir, caps capabilities.Set) *Files {
@@ -67,8 +75,16 @@ func (l *lookup) file(k Kind, name string, res resolved, containerPath string) F
 	return File{Kind: k, Name: name, Path: res.path, HostPath: l.hostPath(res.path), ContainerPath: containerPath}
 }
 
+// hostPath joins the driver root (absolute, clean) and a resolved path
+// (absolute, clean, inside the root), as filepath.Join would.
 func (l *lookup) hostPath(p string) string {
-	return filepath.Join(l.d.root, filepath.FromSlash(p))
+	switch {
+	case l.d.root == "/":
+		return p
+	case p == "/":
+		return l.d.root
+	}
+	return l.d.root + p
 }
 
 func (l *lookup) libraries(caps capabilities.Set, compat32 bool) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,8 +30,13 @@ type rootDir struct {
 	real string   // the root's path as the kernel names it
 	// noOpenat2 forces the pathrs-lite emulation (kernels before 5.6).
 	noOpenat2 bool
-	dirs      map[string]dirHandle // by the path asked for; fd -1: failed
-	dirErrs   map[string]error     // why a dir failed to open
+	// dirs are the open directories, by the path asked for and by the
+	// resolved path, so that "/lib/x86_64-linux-gnu" and the
+	// "/usr/lib/x86_64-linux-gnu" it leads to share one descriptor (and
+	// the lookups made through it).
+	dirs    map[string]dirHandle
+	dirFDs  []int            // the descriptors in dirs, once each
+	dirErrs map[string]error // why a dir failed to open
 	// seen are the results of lookup by directory and name, for this
 	// rootDir's life.
 	seen map[dirName]lookupResult
@@ -38,6 +44,14 @@ type rootDir struct {
 	// link's identity (linkKey → string): a symlink's target cannot
 	// change without a new inode or ctime.
 	links *sync.Map
+	// linkedDirs, when set, keeps the directory paths whose walk met a
+	// symlink (string → struct{}), across rootDirs: openDir then goes
+	// straight to the walk that follows symlinks. It is only a hint: either
+	// walk gives the right answer.
+	linkedDirs *sync.Map
+	// memo, when set, keeps symlink and missing-name lookups across
+	// rootDirs, by directory (see dirMemo).
+	memo *memos
 }
 
 type dirName struct {
@@ -80,17 +94,15 @@ func openRoot(root string) (*rootDir, error) {
 	}
 	return &rootDir{
 		f: f, fd: fd, real: strings.TrimSuffix(real, "/"),
-		dirs: make(map[string]dirHandle), dirErrs: make(map[string]error), seen: make(map[dirName]lookupResult),
+		dirs: make(map[string]dirHandle, 32), dirErrs: make(map[string]error, 16), seen: make(map[dirName]lookupResult, 128),
 	}, nil
 }
 
 func (r *rootDir) close() {
-	for _, d := range r.dirs {
-		if d.fd >= 0 {
-			unix.Close(d.fd)
-		}
+	for _, fd := range r.dirFDs {
+		unix.Close(fd)
 	}
-	r.dirs = nil
+	r.dirs, r.dirFDs = nil, nil
 	r.f.Close()
 }
 
@@ -98,7 +110,7 @@ func (r *rootDir) close() {
 // is read and no device is opened.
 func (r *rootDir) openat(unsafePath string, flags int) (int, error) {
 	if !r.noOpenat2 {
-		fd, err := unix.Openat2(r.fd, unsafePath, &unix.OpenHow{
+		fd, err := openat2Retry(r.fd, unsafePath, &unix.OpenHow{
 			Flags:   uint64(flags | unix.O_CLOEXEC),
 			Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS,
 		})
@@ -111,6 +123,19 @@ func (r *rootDir) openat(unsafePath string, flags int) (int, error) {
 		r.noOpenat2 = true
 	}
 	return r.openatEmulated(unsafePath, flags)
+}
+
+// openat2Retry is openat2, tried again while it fails with EAGAIN: with
+// RESOLVE_IN_ROOT the kernel gives up on a walk through ".." when a rename
+// or mount happened anywhere meanwhile, and asks the caller to retry.
+func openat2Retry(dirfd int, p string, how *unix.OpenHow) (int, error) {
+	for range 16 {
+		fd, err := unix.Openat2(dirfd, p, how)
+		if err != unix.EAGAIN && err != unix.EINTR {
+			return fd, err
+		}
+	}
+	return -1, unix.EAGAIN
 }
 
 // openatEmulated resolves with filepath-securejoin's userspace walk and
@@ -134,8 +159,10 @@ func (r *rootDir) openatEmulated(unsafePath string, flags int) (int, error) {
 
 // dir opens the directory unsafePath inside the root, once per rootDir.
 func (r *rootDir) dir(unsafePath string) (dirHandle, error) {
-	if len(unsafePath) > 1 {
-		unsafePath = strings.TrimSuffix(unsafePath, "/")
+	if len(unsafePath) > 1 && unsafePath[len(unsafePath)-1] == '/' {
+		if unsafePath = strings.TrimRight(unsafePath, "/"); unsafePath == "" {
+			unsafePath = "/"
+		}
 	}
 	if d, ok := r.dirs[unsafePath]; ok {
 		return d, nil
@@ -148,19 +175,26 @@ func (r *rootDir) dir(unsafePath string) (dirHandle, error) {
 		r.dirErrs[unsafePath] = err
 		return dirHandle{}, err
 	}
+	if same, ok := r.dirs[d.path]; ok {
+		unix.Close(d.fd)
+		d = same
+	} else {
+		r.dirFDs = append(r.dirFDs, d.fd)
+		r.dirs[d.path] = d
+	}
 	r.dirs[unsafePath] = d
 	return d, nil
 }
 
 // failedAncestor returns the error of a dir that failed to open and whose
 // path is a prefix of p at a "/" boundary (or p itself): the kernel resolves
-// that prefix first, so p fails too.
+// that prefix first, so p fails too. (dir keys have no trailing "/".)
 func (r *rootDir) failedAncestor(p string) error {
+	if len(r.dirErrs) == 0 {
+		return nil
+	}
 	for i := len(p); i > 0; i = strings.LastIndexByte(p[:i], '/') {
 		if err, ok := r.dirErrs[p[:i]]; ok {
-			return err
-		}
-		if err, ok := r.dirErrs[p[:i]+"/"]; ok {
 			return err
 		}
 	}
@@ -168,6 +202,9 @@ func (r *rootDir) failedAncestor(p string) error {
 }
 
 func (r *rootDir) openDir(unsafePath string) (dirHandle, error) {
+	if d, done, err := r.openPlainDir(unsafePath); done {
+		return d, err
+	}
 	fd, err := r.openat(unsafePath, unix.O_PATH|unix.O_DIRECTORY)
 	if err != nil {
 		return dirHandle{}, err
@@ -178,6 +215,43 @@ func (r *rootDir) openDir(unsafePath string) (dirHandle, error) {
 		return dirHandle{}, err
 	}
 	return dirHandle{fd: fd, path: p}, nil
+}
+
+// openPlainDir opens unsafePath inside the root without following any
+// symlink (RESOLVE_NO_SYMLINKS). Where that walk succeeds, the directory
+// is the cleaned path itself and the kernel need not be asked its name;
+// where it fails on anything but a symlink (ELOOP), a walk that follows
+// symlinks would have failed at the same component. done is false when
+// the caller must do the full walk: a symlink on the way (now or, by
+// linkedDirs, in an earlier call), or no openat2.
+func (r *rootDir) openPlainDir(unsafePath string) (d dirHandle, done bool, err error) {
+	if r.noOpenat2 || r.linkedDir(unsafePath) {
+		return dirHandle{}, false, nil
+	}
+	fd, err := openat2Retry(r.fd, unsafePath, &unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	switch {
+	case err == nil:
+		return dirHandle{fd: fd, path: path.Clean("/" + unsafePath)}, true, nil
+	case errors.Is(err, unix.ELOOP):
+		if r.linkedDirs != nil {
+			r.linkedDirs.Store(unsafePath, struct{}{})
+		}
+		return dirHandle{}, false, nil
+	case errors.Is(err, unix.ENOSYS), errors.Is(err, unix.EAGAIN):
+		return dirHandle{}, false, nil // the full walk decides
+	}
+	return dirHandle{}, true, &os.PathError{Op: "openat2", Path: unsafePath, Err: err}
+}
+
+func (r *rootDir) linkedDir(unsafePath string) bool {
+	if r.linkedDirs == nil {
+		return false
+	}
+	_, ok := r.linkedDirs.Load(unsafePath)
+	return ok
 }
 
 // inRoot returns the path, inside the root, of the open file fd.
@@ -233,12 +307,24 @@ func (r *rootDir) lookup(d dirHandle, name string) (resolved, string, error) {
 }
 
 func (r *rootDir) lookupNew(d dirHandle, name string) (resolved, string, error) {
+	if e, ok := r.memo.find(d, name); ok {
+		if e.missing {
+			return resolved{}, "", &os.PathError{Op: "fstatat", Path: d.path + "/" + name, Err: unix.ENOENT}
+		}
+		return resolved{}, e.target, nil
+	}
 	var st unix.Stat_t
 	if err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		if err == unix.ENOENT {
+			r.memo.keep(d, name, memoEntry{missing: true})
+		}
 		return resolved{}, "", &os.PathError{Op: "fstatat", Path: d.path + "/" + name, Err: err}
 	}
 	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
 		t, err := r.readlink(d, name, linkKey{st.Dev, st.Ino, st.Ctim.Nano()})
+		if err == nil {
+			r.memo.keep(d, name, memoEntry{target: t})
+		}
 		return resolved{}, t, err
 	}
 	p := d.path
@@ -338,9 +424,22 @@ func (r *rootDir) readDir(unsafePath string) ([]string, error) {
 	if err != nil {
 		return nil, &os.PathError{Op: "openat", Path: d.path, Err: err}
 	}
-	f := os.NewFile(uintptr(fd), d.path)
-	defer f.Close()
-	return f.Readdirnames(-1)
+	defer unix.Close(fd)
+	var names []string
+	buf := make([]byte, 8192)
+	for {
+		n, err := unix.Getdents(fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return names, &os.PathError{Op: "getdents64", Path: d.path, Err: err}
+		}
+		if n <= 0 {
+			return names, nil
+		}
+		_, _, names = unix.ParseDirent(buf[:n], -1, names)
+	}
 }
 
 // fdPath returns the path the kernel gives for fd.
