@@ -30,6 +30,16 @@ type PlanOptions struct {
 	// GOARCH selects the container library directories (multiarch
 	// triplet, lib32 rules). Empty: runtime.GOARCH.
 	GOARCH string
+	// ProcRoot is the procfs Container.PID is found in. With a PID, the
+	// rootfs is inspected as that process sees it, through
+	// <ProcRoot>/<PID>/root<Rootfs> (libnvidia-container's supervised
+	// mode), so mounts the runtime made in the container's mount
+	// namespace before the hook (a volume at /usr/local/cuda or /etc)
+	// count. A standalone caller, running inside the container's
+	// namespaces, passes what it gives ApplyOptions.ProcRoot
+	// (ROOTFS/proc). Without a PID the rootfs is read at its path.
+	// Empty: "/proc".
+	ProcRoot string
 }
 
 // Plan is every change configuring one container needs, computed before

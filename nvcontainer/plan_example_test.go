@@ -56,7 +56,9 @@ func ExampleNewPlan() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	p, err := nvcontainer.NewPlan(host, req, nvcontainer.Container{PID: 4242, Rootfs: rootfs}, nil)
+	// No PID: the rootfs is read at its path. A hook passes the
+	// container's PID and the rootfs is then read as that process sees it.
+	p, err := nvcontainer.NewPlan(host, req, nvcontainer.Container{Rootfs: rootfs}, nil)
 	if err != nil {
 		log.Fatal(err)
 	}

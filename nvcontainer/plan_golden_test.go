@@ -34,7 +34,10 @@ func goldenPlan(t *testing.T) []byte {
 	t.Helper()
 	h := newTestHost(t, &fakehost.Options{Machine: "dgxa100"})
 	rootfs := testutil.Tree(t, compatRootfs("570.86.10"))
-	p, err := nvcontainer.NewPlan(h.host, request(t, goldenRequest...), nvcontainer.Container{PID: 4242, Rootfs: rootfs}, &nvcontainer.PlanOptions{GOARCH: "amd64"})
+	// Process 4242 of a stand-in procfs sees the host's root.
+	proc := testutil.Tree(t, "symlink 4242/root /")
+	p, err := nvcontainer.NewPlan(h.host, request(t, goldenRequest...), nvcontainer.Container{PID: 4242, Rootfs: rootfs},
+		&nvcontainer.PlanOptions{GOARCH: "amd64", ProcRoot: proc})
 	if err != nil {
 		t.Fatal(err)
 	}

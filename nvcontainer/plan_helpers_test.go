@@ -78,11 +78,11 @@ func capsRequest(caps capabilities.Set) *nvcontainer.Request {
 	return &nvcontainer.Request{Devices: nvcontainer.Devices{Mode: nvcontainer.DevicesAll}, Capabilities: caps}
 }
 
-// plan makes a plan for rootfs (a tree spec, or "" for no rootfs) and
-// fails tb on error.
+// plan makes a plan for rootfs (a tree spec, or "" for no rootfs), read
+// at its host path (no container process), and fails tb on error.
 func (h *testHost) plan(tb testing.TB, req *nvcontainer.Request, spec string, opts *nvcontainer.PlanOptions) *nvcontainer.Plan {
 	tb.Helper()
-	ctr := nvcontainer.Container{PID: 1}
+	ctr := nvcontainer.Container{}
 	if spec != "" {
 		ctr.Rootfs = testutil.Tree(tb, spec)
 	}

@@ -37,18 +37,19 @@ type imageRoot struct {
 	real string // the rootfs path as the kernel names it
 }
 
-// openRootfs opens the rootfs at rootfs, which must be a directory and
-// not a symlink.
+// openRootfs opens the rootfs at rootfs, whose last component must be a
+// directory, not a symlink; the components before it (a /proc/PID/root
+// link among them) are followed.
 func openRootfs(rootfs string) (rootfsView, error) {
 	fd, err := unix.Open(rootfs, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, fmt.Errorf("opening rootfs: %w", &os.PathError{Op: "open", Path: rootfs, Err: err})
+		return nil, &os.PathError{Op: "open", Path: rootfs, Err: err}
 	}
 	dir := os.NewFile(uintptr(fd), rootfs)
 	real, err := procfs.ProcSelfFdReadlink(dir)
 	if err != nil {
 		dir.Close()
-		return nil, fmt.Errorf("opening rootfs %q: %w", rootfs, err)
+		return nil, fmt.Errorf("reading the path of %s: %w", rootfs, err)
 	}
 	return &imageRoot{dir: dir, real: real}, nil
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
+	"strconv"
 	"syscall"
 )
 
@@ -39,9 +41,9 @@ func (pl *planner) inspectRootfs() error {
 		pl.p.CUDACompat = CUDACompat{Mode: pl.compatMode(), Reason: "no container rootfs to inspect"}
 		return nil
 	}
-	view, err := openRootfs(pl.ctr.Rootfs)
+	view, err := openRootfs(pl.rootfsView())
 	if err != nil {
-		return stageErr(StageContainer, err)
+		return stageErr(StageContainer, fmt.Errorf("inspecting rootfs %q%s: %w", pl.ctr.Rootfs, pl.seenBy(), err))
 	}
 	defer view.close()
 	if pl.p.Layout, err = chooseLayout(view, pl.opts.GOARCH); err != nil {
@@ -51,6 +53,27 @@ func (pl *planner) inspectRootfs() error {
 		return stageErr(StageContainer, err)
 	}
 	return nil
+}
+
+// rootfsView is the path the rootfs is inspected through: as the
+// container's process sees it when there is one, else its own path.
+func (pl *planner) rootfsView() string {
+	if pl.ctr.PID <= 0 {
+		return pl.ctr.Rootfs
+	}
+	procRoot := pl.opts.ProcRoot
+	if procRoot == "" {
+		procRoot = "/proc"
+	}
+	return filepath.Join(procRoot, strconv.Itoa(pl.ctr.PID), "root", pl.ctr.Rootfs)
+}
+
+// seenBy names the process the rootfs is inspected as, for errors.
+func (pl *planner) seenBy() string {
+	if pl.ctr.PID <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" as process %d sees it", pl.ctr.PID)
 }
 
 // chooseLayout applies libnvidia-container's directory rules to a rootfs.

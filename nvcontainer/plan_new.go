@@ -63,7 +63,10 @@ func stageErr(stage string, err error) error {
 //     /etc/debian_version exists in it, else /usr/lib64; the lib32 rules;
 //     /usr/bin), reading the rootfs only through in-root resolution
 //     (openat2 RESOLVE_IN_ROOT or its emulation), so a symlink the image
-//     planted never leads to a host file;
+//     planted never leads to a host file, and, when ctr.PID is set, as
+//     that process sees it (<PlanOptions.ProcRoot>/PID/root), so the
+//     runtime's mounts in the container (a volume at /usr/local/cuda)
+//     count, as in libnvidia-container's supervised mode;
 //   - it lists the /proc/driver/nvidia tmpfs (copies of params, with
 //     ModifyDeviceFiles forced to 0, version and registry; binds of the
 //     selected GPUs' gpus/<bus id> and of MIG capabilities), the application
