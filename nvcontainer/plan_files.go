@@ -1,9 +1,11 @@
 package nvcontainer
 
 import (
+	"fmt"
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 
 	"github.com/go-nvc/nvc/driver"
 )
@@ -80,9 +82,22 @@ func (pl *planner) planLibraries(kind MountKind, files []driver.File, dir *strin
 			}
 		}
 		if pl.mount(Mount{Kind: kind, Source: f.HostPath, Target: target}) {
-			pl.libs = append(pl.libs, plannedLib{kind: kind, target: target, soname: f.Soname})
+			pl.libs = append(pl.libs, plannedLib{kind: kind, target: target, soname: pl.linkableSoname(f)})
 		}
 	}
+}
+
+// linkableSoname is f's SONAME when it can name a link beside the
+// library: a plain file name. A SONAME read from a driver-root ELF file
+// such as "../../../etc/ld.so.preload" would put the link elsewhere in the
+// rootfs; it is ignored with a warning, as the ldcache links ignore it.
+func (pl *planner) linkableSoname(f driver.File) string {
+	s := f.Soname
+	if s == "" || (s != "." && s != ".." && !strings.Contains(s, "/")) {
+		return s
+	}
+	pl.warn(fmt.Sprintf("ignoring SONAME %q of %s: not a file name", s, f.HostPath))
+	return ""
 }
 
 // planCompatMounts mounts the image's compat libraries (mount mode) into

@@ -2,11 +2,18 @@ package nvcontainer_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/go-nvc/nvc/capabilities"
+	"github.com/go-nvc/nvc/devices"
+	"github.com/go-nvc/nvc/internal/elfwriter"
+	"github.com/go-nvc/nvc/internal/fakehost"
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/nvcontainer"
 )
@@ -109,6 +116,54 @@ func TestPlanRootfsSymlink(t *testing.T) {
 		var pe *nvcontainer.PlanError
 		if !errors.As(err, &pe) || pe.Stage != tc.stage {
 			t.Errorf("%s: %v", tc.rootfs, err)
+		}
+	}
+}
+
+// TestPlanHostileSoname: driver libraries whose ELF SONAME is not a plain
+// file name ("../../../etc/ld.so.preload", "..", ".") get no SONAME link
+// (it would land elsewhere in the rootfs, or replace a directory) and the
+// plan says why; their other links and the well-formed libraries' links
+// stay.
+func TestPlanHostileSoname(t *testing.T) {
+	fh, err := fakehost.Generate(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := map[string]string{
+		"libcuda.so." + ver:             "../../../etc/ld.so.preload",
+		"libnvidia-allocator.so." + ver: "..",
+		"libnvidia-ml.so." + ver:        ".",
+	}
+	for lib, soname := range bad {
+		p := filepath.Join(fh.Root, deb, lib)
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+		if err := elfwriter.WriteFile(p, elfwriter.Library(soname), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := openTestHost(t, fh, devices.NVML)
+	p := h.plan(t, capsRequest(capabilities.Of(capabilities.Compute, capabilities.Utility, capabilities.Graphics)), debianRootfs, nil)
+	for _, l := range p.Symlinks {
+		inDir := path.Dir(l.Path) == path.Clean(deb) || l.Path == deb+"gbm/nvidia-drm_gbm.so"
+		name := path.Base(l.Path)
+		plainTarget := !strings.Contains(l.Target, "/") || l.Target == "../libnvidia-allocator.so.1"
+		if !inDir || name == "." || name == ".." || !plainTarget || l.Target == "." || l.Target == ".." {
+			t.Errorf("link %s -> %s", l.Path, l.Target)
+		}
+	}
+	if target, ok := findLink(p, deb+"libcuda.so"); !ok || target != "libcuda.so.1" {
+		t.Errorf("libcuda.so -> %q (%v)", target, ok)
+	}
+	if target, ok := findLink(p, deb+"libnvidia-ptxjitcompiler.so.1"); !ok || target != "libnvidia-ptxjitcompiler.so."+ver {
+		t.Errorf("a well-formed SONAME lost its link: %q (%v)", target, ok)
+	}
+	for lib, soname := range bad {
+		want := fmt.Sprintf("ignoring SONAME %q of %s: not a file name", soname, filepath.Join(fh.Root, deb, lib))
+		if !slices.Contains(p.Warnings, want) {
+			t.Errorf("no warning %q in %q", want, p.Warnings)
 		}
 	}
 }
