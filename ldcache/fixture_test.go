@@ -120,7 +120,8 @@ var legacyHWCapLibs = []lib{
 }
 
 // realisticRoot is a Debian-like root with n libraries (plus development
-// symlinks and SONAME links) spread over the usual directories.
+// symlinks and SONAME links) spread over the usual directories and a
+// driver directory listed in ld.so.conf.d, all of them scanned.
 func realisticRoot(t testing.TB, n int) string {
 	t.Helper()
 	root := testutil.Tree(t, `
@@ -128,6 +129,7 @@ file etc/debian_version "12.5\n"
 file etc/ld.so.conf "include /etc/ld.so.conf.d/*.conf\n"
 file etc/ld.so.conf.d/libc.conf "/usr/local/lib\n"
 file etc/ld.so.conf.d/x86_64-linux-gnu.conf "/usr/local/lib/x86_64-linux-gnu\n/lib/x86_64-linux-gnu\n/usr/lib/x86_64-linux-gnu\n"
+file etc/ld.so.conf.d/nvidia.conf "/usr/lib/x86_64-linux-gnu/nvidia\n"
 dir usr/local/lib
 `)
 	dirs := []string{"usr/lib/x86_64-linux-gnu", "lib/x86_64-linux-gnu", "usr/lib/x86_64-linux-gnu/nvidia"}
