@@ -25,7 +25,9 @@ type PlanOptions struct {
 	// NoCgroups plans no device cgroup rules (--no-cgroups). False: rules.
 	NoCgroups bool
 	// NoDevbind plans no device node mounts; cgroup rules are still
-	// planned (--no-devbind). False: nodes are bind-mounted.
+	// planned (--no-devbind), and so is the /dev/nvidia-caps directory
+	// of mig-config/mig-monitor "all", which libnvidia-container binds
+	// regardless. False: nodes are bind-mounted.
 	NoDevbind bool
 	// GOARCH selects the container library directories (multiarch
 	// triplet, lib32 rules). Empty: runtime.GOARCH.

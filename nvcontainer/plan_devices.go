@@ -155,15 +155,15 @@ func isAll(s *devices.Selection) bool { return s != nil && s.All }
 
 // planMIGGlobal binds the whole capabilities tree and, where capabilities
 // are device nodes, the /dev/nvidia-caps directory, allowing the global
-// capability and every MIG minor of the granted GPUs.
+// capability and every MIG minor of the granted GPUs. The directory is
+// bound even with NoDevbind, as libnvidia-container binds it: it is not a
+// device node mount.
 func (pl *planner) planMIGGlobal(c *devices.Cap, s *devices.Selection) {
 	pl.procBind(devices.ProcCapabilities, true, "")
 	if pl.dev.NVCapsStyle != devices.NVCapsDev {
 		return
 	}
-	if !pl.opts.NoDevbind {
-		pl.mount(Mount{Kind: MountCapsDir, Source: pl.dev.HostPath(devices.DevNvidiaCaps), Target: devices.DevNvidiaCaps, Dir: true})
-	}
+	pl.mount(Mount{Kind: MountCapsDir, Source: pl.dev.HostPath(devices.DevNvidiaCaps), Target: devices.DevNvidiaCaps, Dir: true})
 	if c != nil && c.Node != nil {
 		pl.rule(c.Node.Major, c.Node.Minor)
 	}

@@ -124,3 +124,26 @@ func TestPlanMIGConfigAll(t *testing.T) {
 		t.Errorf("mig-config with a MIG device: %v", err)
 	}
 }
+
+// TestPlanMIGConfigAllNoDevbind: with --no-devbind, mig-config and
+// mig-monitor "all" still bind the /dev/nvidia-caps directory (as
+// libnvidia-container does, §3.12) and allow the same devices, while no
+// device node is bound.
+func TestPlanMIGConfigAllNoDevbind(t *testing.T) {
+	h := migHost(t, devices.NVML)
+	for _, v := range []string{"NVIDIA_MIG_CONFIG_DEVICES=all", "NVIDIA_MIG_MONITOR_DEVICES=all"} {
+		req := request(t, "NVIDIA_VISIBLE_DEVICES=3", "NVIDIA_DRIVER_CAPABILITIES=utility", v)
+		full := h.plan(t, req, debianRootfs, nil)
+		p := h.plan(t, req, debianRootfs, &nvcontainer.PlanOptions{NoDevbind: true})
+		m, ok := findMount(p, "/dev/nvidia-caps")
+		if !ok || !m.Dir || m.Kind != nvcontainer.MountCapsDir || m.Source != h.fake.DevRoot+"/nvidia-caps" {
+			t.Errorf("%s: /dev/nvidia-caps bind %+v (%v)", v, m, ok)
+		}
+		if nodes := mountTargets(p, nvcontainer.MountDevice); len(nodes) != 0 {
+			t.Errorf("%s: device nodes bound with NoDevbind: %v", v, nodes)
+		}
+		if !slices.Equal(p.CgroupRules, full.CgroupRules) {
+			t.Errorf("%s: rules differ from the plan with device binds", v)
+		}
+	}
+}
