@@ -32,7 +32,7 @@ const (
 // Its text is nvidia-container-cli's line for the same failure,
 // e.g. "requirement error: unsatisfied condition: cuda>=12.8, please update
 // your driver to a newer version, or use an earlier cuda container" or
-// "device error: unknown device: 9".
+// "device error: 9: unknown device".
 type PlanError struct {
 	// Stage is one of the Stage constants.
 	Stage string
@@ -41,8 +41,20 @@ type PlanError struct {
 	Err error
 }
 
-// Error returns "<stage> error: <cause>".
-func (e *PlanError) Error() string { return e.Stage + " error: " + e.Err.Error() }
+// Error returns "<stage> error: <cause>". A device ID refused at the
+// device, mig-config or mig-monitor stage prints as libnvidia-container's
+// select_devices prints it, the ID first: "device error: 9: unknown
+// device", "mig-config error: 0: only 'all' devices are currently
+// supported".
+func (e *PlanError) Error() string {
+	var id *devices.DeviceIDError
+	if e.Stage == StageDevice || e.Stage == StageMIGConfig || e.Stage == StageMIGMonitor {
+		if errors.As(e.Err, &id) {
+			return e.Stage + " error: " + id.ID + ": " + id.Reason
+		}
+	}
+	return e.Stage + " error: " + e.Err.Error()
+}
 
 // Unwrap returns e.Err.
 func (e *PlanError) Unwrap() error { return e.Err }

@@ -69,8 +69,8 @@ func TestPlanErrors(t *testing.T) {
 		msg   string
 		is    error
 	}{
-		{[]string{"NVIDIA_VISIBLE_DEVICES=9"}, nvcontainer.StageDevice, "device error: unknown device: 9", devices.ErrUnknownDevice},
-		{[]string{"NVIDIA_VISIBLE_DEVICES=0,GPU-nope"}, nvcontainer.StageDevice, "device error: unknown device: GPU-nope", devices.ErrUnknownDevice},
+		{[]string{"NVIDIA_VISIBLE_DEVICES=9"}, nvcontainer.StageDevice, "device error: 9: unknown device", devices.ErrUnknownDevice},
+		{[]string{"NVIDIA_VISIBLE_DEVICES=0,GPU-nope"}, nvcontainer.StageDevice, "device error: GPU-nope: unknown device", devices.ErrUnknownDevice},
 		{[]string{"NVIDIA_VISIBLE_DEVICES=all", "NVIDIA_REQUIRE_CUDA=cuda>=12.8"}, nvcontainer.StageRequirement,
 			"requirement error: unsatisfied condition: cuda>=12.8, please update your driver to a newer version, or use an earlier cuda container",
 			nvcontainer.ErrUnsatisfied},
@@ -81,9 +81,9 @@ func TestPlanErrors(t *testing.T) {
 		{[]string{"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_REQUIRE_X=cuda>=12.x"}, nvcontainer.StageRequirement,
 			"", nvcontainer.ErrInvalidRequirement},
 		{[]string{"NVIDIA_VISIBLE_DEVICES=all", "NVIDIA_MIG_CONFIG_DEVICES=0"}, nvcontainer.StageMIGConfig,
-			"mig-config error: only 'all' devices are currently supported: 0", devices.ErrInvalid},
+			"mig-config error: 0: only 'all' devices are currently supported", devices.ErrInvalid},
 		{[]string{"NVIDIA_VISIBLE_DEVICES=all", "NVIDIA_MIG_MONITOR_DEVICES=1"}, nvcontainer.StageMIGMonitor,
-			"mig-monitor error: only 'all' devices are currently supported: 1", devices.ErrInvalid},
+			"mig-monitor error: 1: only 'all' devices are currently supported", devices.ErrInvalid},
 		{[]string{"NVIDIA_VISIBLE_DEVICES=void"}, nvcontainer.StageInput, "input error: not a GPU container", nvcontainer.ErrNotGPUContainer},
 	} {
 		req := request(t, tc.env...)
