@@ -53,13 +53,16 @@ func (pl *planner) recordDevices() {
 }
 
 // checkRequirements evaluates the requirements against the driver and
-// every selected GPU (a selected MIG device's parent is among them).
+// every selected GPU (a selected MIG device's parent is among them). What
+// only NVML knows (CUDA version, brand, compute capability) is unknown
+// after procfs discovery, and a term on it fails, saying why.
 func (pl *planner) checkRequirements() error {
 	reqs := pl.req.Requirements
 	if pl.req.DisableRequire || len(reqs) == 0 {
 		return nil
 	}
-	facts := RequireFacts{CUDAVersion: pl.p.Driver.CUDAVersion, DriverVersion: pl.p.Driver.Version}
+	facts := RequireFacts{CUDAVersion: pl.p.Driver.CUDAVersion, DriverVersion: pl.p.Driver.Version,
+		UnknownReason: pl.unknownReason()}
 	for _, g := range pl.sel.GPUs {
 		facts.Devices = append(facts.Devices, RequireDevice{Arch: g.ComputeCapability, Brand: g.Brand})
 	}
@@ -68,6 +71,19 @@ func (pl *planner) checkRequirements() error {
 	}
 	pl.p.Requirements = slices.Clone(reqs)
 	return nil
+}
+
+// unknownReason says why facts only NVML reports may be missing.
+func (pl *planner) unknownReason() string {
+	switch e := pl.dev.NVMLError; {
+	case pl.dev.Backend != devices.Procfs:
+		return ""
+	case e == "":
+		return "devices were discovered without NVML (backend procfs)"
+	case strings.HasPrefix(e, devices.ErrNVMLUnavailable.Error()):
+		return e
+	}
+	return devices.ErrNVMLUnavailable.Error() + ": " + pl.dev.NVMLError
 }
 
 // planNodes lists the device nodes (bind mounts unless NoDevbind), their

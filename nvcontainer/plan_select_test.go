@@ -3,10 +3,12 @@ package nvcontainer_test
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/go-nvc/nvc/capabilities"
 	"github.com/go-nvc/nvc/devices"
+	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/internal/fakehost"
 	"github.com/go-nvc/nvc/nvcontainer"
 )
@@ -160,5 +162,53 @@ func TestPlanIMEX(t *testing.T) {
 	}
 	if !slices.Contains(p.Warnings, "missing IMEX channel node /dev/nvidia-caps-imex-channels/channel7") {
 		t.Errorf("warnings %q", p.Warnings)
+	}
+}
+
+// TestPlanRequirementsWithoutNVML: on a host discovered without NVML (the
+// generated host's libnvidia-ml.so.1 is no NVML, so Auto falls back to
+// procfs), the CUDA version, brand and compute capability are unknown, and
+// a requirement on them fails saying so, where it used to pass. Arch and
+// brand still pass without a selected device; the driver version, from
+// procfs, is compared as usual.
+func TestPlanRequirementsWithoutNVML(t *testing.T) {
+	fh, err := fakehost.Generate(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, err := nvcontainer.OpenHost(&driver.Options{Root: fh.Root, ProcRoot: fh.ProcRoot, DevRoot: fh.DevRoot}, devices.Auto)
+	if err != nil || host.Devices.Backend != devices.Procfs || host.Devices.NVMLError == "" {
+		t.Fatalf("host without NVML: %v, %+v", err, host)
+	}
+	for _, tc := range []struct {
+		devs, req string
+		fact      string // "" when the plan must be made
+	}{
+		{"0", "cuda>=99.0", "CUDA version"},
+		{"none", "cuda>=1.0", "CUDA version"},
+		{"0", "brand=geforce", "device brand"},
+		{"0", "arch>=9.9", "device compute capability"},
+		{"0,1", "arch<99", "device compute capability"},
+		{"none", "arch>=9.9", ""},
+		{"none", "brand=geforce", ""},
+		{"0", "driver>=550", ""},
+		{"0", "cuda>=12.0 driver>=550", ""},
+	} {
+		req := request(t, "NVIDIA_VISIBLE_DEVICES="+tc.devs, "NVIDIA_REQUIRE_X="+tc.req)
+		_, err := nvcontainer.NewPlan(host, req, nvcontainer.Container{}, nil)
+		var ue *nvcontainer.UnsatisfiedError
+		switch {
+		case tc.fact == "" && err != nil:
+			t.Errorf("%s on %s: %v", tc.req, tc.devs, err)
+		case tc.fact == "":
+		case !errors.As(err, &ue) || !errors.Is(err, nvcontainer.ErrUnknownFact) || ue.Fact != tc.fact:
+			t.Errorf("%s on %s: %v, want the %s unknown", tc.req, tc.devs, err, tc.fact)
+		case ue.Why != host.Devices.NVMLError || !strings.HasPrefix(err.Error(), "requirement error: unsatisfied condition: "+tc.req+" (cannot check"):
+			t.Errorf("%s on %s: %q", tc.req, tc.devs, err)
+		}
+	}
+	req := request(t, "NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_REQUIRE_CUDA=cuda>=99.0", "NVIDIA_DISABLE_REQUIRE=true")
+	if _, err := nvcontainer.NewPlan(host, req, nvcontainer.Container{}, nil); err != nil {
+		t.Errorf("NVIDIA_DISABLE_REQUIRE: %v", err)
 	}
 }

@@ -16,55 +16,81 @@ var (
 	ErrUnsatisfied = errors.New("unsatisfied condition")
 	// ErrInvalidRequirement: a requirement cannot be parsed or compared.
 	ErrInvalidRequirement = errors.New("invalid expression")
+	// ErrUnknownFact: a requirement failed because a host fact it compares
+	// is unknown (NVML unavailable); matched together with ErrUnsatisfied.
+	ErrUnknownFact = errors.New("host fact unknown")
 )
 
 // RequireFacts is what requirements are evaluated against. The plan fills it
 // from the driver and the selected devices; it holds plain strings so that
 // this package's DSL needs neither.
+//
+// A term whose fact is unknown is false, so a requirement holds only
+// through facts that are known; libnvidia-container, which cannot start
+// without NVML, never lacks them. The one exception is dsl.c's: arch and
+// brand terms pass when no device is selected.
 type RequireFacts struct {
-	// CUDAVersion is the driver's CUDA version, "12.4". Empty: unknown, and
-	// every cuda term passes.
+	// CUDAVersion is the driver's CUDA version, "12.4". Empty: unknown,
+	// and a cuda term is false.
 	CUDAVersion string
 	// DriverVersion is the kernel driver (NVRM) version, "550.54.15".
-	// Empty: unknown, and every driver term passes.
+	// Empty: unknown, and a driver term is false.
 	DriverVersion string
 	// Devices are the selected GPUs; a selected MIG device contributes its
 	// parent GPU. Empty: arch and brand terms pass, and each requirement is
 	// evaluated once without a device.
 	Devices []RequireDevice
+	// UnknownReason says why empty facts are unknown, for the error, e.g.
+	// "NVML unavailable: …". Empty: "not reported by the host".
+	UnknownReason string
 }
 
 // RequireDevice is one selected GPU as the DSL sees it.
 type RequireDevice struct {
-	// Arch is the CUDA compute capability, "8.0". Empty: arch terms pass.
+	// Arch is the CUDA compute capability, "8.0". Empty: unknown, and an
+	// arch term is false.
 	Arch string
-	// Brand is NVML's brand name, "Tesla", "GeForce", ... Empty: brand
-	// terms pass.
+	// Brand is NVML's brand name, "Tesla", "GeForce", ... Empty: unknown,
+	// and a brand term is false.
 	Brand string
 }
 
 // UnsatisfiedError is a requirement the host does not meet. Its text is
-// libnvidia-container's.
+// libnvidia-container's, with the unknown fact added when one made it
+// fail.
 type UnsatisfiedError struct {
 	Requirement string // the whole expression
 	Device      int    // index in RequireFacts.Devices, or -1 for none
+	// Unknown is the first term evaluated whose fact was unknown, and
+	// Fact and Why name that fact and why it is unknown
+	// (RequireFacts.UnknownReason); all empty when every fact compared
+	// was known.
+	Unknown, Fact, Why string
 }
 
 // Error reads "unsatisfied condition: <first clause>", with libnvidia-container's
 // advice appended when that clause starts with "cuda>=": "unsatisfied condition:
 // cuda>=12.8, please update your driver to a newer version, or use an earlier
-// cuda container".
+// cuda container". When an unknown fact made it fail, the advice is
+// replaced by what is unknown and why: "unsatisfied condition: cuda>=12.8
+// (cannot check cuda>=12.8: CUDA version unknown: NVML unavailable: …)".
 func (e *UnsatisfiedError) Error() string {
 	first, _, _ := strings.Cut(e.Requirement, " ")
-	if strings.HasPrefix(first, "cuda>=") {
+	switch {
+	case e.Unknown != "":
+		return fmt.Sprintf("unsatisfied condition: %s (cannot check %s: %s unknown: %s)", first, e.Unknown, e.Fact, e.Why)
+	case strings.HasPrefix(first, "cuda>="):
 		return "unsatisfied condition: " + first +
 			", please update your driver to a newer version, or use an earlier cuda container"
 	}
 	return "unsatisfied condition: " + first
 }
 
-// Is reports whether target is [ErrUnsatisfied].
-func (e *UnsatisfiedError) Is(target error) bool { return target == ErrUnsatisfied }
+// Is reports whether target is [ErrUnsatisfied], or [ErrUnknownFact] when
+// an unknown fact made the requirement fail.
+func (e *UnsatisfiedError) Is(target error) bool {
+	return target == ErrUnsatisfied || (target == ErrUnknownFact && e.Unknown != "")
+}
 
 // InvalidRequirementError says where a requirement is invalid.
 type InvalidRequirementError struct {
@@ -97,6 +123,12 @@ func (e *InvalidRequirementError) Is(target error) bool { return target == ErrIn
 // keeps the previous clause's result. Use [ValidateRequirement] to check a
 // requirement strictly.
 //
+// A term comparing a fact that is unknown (empty in f) is false; the
+// requirement then fails unless another clause holds, with an
+// [*UnsatisfiedError] that names the unknown fact (and matches
+// [ErrUnknownFact]). Only arch and brand terms with no device selected
+// pass without a fact.
+//
 // The error is an [*UnsatisfiedError] or an [*InvalidRequirementError].
 func CheckRequirements(reqs []string, f RequireFacts) error {
 	if len(f.Devices) == 0 {
@@ -112,15 +144,26 @@ func CheckRequirements(reqs []string, f RequireFacts) error {
 
 func checkAll(reqs []string, f *RequireFacts, dev *RequireDevice, idx int) error {
 	for _, r := range reqs {
-		ok, err := evalPredicate(r, f, dev)
+		ok, unknown, err := evalPredicate(r, f, dev)
 		if err != nil {
 			return err
 		}
 		if !ok {
-			return &UnsatisfiedError{Requirement: r, Device: idx}
+			return unsatisfied(r, idx, unknown, f)
 		}
 	}
 	return nil
+}
+
+func unsatisfied(r string, idx int, u unknownFact, f *RequireFacts) error {
+	e := &UnsatisfiedError{Requirement: r, Device: idx}
+	if u.term != "" {
+		e.Unknown, e.Fact, e.Why = u.term, u.fact, f.UnknownReason
+		if e.Why == "" {
+			e.Why = "not reported by the host"
+		}
+	}
+	return e
 }
 
 // ValidateRequirement checks every term of expr strictly: known key, one of
@@ -140,15 +183,23 @@ func ValidateRequirement(expr string) error {
 	return nil
 }
 
-// evalPredicate is dsl_evaluate: it reports whether expr holds.
-func evalPredicate(expr string, f *RequireFacts, dev *RequireDevice) (bool, error) {
+// unknownFact is a term that was false because its fact is unknown.
+type unknownFact struct{ term, fact string }
+
+// evalPredicate is dsl_evaluate: it reports whether expr holds and, when
+// it does not, the first term evaluated whose fact was unknown.
+func evalPredicate(expr string, f *RequireFacts, dev *RequireDevice) (bool, unknownFact, error) {
 	ret := true
+	var first unknownFact
 	for _, clause := range splitClauses(expr) {
 		complete := true
 		for _, t := range clause {
-			ok, err := evalTerm(expr, t, f, dev)
+			ok, fact, err := evalTerm(expr, t, f, dev)
 			if err != nil {
-				return false, err
+				return false, unknownFact{}, err
+			}
+			if fact != "" && first.term == "" {
+				first = unknownFact{t.text, fact}
 			}
 			ret = ok
 			if !ok {
@@ -160,7 +211,7 @@ func evalPredicate(expr string, f *RequireFacts, dev *RequireDevice) (bool, erro
 			break
 		}
 	}
-	return ret, nil
+	return ret, first, nil
 }
 
 // span is a piece of a requirement and its byte offset.

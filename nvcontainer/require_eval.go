@@ -67,23 +67,24 @@ func matchOperator(run string) (comparator, bool) {
 	return 0, false
 }
 
-// evalTerm is evaluate_rule plus the rule callbacks of configure.c.
-func evalTerm(expr string, s span, f *RequireFacts, dev *RequireDevice) (bool, error) {
+// evalTerm is evaluate_rule plus the rule callbacks of configure.c. A
+// non-empty fact names the unknown fact that made the term false.
+func evalTerm(expr string, s span, f *RequireFacts, dev *RequireDevice) (bool, string, error) {
 	bad := func(reason string) error {
 		return &InvalidRequirementError{Requirement: expr, Term: s.text, Offset: s.off, Reason: reason}
 	}
 	t, reason := parseTerm(s.text)
 	if reason != "" {
-		return false, bad(reason)
+		return false, "", bad(reason)
 	}
-	ok, reason := evalRule(t, f, dev)
-	if reason != "" {
-		return false, bad(reason)
+	r := evalRule(t, f, dev)
+	if r.invalid != "" {
+		return false, "", bad(r.invalid)
 	}
-	if !ok && formattedLen(t) >= exprMax {
-		return false, bad(fmt.Sprintf("condition longer than %d bytes", exprMax-1))
+	if !r.ok && formattedLen(t) >= exprMax {
+		return false, "", bad(fmt.Sprintf("condition longer than %d bytes", exprMax-1))
 	}
-	return ok, nil
+	return r.ok, r.unknown, nil
 }
 
 func formattedLen(t term) int { return len(t.key) + len(operators[t.op]) + len(t.value) + 2 }
@@ -115,43 +116,65 @@ func unknownKey(k string) string {
 	return fmt.Sprintf("unknown key %q (want cuda, driver, arch or brand)", k)
 }
 
-// evalRule applies the rule for t's key, with configure.c's pass rules for
-// missing facts. A non-empty reason means the term is invalid.
-func evalRule(t term, f *RequireFacts, dev *RequireDevice) (bool, string) {
-	switch lookupKey(t.key) {
-	case keyCUDA:
-		return hostVersion("CUDA", f.CUDAVersion, t)
-	case keyDriver:
-		return hostVersion("driver", f.DriverVersion, t)
-	case keyArch:
-		if dev == nil {
-			return true, ""
-		}
-		return hostVersion("device arch", dev.Arch, t)
-	case keyBrand:
-		if dev == nil || dev.Brand == "" {
-			return true, ""
-		}
-		return compareBrand(dev.Brand, t.op, t.value)
-	}
-	return false, unknownKey(t.key)
+// ruleResult is a term's value: ok, or invalid (a non-empty reason), or
+// false because the fact named by unknown is not known.
+type ruleResult struct {
+	ok      bool
+	invalid string
+	unknown string
 }
 
-func hostVersion(what, have string, t term) (bool, string) {
-	if have == "" {
-		return true, ""
+// evalRule applies the rule for t's key. Arch and brand pass without a
+// device, as in configure.c; a fact that is unknown makes the term false.
+func evalRule(t term, f *RequireFacts, dev *RequireDevice) ruleResult {
+	switch lookupKey(t.key) {
+	case keyCUDA:
+		return hostVersion("CUDA version", f.CUDAVersion, t)
+	case keyDriver:
+		return hostVersion("driver version", f.DriverVersion, t)
+	case keyArch:
+		if dev == nil {
+			return ruleResult{ok: true}
+		}
+		return hostVersion("device compute capability", dev.Arch, t)
+	case keyBrand:
+		if dev == nil {
+			return ruleResult{ok: true}
+		}
+		return hostBrand(dev.Brand, t)
 	}
+	return ruleResult{invalid: unknownKey(t.key)}
+}
+
+// hostVersion compares the host's version have with t; the value is
+// checked before the fact, so a malformed term stays invalid on a host
+// that does not know the fact.
+func hostVersion(what, have string, t term) ruleResult {
 	if !isDotted(t.value) {
-		return false, fmt.Sprintf("version %q is not made of digits and dots", t.value)
+		return ruleResult{invalid: fmt.Sprintf("version %q is not made of digits and dots", t.value)}
+	}
+	if have == "" {
+		return ruleResult{unknown: what}
 	}
 	if !isDotted(have) {
-		return false, fmt.Sprintf("host %s version %q is not made of digits and dots", what, have)
+		return ruleResult{invalid: fmt.Sprintf("host %s %q is not made of digits and dots", what, have)}
 	}
 	ok, valid := compareVersion(have, t.op, t.value)
 	if !valid {
-		return false, fmt.Sprintf("cannot compare version %q with %q", have, t.value)
+		return ruleResult{invalid: fmt.Sprintf("cannot compare version %q with %q", have, t.value)}
 	}
-	return ok, ""
+	return ruleResult{ok: ok}
+}
+
+func hostBrand(have string, t term) ruleResult {
+	if _, reason := compareBrand("", t.op, t.value); reason != "" {
+		return ruleResult{invalid: reason}
+	}
+	if have == "" {
+		return ruleResult{unknown: "device brand"}
+	}
+	ok, _ := compareBrand(have, t.op, t.value)
+	return ruleResult{ok: ok}
 }
 
 func compareBrand(have string, op comparator, want string) (bool, string) {

@@ -141,35 +141,70 @@ func TestRequirementVersions(t *testing.T) {
 	}
 }
 
-// Missing facts pass (configure.c's rule callbacks).
-func TestRequirementMissingFacts(t *testing.T) {
-	none := nvcontainer.RequireFacts{}
+// Unknown facts: a term on a fact the host does not know is false, and the
+// error names the fact and why it is unknown; arch and brand still pass
+// when no device is selected (dsl.c's rule for that case only).
+func TestRequirementUnknownFacts(t *testing.T) {
+	const why = "NVML unavailable: no libnvidia-ml.so.1"
+	none := nvcontainer.RequireFacts{UnknownReason: why}
+	noNVML := nvcontainer.RequireFacts{DriverVersion: "550.54.15", UnknownReason: why, Devices: []nvcontainer.RequireDevice{{}}}
 	noBrand := nvcontainer.RequireFacts{Devices: []nvcontainer.RequireDevice{{Arch: "8.0"}}}
-	noArch := nvcontainer.RequireFacts{Devices: []nvcontainer.RequireDevice{{Brand: "Tesla"}}}
 	tests := []struct {
 		rule  string
 		facts nvcontainer.RequireFacts
 		expr  string
-		want  string
+		want  string // outcome, or the unknown fact's name for a failure it caused
 	}{
-		{"no CUDA version: cuda passes", none, "cuda>=99", pass},
-		{"no CUDA version: value not even checked", none, "cuda>=abc", pass},
-		{"no driver version: driver passes", none, "driver>=999", pass},
+		{"cuda without a CUDA version", none, "cuda>=99.0", "CUDA version"},
+		{"cuda without a CUDA version, with a device", noNVML, "cuda>=1.0", "CUDA version"},
+		{"driver without a driver version", none, "driver>=1", "driver version"},
+		{"arch of a device without compute capability", noNVML, "arch>=9.9", "device compute capability"},
+		{"arch of a device without compute capability, <", noNVML, "arch<99", "device compute capability"},
+		{"brand of a device without brand", noNVML, "brand=geforce", "device brand"},
+		{"brand != of a device without brand", noNVML, "brand!=geforce", "device brand"},
+		{"brand of a device without brand, no reason given", noBrand, "brand=tesla", "device brand"},
 		{"no device: arch passes", none, "arch>=99", pass},
 		{"no device: brand passes, even with <", none, "brand<x", pass},
-		{"device without brand: brand passes", noBrand, "brand=geforce", pass},
-		{"device without arch: arch passes", noArch, "arch>=9.0", pass},
-		{"device with brand still checked", noArch, "brand=geforce", fail},
+		{"a known fact in another clause holds", noNVML, "cuda>=12.0 driver>=550", pass},
+		{"a known fact in another clause fails", noNVML, "brand=tesla driver>=560", "device brand"},
+		{"the value is still checked", noNVML, "cuda>=abc", invalid},
+		{"brand operators are still checked", noNVML, "brand<x", invalid},
 		{"unknown key fails even with no facts", none, "foo=1", invalid},
 		{"host version with letters is invalid", nvcontainer.RequireFacts{DriverVersion: "550.54.15-beta"}, "driver>=1", invalid},
+		{"a known arch is still compared", noBrand, "arch>=9.0", fail},
 	}
 	for _, tt := range tests {
 		t.Run(tt.rule, func(t *testing.T) {
 			err := nvcontainer.CheckRequirements([]string{tt.expr}, tt.facts)
-			if got := outcome(err); got != tt.want {
-				t.Errorf("CheckRequirements(%q) = %s (%v), want %s", tt.expr, got, err, tt.want)
+			var ue *nvcontainer.UnsatisfiedError
+			switch got := outcome(err); {
+			case tt.want == pass || tt.want == fail || tt.want == invalid:
+				if got != tt.want || (got == fail && errors.Is(err, nvcontainer.ErrUnknownFact)) {
+					t.Errorf("CheckRequirements(%q) = %s (%v), want %s", tt.expr, got, err, tt.want)
+				}
+			case !errors.As(err, &ue) || !errors.Is(err, nvcontainer.ErrUnknownFact) || ue.Fact != tt.want:
+				t.Errorf("CheckRequirements(%q) = %v, want a failure on the unknown %s", tt.expr, err, tt.want)
+			case tt.facts.UnknownReason != "" && ue.Why != why, tt.facts.UnknownReason == "" && ue.Why != "not reported by the host":
+				t.Errorf("CheckRequirements(%q): reason %q", tt.expr, ue.Why)
 			}
 		})
+	}
+}
+
+// TestRequirementUnknownMessage: the message keeps libnvidia-container's
+// start and says which term could not be checked and why, instead of the
+// advice to update the driver.
+func TestRequirementUnknownMessage(t *testing.T) {
+	facts := nvcontainer.RequireFacts{DriverVersion: "550.54.15", UnknownReason: "NVML unavailable: no libnvidia-ml.so.1",
+		Devices: []nvcontainer.RequireDevice{{}}}
+	for expr, want := range map[string]string{
+		"cuda>=12.8":                         "unsatisfied condition: cuda>=12.8 (cannot check cuda>=12.8: CUDA version unknown: NVML unavailable: no libnvidia-ml.so.1)",
+		"cuda>=12.4 brand=tesla,driver>=550": "unsatisfied condition: cuda>=12.4 (cannot check cuda>=12.4: CUDA version unknown: NVML unavailable: no libnvidia-ml.so.1)",
+		"driver>=560 brand=tesla":            "unsatisfied condition: driver>=560 (cannot check brand=tesla: device brand unknown: NVML unavailable: no libnvidia-ml.so.1)",
+	} {
+		if err := nvcontainer.CheckRequirements([]string{expr}, facts); err == nil || err.Error() != want {
+			t.Errorf("CheckRequirements(%q):\n got %v\nwant %s", expr, err, want)
+		}
 	}
 }
 
