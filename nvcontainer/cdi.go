@@ -19,8 +19,10 @@ const (
 	// loads (it refuses 0.6.0).
 	DefaultCDIVersion = "0.5.0"
 	// DefaultCDIHookPath is the createContainer hook program. The hooks
-	// take the arguments of the NVIDIA Container Toolkit's nvidia-cdi-hook
-	// (update-ldcache --folder DIR, create-symlinks --link TARGET::LINK).
+	// take the arguments of the NVIDIA Container Toolkit's nvidia-cdi-hook:
+	// create-symlinks --link TARGET::LINK, enable-cuda-compat
+	// --host-driver-version VERSION, update-ldcache --folder DIR and
+	// disable-device-node-modification.
 	DefaultCDIHookPath = "/usr/bin/nvidia-cdi-hook"
 )
 
@@ -90,13 +92,13 @@ func (o *CDIOptions) withDefaults() CDIOptions {
 }
 
 // NewCDISpec plans caps (zero: every class) for every device of host with
-// no rootfs, and writes that plan as a CDI spec: what nvidia-ctk cdi
-// generate makes.
+// no rootfs and the default CUDA compat mode, and writes that plan as a
+// CDI spec: what nvidia-ctk cdi generate makes.
 func NewCDISpec(host *Host, caps capabilities.Set, opts *CDIOptions) (*specs.Spec, error) {
 	if caps == 0 {
 		caps = capabilities.All
 	}
-	req := &Request{Devices: Devices{Mode: DevicesAll}, Capabilities: caps, CUDACompatMode: CompatDisabled}
+	req := &Request{Devices: Devices{Mode: DevicesAll}, Capabilities: caps}
 	p, err := NewPlan(host, req, Container{}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("generating CDI spec: %w", err)
@@ -115,15 +117,24 @@ func NewCDISpec(host *Host, caps capabilities.Set, opts *CDIOptions) (*specs.Spe
 //   - spec-wide edits: the shared device nodes (nvidiactl, nvidia-uvm …,
 //     IMEX channels), the driver files as bind mounts with the plan's
 //     flags, NVIDIA_VISIBLE_DEVICES=void (so a legacy hook does not inject
-//     a second time), and two createContainer hooks with an explicit
-//     environment: create-symlinks --link TARGET::LINK for the plan's
-//     symlinks, then update-ldcache --folder DIR for its loader cache dirs;
+//     a second time), and createContainer hooks, each with an explicit
+//     environment, in the NVIDIA Container Toolkit's order:
+//     create-symlinks --link TARGET::LINK for the plan's symlinks;
+//     enable-cuda-compat --host-driver-version VERSION with compute, unless
+//     the compat mode is disabled or the plan already used an image's
+//     compat libraries (the hook decides on the container's
+//     /usr/local/cuda/compat and adds an ld.so.conf.d entry);
+//     update-ldcache --folder DIR for the loader cache dirs; and
+//     disable-device-node-modification where the plan masks
+//     /proc/driver/nvidia (the hook mounts a copy of params with
+//     ModifyDeviceFiles: 0 over the container's);
 //   - devices sorted by name, so the same plan gives the same spec.
 //
 // What a plan holds that CDI cannot express is left out: the
 // /proc/driver/nvidia and application profile tmpfs (a CDI runtime mounts
-// the host's procfs; params stays the host's) and cgroup rules (the
-// runtime derives them from the device nodes). A plan made without a
+// the host's procfs; the disable-device-node-modification hook masks
+// params) and cgroup rules (the runtime derives them from the device
+// nodes). A plan made without a
 // rootfs (Layout.HostPaths) mounts the libraries at their host paths, as
 // the NVIDIA Container Toolkit's specs do; the hook then adds those dirs
 // to the container's loader cache. CDISpec needs the plan's device node

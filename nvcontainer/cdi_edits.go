@@ -5,6 +5,8 @@ import (
 	"path"
 	"slices"
 
+	"github.com/go-nvc/nvc/capabilities"
+	"github.com/go-nvc/nvc/devices"
 	specs "tags.cncf.io/container-device-interface/specs-go"
 )
 
@@ -12,7 +14,9 @@ import (
 const (
 	cdiHookName       = "createContainer"
 	hookCreateLinks   = "create-symlinks"
+	hookCUDACompat    = "enable-cuda-compat"
 	hookUpdateLDCache = "update-ldcache"
+	hookNoDeviceNodes = "disable-device-node-modification"
 	cdiVoidEnv        = EnvVisibleDevices + "=void"
 	cdiPermissions    = "rw"
 )
@@ -64,9 +68,11 @@ func cdiMount(m Mount) *specs.Mount {
 	return &specs.Mount{HostPath: m.Source, ContainerPath: m.Target, Options: opts}
 }
 
-// cdiHooks are create-symlinks for the plan's links, then update-ldcache
-// for its loader cache dirs (first dirs first); none when there is
-// nothing to do.
+// cdiHooks are, in the NVIDIA Container Toolkit's order and each only
+// when it has something to do: create-symlinks for the plan's links,
+// enable-cuda-compat for the image's forward-compatibility libraries,
+// update-ldcache for its loader cache dirs (first dirs first), and
+// disable-device-node-modification for the /proc/driver/nvidia mask.
 func (p *Plan) cdiHooks(o *CDIOptions) []*specs.Hook {
 	var hooks []*specs.Hook
 	if len(p.Symlinks) > 0 {
@@ -76,6 +82,9 @@ func (p *Plan) cdiHooks(o *CDIOptions) []*specs.Hook {
 		}
 		hooks = append(hooks, o.hook(args))
 	}
+	if p.needsCompatHook() {
+		hooks = append(hooks, o.hook([]string{hookCUDACompat, "--host-driver-version", p.Driver.Version}))
+	}
 	dirs := append(slices.Clone(p.LDCache.FirstDirs), p.LDCache.Dirs...)
 	if len(dirs) > 0 {
 		args := []string{hookUpdateLDCache}
@@ -84,7 +93,31 @@ func (p *Plan) cdiHooks(o *CDIOptions) []*specs.Hook {
 		}
 		hooks = append(hooks, o.hook(args))
 	}
+	if p.masksProcDriver() {
+		hooks = append(hooks, o.hook([]string{hookNoDeviceNodes}))
+	}
 	return hooks
+}
+
+// needsCompatHook reports whether the container must decide on CUDA
+// forward compatibility itself: compute is asked for, the mode is not
+// disabled, the driver version is known, and the plan did not already use
+// compat libraries of an image it inspected.
+func (p *Plan) needsCompatHook() bool {
+	return p.Capabilities.Expand().Has(capabilities.Compute) && p.CUDACompat.Mode != CompatDisabled &&
+		!p.CUDACompat.Used && p.Driver.Version != ""
+}
+
+// masksProcDriver reports whether the plan masks /proc/driver/nvidia, whose
+// params copy stops the driver from making device nodes in the container
+// (none on WSL). CDI cannot carry the tmpfs; the hook does its part.
+func (p *Plan) masksProcDriver() bool {
+	for _, t := range p.Tmpfs {
+		if t.Target == devices.ProcDriver {
+			return true
+		}
+	}
+	return false
 }
 
 // hook is a createContainer hook running HookPath with args and the

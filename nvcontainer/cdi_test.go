@@ -81,7 +81,7 @@ func writeSpec(t *testing.T, spec *specs.Spec) string {
 // TestCDISpecDGX checks a spec for the eight GPUs of a DGX A100: it
 // loads with the CDI module, names devices per strategy in sorted order,
 // and injecting device 0 through a CDI cache (as podman does) gives the
-// container /dev/nvidia0, the shared nodes, the driver files and the two
+// container /dev/nvidia0, the shared nodes, the driver files and the four
 // hooks, each with an explicit environment.
 func TestCDISpecDGX(t *testing.T) {
 	h := newTestHost(t, nil)
@@ -127,10 +127,10 @@ func checkCommonEdits(t *testing.T, h *testHost, spec *specs.Spec) {
 	if i < 0 || e.Mounts[i].HostPath != filepath.Join(h.fake.Root, lib) || strings.Join(e.Mounts[i].Options, ",") != "ro,nosuid,nodev,rbind,rprivate" {
 		t.Errorf("libcuda mount: %d %+v", i, e.Mounts)
 	}
-	if len(e.Hooks) != 2 {
+	if len(e.Hooks) != 4 {
 		t.Fatalf("hooks %+v", e.Hooks)
 	}
-	links, ldcache := e.Hooks[0], e.Hooks[1]
+	links, compat, ldcache, nodes := e.Hooks[0], e.Hooks[1], e.Hooks[2], e.Hooks[3]
 	if links.HookName != "createContainer" || links.Path != nvcontainer.DefaultCDIHookPath ||
 		!slices.Equal(links.Args[:2], []string{"nvidia-cdi-hook", "create-symlinks"}) ||
 		!slices.Contains(links.Args, "libcuda.so."+ver+"::/usr/lib/x86_64-linux-gnu/libcuda.so.1") ||
@@ -140,6 +140,12 @@ func checkCommonEdits(t *testing.T, h *testHost, spec *specs.Spec) {
 	want := []string{"nvidia-cdi-hook", "update-ldcache", "--folder", "/usr/lib/x86_64-linux-gnu", "--folder", "/usr/lib/i386-linux-gnu"}
 	if ldcache.HookName != "createContainer" || !slices.Equal(ldcache.Args, want) {
 		t.Errorf("update-ldcache hook %+v", ldcache)
+	}
+	if want := []string{"nvidia-cdi-hook", "enable-cuda-compat", "--host-driver-version", ver}; compat.HookName != "createContainer" || !slices.Equal(compat.Args, want) {
+		t.Errorf("enable-cuda-compat hook %+v", compat)
+	}
+	if nodes.HookName != "createContainer" || !slices.Equal(nodes.Args, []string{"nvidia-cdi-hook", "disable-device-node-modification"}) {
+		t.Errorf("disable-device-node-modification hook %+v", nodes)
 	}
 	for _, hk := range e.Hooks {
 		if !slices.Equal(hk.Env, nvcontainer.DefaultCDIHookEnv) {
@@ -179,7 +185,7 @@ func checkInjection(t *testing.T, dir string) {
 	if rules != 3 { // nvidiactl, nvidia-modeset, nvidia0
 		t.Errorf("%d cgroup rules for major 195: %+v", rules, ociSpec.Linux.Resources.Devices)
 	}
-	if ociSpec.Hooks == nil || len(ociSpec.Hooks.CreateContainer) != 2 || len(ociSpec.Hooks.CreateContainer[0].Env) == 0 {
+	if ociSpec.Hooks == nil || len(ociSpec.Hooks.CreateContainer) != 4 || len(ociSpec.Hooks.CreateContainer[0].Env) == 0 {
 		t.Errorf("hooks %+v", ociSpec.Hooks)
 	}
 	if !slices.Contains(ociSpec.Process.Env, "NVIDIA_VISIBLE_DEVICES=void") || len(ociSpec.Mounts) < 50 {
@@ -286,8 +292,8 @@ func TestCDIFromPlan(t *testing.T) {
 	if err != nil || !slices.Equal(deviceNames(spec), []string{"2", "5"}) {
 		t.Fatalf("devices %v (%v)", deviceNames(spec), err)
 	}
-	if got := spec.ContainerEdits.Hooks[1].Args[3]; got != "/usr/lib64" {
-		t.Errorf("ldcache folder %s", got)
+	if got := spec.ContainerEdits.Hooks[2].Args[1:4]; !slices.Equal(got, []string{"update-ldcache", "--folder", "/usr/lib64"}) {
+		t.Errorf("ldcache hook %q", got)
 	}
 	p = h.plan(t, capsRequest(capabilities.Of(capabilities.Utility)), "", &nvcontainer.PlanOptions{NoDevbind: true})
 	if _, err := p.CDISpec(nil); !errors.Is(err, nvcontainer.ErrInvalidCDI) {
@@ -295,5 +301,57 @@ func TestCDIFromPlan(t *testing.T) {
 	}
 	if _, err := nvcontainer.MarshalCDISpec(spec, "toml"); err == nil {
 		t.Error("toml accepted")
+	}
+}
+
+// hookNames lists a spec's hooks by subcommand.
+func hookNames(spec *specs.Spec) []string {
+	var out []string
+	for _, h := range spec.ContainerEdits.Hooks {
+		out = append(out, h.Args[1])
+	}
+	return out
+}
+
+// TestCDIHooksCompatAndNodes checks when the spec carries the toolkit's
+// enable-cuda-compat hook (compute asked for, compat not disabled, not
+// already decided from an image) and its disable-device-node-modification
+// hook (the plan masks /proc/driver/nvidia), in the toolkit's order, and
+// that the spec still validates and loads.
+func TestCDIHooksCompatAndNodes(t *testing.T) {
+	h := newTestHost(t, nil)
+	all := []string{"create-symlinks", "enable-cuda-compat", "update-ldcache", "disable-device-node-modification"}
+	if got := hookNames(newCDISpec(t, h, nil)); !slices.Equal(got, all) {
+		t.Errorf("NewCDISpec hooks %q, want %q", got, all)
+	}
+	for _, tc := range []struct {
+		name string
+		req  *nvcontainer.Request
+		spec string
+		want []string
+	}{
+		{"utility only", capsRequest(capabilities.Of(capabilities.Utility)), "",
+			[]string{"create-symlinks", "update-ldcache", "disable-device-node-modification"}},
+		{"compute", compatRequest(nvcontainer.CompatDefault), "", all},
+		{"compat mount mode", compatRequest(nvcontainer.CompatMount), "", all},
+		{"compat disabled", compatRequest(nvcontainer.CompatDisabled), "",
+			[]string{"create-symlinks", "update-ldcache", "disable-device-node-modification"}},
+		{"compat already used from the image", compatRequest(nvcontainer.CompatLdconfig), compatRootfs("570.86.10"),
+			[]string{"create-symlinks", "update-ldcache", "disable-device-node-modification"}},
+		{"image without compat libraries", compatRequest(nvcontainer.CompatLdconfig), debianRootfs, all},
+	} {
+		spec, err := h.plan(t, tc.req, tc.spec, nil).CDISpec(nil)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := hookNames(spec); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: hooks %q, want %q", tc.name, got, tc.want)
+		}
+		for _, hk := range spec.ContainerEdits.Hooks {
+			if hk.HookName != "createContainer" || !slices.Equal(hk.Env, nvcontainer.DefaultCDIHookEnv) {
+				t.Errorf("%s: hook %+v", tc.name, hk)
+			}
+		}
+		writeSpec(t, spec)
 	}
 }

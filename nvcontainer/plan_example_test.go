@@ -133,7 +133,9 @@ func ExampleNewCDISpec() {
 	// Output:
 	// 0 1 2 3 4 5 6 7 all
 	// createContainer [nvidia-cdi-hook create-symlinks] [NVIDIA_CTK_DEBUG=false]
+	// createContainer [nvidia-cdi-hook enable-cuda-compat] [NVIDIA_CTK_DEBUG=false]
 	// createContainer [nvidia-cdi-hook update-ldcache] [NVIDIA_CTK_DEBUG=false]
+	// createContainer [nvidia-cdi-hook disable-device-node-modification] [NVIDIA_CTK_DEBUG=false]
 	// ---
 	// cdiVersion: 0.5.0
 	// kind: nvidia.com/gpu
