@@ -7,6 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/go-nvc/nvc/internal/ns"
+	"github.com/go-nvc/nvc/internal/rootfs"
 )
 
 // Attach mounts the source on name in dir, a directory opened inside the
@@ -21,17 +22,44 @@ import (
 // populated here.
 func (s *Source) Attach(dir *os.File, name string) (*Mount, error) {
 	shown := dir.Name() + "/" + name
-	if !ns.OnConfinedThread() {
-		return nil, &Error{Op: "attach", Source: s.path, Target: shown, Err: ErrNotConfined}
+	if err := s.canAttach(shown); err != nil {
+		return nil, err
 	}
-	if s.method == NewAPI && s.tree == nil {
-		return nil, &Error{Op: "attach", Source: s.path, Target: shown, Err: ErrAttached}
-	}
-	target, err := s.openTarget(dir, name, shown)
+	target, err := s.openTarget(int(dir.Fd()), name, shown)
 	if err != nil {
 		return nil, err
 	}
-	defer target.Close()
+	defer unix.Close(target)
+	return s.attach(int(dir.Fd()), name, target, shown)
+}
+
+// AttachEntry is Attach onto e, an entry made or found in the rootfs,
+// through e's own descriptor: the target is not opened again by name, and
+// e's fstat (a file's type never changes) is what must fit the source.
+func (s *Source) AttachEntry(e *rootfs.Entry) (*Mount, error) {
+	shown := e.Path()
+	if err := s.canAttach(shown); err != nil {
+		return nil, err
+	}
+	st := e.Stat()
+	if err := s.fits(&st); err != nil {
+		return nil, &Error{Op: "open target", Source: s.path, Target: shown, Err: err}
+	}
+	return s.attach(e.DirFd(), e.Name(), e.Fd(), shown)
+}
+
+// canAttach refuses to attach outside a confined thread, or twice.
+func (s *Source) canAttach(shown string) error {
+	if !ns.OnConfinedThread() {
+		return &Error{Op: "attach", Source: s.path, Target: shown, Err: ErrNotConfined}
+	}
+	if s.method == NewAPI && s.tree < 0 {
+		return &Error{Op: "attach", Source: s.path, Target: shown, Err: ErrAttached}
+	}
+	return nil
+}
+
+func (s *Source) attach(dir int, name string, target int, shown string) (*Mount, error) {
 	switch {
 	case s.method == NewAPI:
 		return s.moveTree(target, shown)
@@ -42,24 +70,25 @@ func (s *Source) Attach(dir *os.File, name string) (*Mount, error) {
 }
 
 // openTarget opens name in dir without following it and checks it fits.
-func (s *Source) openTarget(dir *os.File, name, shown string) (*os.File, error) {
-	fd, err := unix.Openat(int(dir.Fd()), name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+func (s *Source) openTarget(dir int, name, shown string) (int, error) {
+	fd, err := unix.Openat(dir, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, &Error{Op: "open target", Source: s.path, Target: shown, Err: err}
+		return -1, &Error{Op: "open target", Source: s.path, Target: shown, Err: err}
 	}
-	f := os.NewFile(uintptr(fd), shown)
-	if err := s.fits(f); err != nil {
-		f.Close()
-		return nil, &Error{Op: "open target", Source: s.path, Target: shown, Err: err}
+	var st unix.Stat_t
+	err = unix.Fstat(fd, &st)
+	if err == nil {
+		err = s.fits(&st)
 	}
-	return f, nil
+	if err != nil {
+		unix.Close(fd)
+		return -1, &Error{Op: "open target", Source: s.path, Target: shown, Err: err}
+	}
+	return fd, nil
 }
 
-func (s *Source) fits(target *os.File) error {
-	var st unix.Stat_t
-	if err := unix.Fstat(int(target.Fd()), &st); err != nil {
-		return err
-	}
+// fits checks that a target whose fstat is st can take the source.
+func (s *Source) fits(st *unix.Stat_t) error {
 	typ := st.Mode & unix.S_IFMT
 	switch {
 	case typ == unix.S_IFLNK:
@@ -73,19 +102,18 @@ func (s *Source) fits(target *os.File) error {
 }
 
 // moveTree attaches the detached mount onto target.
-func (s *Source) moveTree(target *os.File, shown string) (*Mount, error) {
-	err := unix.MoveMount(int(s.tree.Fd()), "", int(target.Fd()), "",
-		unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)
+func (s *Source) moveTree(target int, shown string) (*Mount, error) {
+	err := unix.MoveMount(s.tree, "", target, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)
 	if err != nil {
 		return nil, &Error{Op: "move_mount", Source: s.path, Target: shown, Flags: s.attr.String(), Err: err}
 	}
 	m := newMount(s.tree, s.path, shown)
-	s.tree = nil
+	s.tree = -1
 	return m, nil
 }
 
 // bindLegacy binds by path, checks what got mounted, then remounts.
-func (s *Source) bindLegacy(dir *os.File, name string, target *os.File, shown string) (*Mount, error) {
+func (s *Source) bindLegacy(dir int, name string, target int, shown string) (*Mount, error) {
 	if err := s.sameHere(); err != nil {
 		return nil, &Error{Op: "mount", Source: s.path, Target: shown, Err: err}
 	}
@@ -94,7 +122,7 @@ func (s *Source) bindLegacy(dir *os.File, name string, target *os.File, shown st
 		return nil, &Error{Op: "mount", Source: s.path, Target: shown, Flags: "bind", Err: err}
 	}
 	m, err := reopenMounted(dir, name, target, s.path, shown)
-	if err == nil && !sameInode(m.root, &s.st) {
+	if err == nil && !sameInode(m.fd, &s.st) {
 		err = &Error{Op: "mount", Source: s.path, Target: shown, Err: ErrSourceMismatch}
 	}
 	if err == nil {
@@ -119,7 +147,7 @@ func (s *Source) sameHere() error {
 	return nil
 }
 
-func sameInode(f *os.File, want *unix.Stat_t) bool {
+func sameInode(fd int, want *unix.Stat_t) bool {
 	var st unix.Stat_t
-	return unix.Fstat(int(f.Fd()), &st) == nil && st.Dev == want.Dev && st.Ino == want.Ino
+	return unix.Fstat(fd, &st) == nil && st.Dev == want.Dev && st.Ino == want.Ino
 }

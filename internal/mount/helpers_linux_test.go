@@ -20,11 +20,22 @@ file proc/driver/nvidia/gpus/0000:01:00.0/information "Model: Test GPU\n"
 
 var methods = []Method{NewAPI, Legacy}
 
+// attachers are the two ways onto a rootfs entry: by its directory and
+// name (Attach), or through its own descriptor (AttachEntry).
+var attachers = []struct {
+	name string
+	fn   func(*Source, *rootfs.Entry) (*Mount, error)
+}{
+	{"by name", func(s *Source, e *rootfs.Entry) (*Mount, error) { return s.Attach(e.Dir(), e.Name()) }},
+	{"by entry", (*Source).AttachEntry},
+}
+
 // ctr is a running test container and a way into it.
 type ctr struct {
 	*container.Container
 	ns   *ns.Namespace
 	undo undo.Stack
+	via  func(*Source, *rootfs.Entry) (*Mount, error) // nil: by name
 }
 
 func startCtr(t testing.TB, opts *container.Options) *ctr {
@@ -67,7 +78,11 @@ func (c *ctr) attach(t testing.TB, src *Source, unsafePath string) (*Mount, erro
 			return err
 		}
 		defer e.Close()
-		m, err = src.Attach(e.Dir(), e.Name())
+		via := c.via
+		if via == nil {
+			via = attachers[0].fn
+		}
+		m, err = via(src, e)
 		return err
 	})
 	return m, err

@@ -16,31 +16,36 @@ import (
 
 // Mount is an attached mount, held by a descriptor of its root.
 type Mount struct {
-	root   *os.File
-	id     uint64
+	fd     int
+	file   *os.File // made on demand by Root
+	id     uint64   // found on demand by ID
 	source string
 	target string
 }
 
-func newMount(root *os.File, source, target string) *Mount {
-	m := &Mount{root: root, source: source, target: target}
+func newMount(fd int, source, target string) *Mount {
+	return &Mount{fd: fd, source: source, target: target}
+}
+
+// mountID is the kernel's ID of the mount fd is on, 0 if unknown.
+func mountID(fd int) uint64 {
 	var stx unix.Statx_t
-	if unix.Statx(int(root.Fd()), "", unix.AT_EMPTY_PATH, unix.STATX_MNT_ID, &stx) == nil &&
+	if unix.Statx(fd, "", unix.AT_EMPTY_PATH, unix.STATX_MNT_ID, &stx) == nil &&
 		stx.Mask&unix.STATX_MNT_ID != 0 {
-		m.id = stx.Mnt_id
+		return stx.Mnt_id
 	}
-	return m
+	return 0
 }
 
 // reopenMounted opens what is now mounted on name in dir, and checks that
 // it is a new mount, not the target itself.
-func reopenMounted(dir *os.File, name string, target *os.File, source, shown string) (*Mount, error) {
-	fd, err := unix.Openat(int(dir.Fd()), name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+func reopenMounted(dir int, name string, target int, source, shown string) (*Mount, error) {
+	fd, err := unix.Openat(dir, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &Error{Op: "open mounted", Source: source, Target: shown, Err: err}
 	}
-	m := newMount(os.NewFile(uintptr(fd), shown), source, shown)
-	if m.id != 0 && m.id == newMount(target, "", "").id {
+	m := newMount(fd, source, shown)
+	if id := m.ID(); id != 0 && id == mountID(target) {
 		m.Close()
 		return nil, &Error{Op: "mount", Source: source, Target: shown, Err: fmt.Errorf("nothing mounted on the target: %w", ErrSourceMismatch)}
 	}
@@ -48,11 +53,22 @@ func reopenMounted(dir *os.File, name string, target *os.File, source, shown str
 }
 
 // Root is the descriptor of the mount's root: for a tmpfs, the directory
-// to open its entries (such as gpus/<busid> placeholders) from.
-func (m *Mount) Root() *os.File { return m.root }
+// to open its entries (such as gpus/<busid> placeholders) from. The Mount
+// keeps ownership.
+func (m *Mount) Root() *os.File {
+	if m.file == nil {
+		m.file = os.NewFile(uintptr(m.fd), m.target)
+	}
+	return m.file
+}
 
 // ID is the kernel's mount ID (as in mountinfo), 0 if unknown (< 5.8).
-func (m *Mount) ID() uint64 { return m.id }
+func (m *Mount) ID() uint64 {
+	if m.id == 0 {
+		m.id = mountID(m.fd)
+	}
+	return m.id
+}
 
 // Target is the target's path inside the rootfs, for messages.
 func (m *Mount) Target() string { return m.target }
@@ -62,7 +78,7 @@ func (m *Mount) Target() string { return m.target }
 // mounts inside it.
 func (m *Mount) OpenDir(name string) (*os.File, error) {
 	shown := m.target + "/" + name
-	dir, err := unix.Dup(int(m.root.Fd()))
+	dir, err := unix.Dup(m.fd)
 	for _, c := range strings.Split(name, "/") {
 		if err != nil || c == "" || c == "." {
 			continue
@@ -89,7 +105,7 @@ func (m *Mount) Detach() error {
 	if !ns.OnConfinedThread() {
 		return &Error{Op: "umount2", Source: m.source, Target: m.target, Err: ErrNotConfined}
 	}
-	err := viaProcFd(m.root, func(p string) error { return unix.Unmount(p, unix.MNT_DETACH) })
+	err := viaProcFd(m.fd, func(p string) error { return unix.Unmount(p, unix.MNT_DETACH) })
 	if err == unix.EINVAL {
 		err = ErrNotMounted
 	}
@@ -125,21 +141,26 @@ func (m *Mount) AddUndo(u *undo.Stack, n *ns.Namespace) {
 }
 
 // Close releases the descriptor; the mount stays.
-func (m *Mount) Close() error { return m.root.Close() }
+func (m *Mount) Close() error {
+	if m.file != nil {
+		return m.file.Close()
+	}
+	return unix.Close(m.fd)
+}
 
 func (m *Mount) remount(flags uintptr) error {
-	err := viaProcFd(m.root, func(p string) error { return unix.Mount("", p, "", flags, "") })
+	err := viaProcFd(m.fd, func(p string) error { return unix.Mount("", p, "", flags, "") })
 	if err != nil {
 		return &Error{Op: "remount", Source: m.source, Target: m.target, Flags: msString(flags), Err: err}
 	}
 	return nil
 }
 
-// viaProcFd calls fn with a path naming f: f's magic link in a private,
+// viaProcFd calls fn with a path naming fd: its magic link in a private,
 // verified procfs (pathrs-lite), reached as a name relative to the
 // thread's working directory, so the container's /proc is never used.
 // It needs a thread with its own filesystem context.
-func viaProcFd(f *os.File, fn func(path string) error) error {
+func viaProcFd(fd int, fn func(path string) error) error {
 	proc, err := procfs.OpenProcRoot()
 	if err != nil {
 		return err
@@ -151,7 +172,7 @@ func viaProcFd(f *os.File, fn func(path string) error) error {
 	}
 	defer unlock()
 	defer fdDir.Close()
-	return inDir(fdDir, func() error { return fn(strconv.Itoa(int(f.Fd()))) })
+	return inDir(fdDir, func() error { return fn(strconv.Itoa(fd)) })
 }
 
 // inDir runs fn with dir as the thread's working directory.

@@ -6,6 +6,8 @@ import (
 	"syscall"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/go-nvc/nvc/internal/rootfs"
 	"github.com/go-nvc/nvc/internal/testutil/container"
 )
@@ -19,16 +21,19 @@ func TestBindFile(t *testing.T) {
 			if method == Legacy && pivot {
 				continue // Legacy needs host paths: TestLegacyRefusesOtherFile
 			}
-			t.Run(method.String()+map[bool]string{true: "/pivoted"}[pivot], func(t *testing.T) {
-				testBindFile(t, host, method, pivot)
-			})
+			for _, a := range attachers {
+				t.Run(method.String()+map[bool]string{true: "/pivoted"}[pivot]+"/"+a.name, func(t *testing.T) {
+					testBindFile(t, host, method, pivot, a.fn)
+				})
+			}
 		}
 	}
 }
 
-func testBindFile(t *testing.T, host string, method Method, pivot bool) {
+func testBindFile(t *testing.T, host string, method Method, pivot bool, via func(*Source, *rootfs.Entry) (*Mount, error)) {
 	before := hostMounts(t)
 	c := startCtr(t, &container.Options{PivotRoot: pivot, Spec: "dir usr/lib"})
+	c.via = via
 	src := openSource(t, host+"/"+libTarget, ReadOnly|NoSuid|NoDev, method)
 	m, err := c.attach(t, src, libTarget)
 	if err != nil {
@@ -65,27 +70,34 @@ func testBindFile(t *testing.T, host string, method Method, pivot bool) {
 func TestBindDirAndDevice(t *testing.T) {
 	host := hostTree(t)
 	for _, method := range methods {
-		t.Run(method.String(), func(t *testing.T) {
-			c := startCtr(t, nil)
-			gpu := "proc/driver/nvidia/gpus/0000:01:00.0"
-			dirSrc := openSource(t, host+"/"+gpu, ReadOnly|NoSuid|NoDev|NoExec, method)
-			if _, err := c.attach(t, dirSrc, gpu); err != nil {
-				t.Fatal(err)
-			}
-			wantOptions(t, c.options(t, gpu), "ro", "nosuid", "nodev", "noexec")
-			if data, _ := os.ReadFile(c.Path(gpu + "/information")); string(data) != "Model: Test GPU\n" {
-				t.Errorf("bound dir holds %q", data)
-			}
-			devSrc := openSource(t, "/dev/null", ReadOnly|NoSuid|NoExec, method)
-			if _, err := c.attach(t, devSrc, "dev/nvidiactl"); err != nil {
-				t.Fatal(err)
-			}
-			wantOptions(t, c.options(t, "dev/nvidiactl"), "ro", "nosuid", "noexec")
-			var st syscall.Stat_t
-			if err := syscall.Stat(c.Path("dev/nvidiactl"), &st); err != nil || st.Rdev != 0x103 {
-				t.Errorf("dev/nvidiactl is %#x (%v), want /dev/null's 1:3", st.Rdev, err)
-			}
-		})
+		for _, a := range attachers {
+			t.Run(method.String()+"/"+a.name, func(t *testing.T) {
+				testBindDirAndDevice(t, host, method, a.fn)
+			})
+		}
+	}
+}
+
+func testBindDirAndDevice(t *testing.T, host string, method Method, via func(*Source, *rootfs.Entry) (*Mount, error)) {
+	c := startCtr(t, nil)
+	c.via = via
+	gpu := "proc/driver/nvidia/gpus/0000:01:00.0"
+	dirSrc := openSource(t, host+"/"+gpu, ReadOnly|NoSuid|NoDev|NoExec, method)
+	if _, err := c.attach(t, dirSrc, gpu); err != nil {
+		t.Fatal(err)
+	}
+	wantOptions(t, c.options(t, gpu), "ro", "nosuid", "nodev", "noexec")
+	if data, _ := os.ReadFile(c.Path(gpu + "/information")); string(data) != "Model: Test GPU\n" {
+		t.Errorf("bound dir holds %q", data)
+	}
+	devSrc := openSource(t, "/dev/null", ReadOnly|NoSuid|NoExec, method)
+	if _, err := c.attach(t, devSrc, "dev/nvidiactl"); err != nil {
+		t.Fatal(err)
+	}
+	wantOptions(t, c.options(t, "dev/nvidiactl"), "ro", "nosuid", "noexec")
+	var st syscall.Stat_t
+	if err := syscall.Stat(c.Path("dev/nvidiactl"), &st); err != nil || st.Rdev != 0x103 {
+		t.Errorf("dev/nvidiactl is %#x (%v), want /dev/null's 1:3", st.Rdev, err)
 	}
 }
 
@@ -118,7 +130,7 @@ func TestAttachAndDetachNeedConfinedThread(t *testing.T) {
 		if _, err := src.Attach(dir, "x"); !errors.Is(err, ErrNotConfined) {
 			t.Errorf("%v: Attach outside Run = %v, want ErrNotConfined", method, err)
 		}
-		m := &Mount{root: dir}
+		m := &Mount{fd: int(dir.Fd()), file: dir}
 		if err := m.Detach(); !errors.Is(err, ErrNotConfined) {
 			t.Errorf("Detach outside Run = %v, want ErrNotConfined", err)
 		}
@@ -158,6 +170,18 @@ func TestTargetMustFit(t *testing.T) {
 		if !errors.Is(err, ErrTargetType) {
 			t.Errorf("attaching %s onto %s: %v, want ErrTargetType", tc.src.Path(), tc.name, err)
 		}
+		err = c.run(t, func(r *rootfs.Root) error {
+			e, err := r.Lookup(tc.name)
+			if err != nil {
+				return err
+			}
+			defer e.Close()
+			_, err = tc.src.AttachEntry(e)
+			return err
+		})
+		if !errors.Is(err, ErrTargetType) {
+			t.Errorf("attaching %s onto the entry %s: %v, want ErrTargetType", tc.src.Path(), tc.name, err)
+		}
 	}
 	if err := os.Symlink(host+"/"+libTarget, host+"/link"); err != nil {
 		t.Fatal(err)
@@ -176,6 +200,10 @@ func TestAttachTwice(t *testing.T) {
 	}
 	if _, err := c.attach(t, src, "usr/lib/other"); !errors.Is(err, ErrAttached) {
 		t.Errorf("second Attach = %v, want ErrAttached", err)
+	}
+	c.via = (*Source).AttachEntry
+	if _, err := c.attach(t, src, "usr/lib/other"); !errors.Is(err, ErrAttached) {
+		t.Errorf("second AttachEntry = %v, want ErrAttached", err)
 	}
 }
 
@@ -205,6 +233,28 @@ func TestUndoStack(t *testing.T) {
 		for _, p := range []string{"usr/lib64", "usr/lib/x86_64-linux-gnu"} {
 			if _, err := os.Lstat(c.Path(p)); !os.IsNotExist(err) {
 				t.Errorf("%v: undo left %s (%v)", method, p, err)
+			}
+		}
+	}
+}
+
+// TestCloseTouchesOnlyItsOwn: closing a source of every kind, twice,
+// closes nothing it does not own (a zero descriptor number taken for "none"
+// would close stdin, then whatever reused 0).
+func TestCloseTouchesOnlyItsOwn(t *testing.T) {
+	host := hostTree(t)
+	for _, method := range methods {
+		file := openSource(t, host+"/"+libTarget, ReadOnly, method)
+		tmpfs, err := NewTmpfs(&TmpfsOptions{Method: method}, func(*os.File) error { return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range []*Source{file, tmpfs, file, tmpfs} {
+			s.Close()
+		}
+		for fd := range 3 {
+			if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil {
+				t.Errorf("%v: descriptor %d closed: %v", method, fd, err)
 			}
 		}
 	}

@@ -1,22 +1,23 @@
 package mount
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 
 	"golang.org/x/sys/unix"
 )
 
 // Source is something to mount into a container, opened on the host:
 // a host file or directory (OpenSource) or a new tmpfs (NewTmpfs). A
-// Source attaches once.
+// Source attaches once. Descriptors are kept as numbers: wrapping each in
+// an *os.File would cost an fcntl(F_GETFL) and a finalizer per mount.
 type Source struct {
 	path   string      // host path or "tmpfs", for messages and Legacy
-	file   *os.File    // O_PATH of the host file; nil for a tmpfs
-	st     unix.Stat_t // of file
+	fd     int         // Legacy: O_PATH of the host file, pinning its inode; -1 else
+	st     unix.Stat_t // of the host file
 	keep   uintptr     // mount flags of the source mount (Legacy remount)
-	tree   *os.File    // NewAPI: the detached mount; nil once attached
+	tree   int         // NewAPI: the detached mount; -1 once attached
 	attr   Attr
 	method Method
 	tmpfs  *tmpfsSpec // Legacy tmpfs, mounted at Attach
@@ -26,17 +27,20 @@ type Source struct {
 // is not followed: a symlink is refused) and, with the new mount API,
 // clones it into a detached mount with attr set. Call it in the host's
 // mount namespace.
+//
+// With the new mount API the clone is made from the path directly
+// (open_tree with AT_SYMLINK_NOFOLLOW) and the type checks use the
+// detached mount's own fstat: three system calls per source.
 func OpenSource(path string, attr Attr, opts *Options) (*Source, error) {
 	method, err := opts.method()
 	if err != nil {
 		return nil, &Error{Op: "open source", Source: path, Flags: attr.String(), Err: err}
 	}
-	s := &Source{path: path, attr: attr, method: method}
-	if err := s.open(); err != nil {
-		return nil, err
-	}
+	s := newSource(path, attr, method)
 	if method == NewAPI {
 		err = s.cloneTree()
+	} else {
+		err = s.open()
 	}
 	if err != nil {
 		s.Close()
@@ -45,17 +49,22 @@ func OpenSource(path string, attr Attr, opts *Options) (*Source, error) {
 	return s, nil
 }
 
+// newSource is a Source with no descriptor yet.
+func newSource(path string, attr Attr, method Method) *Source {
+	return &Source{path: path, attr: attr, method: method, fd: -1, tree: -1}
+}
+
+// open is Legacy's: open the host file (held, so that its inode number,
+// which Attach checks, cannot be reused), stat it and note its mount's
+// flags, which the remount must keep.
 func (s *Source) open() error {
 	fd, err := unix.Open(s.path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return &Error{Op: "open", Source: s.path, Err: err}
 	}
-	s.file = os.NewFile(uintptr(fd), s.path)
-	if err := unix.Fstat(fd, &s.st); err != nil {
-		return &Error{Op: "fstat", Source: s.path, Err: err}
-	}
-	if s.st.Mode&unix.S_IFMT == unix.S_IFLNK {
-		return &Error{Op: "open", Source: s.path, Err: fmt.Errorf("source is a symlink: %w", ErrTargetType)}
+	s.fd = fd
+	if err := s.stat(fd); err != nil {
+		return err
 	}
 	var sfs unix.Statfs_t
 	if err := unix.Fstatfs(fd, &sfs); err != nil {
@@ -65,13 +74,29 @@ func (s *Source) open() error {
 	return nil
 }
 
-// cloneTree makes the detached copy and sets its attributes.
+// stat fills s.st from fd (opened without following) and refuses a
+// symlink.
+func (s *Source) stat(fd int) error {
+	if err := unix.Fstat(fd, &s.st); err != nil {
+		return &Error{Op: "fstat", Source: s.path, Err: err}
+	}
+	if s.st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		return &Error{Op: "open", Source: s.path, Err: fmt.Errorf("source is a symlink: %w", ErrTargetType)}
+	}
+	return nil
+}
+
+// cloneTree makes the detached copy of the host file, checks it and sets
+// its attributes.
 func (s *Source) cloneTree() error {
-	fd, err := unix.OpenTree(int(s.file.Fd()), "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH)
+	fd, err := unix.OpenTree(unix.AT_FDCWD, s.path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_SYMLINK_NOFOLLOW)
 	if err != nil {
 		return &Error{Op: "open_tree", Source: s.path, Err: err}
 	}
-	s.tree = os.NewFile(uintptr(fd), s.path)
+	s.tree = fd
+	if err := s.stat(fd); err != nil {
+		return err
+	}
 	return s.setAttr()
 }
 
@@ -79,7 +104,7 @@ func (s *Source) setAttr() error {
 	if s.attr == 0 {
 		return nil
 	}
-	err := unix.MountSetattr(int(s.tree.Fd()), "", unix.AT_EMPTY_PATH, &unix.MountAttr{Attr_set: uint64(s.attr)})
+	err := unix.MountSetattr(s.tree, "", unix.AT_EMPTY_PATH, &unix.MountAttr{Attr_set: uint64(s.attr)})
 	if err != nil {
 		return &Error{Op: "mount_setattr", Source: s.path, Flags: s.attr.String(), Err: err}
 	}
@@ -98,7 +123,7 @@ func (s *Source) Attr() Attr { return s.attr }
 // Mode is the source's file type and permissions, to create a matching
 // placeholder.
 func (s *Source) Mode() fs.FileMode {
-	if s.tmpfs != nil || s.file == nil {
+	if s.tmpfs != nil {
 		return fs.ModeDir | 0o555
 	}
 	return fs.FileMode(s.st.Mode&0o777) | typeMode(s.st.Mode)
@@ -135,11 +160,15 @@ func (s *Source) IsDir() bool { return s.Mode().IsDir() }
 // Close releases the source. A detached mount that was never attached
 // disappears with it.
 func (s *Source) Close() error {
-	if s.tree != nil {
-		s.tree.Close()
+	return errors.Join(closeFd(&s.tree), closeFd(&s.fd))
+}
+
+// closeFd closes *fd unless it is negative, and marks it closed.
+func closeFd(fd *int) error {
+	if *fd < 0 {
+		return nil
 	}
-	if s.file != nil {
-		return s.file.Close()
-	}
-	return nil
+	err := unix.Close(*fd)
+	*fd = -1
+	return err
 }

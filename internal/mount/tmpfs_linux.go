@@ -63,7 +63,7 @@ func NewTmpfs(opts *TmpfsOptions, populate func(root *os.File) error) (*Source, 
 	if err != nil {
 		return nil, &Error{Op: "fsopen", Source: "tmpfs", Err: err}
 	}
-	s := &Source{path: "tmpfs", attr: o.Attr, method: method}
+	s := newSource("tmpfs", o.Attr, method)
 	s.tmpfs = &tmpfsSpec{mode: o.Mode, size: o.Size, populate: populate}
 	if method == Legacy {
 		return s, nil
@@ -95,16 +95,28 @@ func (s *Source) makeTmpfs() error {
 	if err != nil {
 		return &Error{Op: "fsmount", Source: s.path, Flags: early.String(), Err: err}
 	}
-	s.tree = os.NewFile(uintptr(mfd), s.path)
-	if err := s.tmpfs.populate(s.tree); err != nil {
+	s.tree = mfd
+	if err := s.populateDetached(); err != nil {
 		return &Error{Op: "populate", Source: s.path, Err: err}
 	}
 	return s.setAttr()
 }
 
+// populateDetached calls populate with the detached tmpfs's root, through
+// a duplicate descriptor (populate's *os.File must not own s.tree).
+func (s *Source) populateDetached() error {
+	fd, err := unix.FcntlInt(uintptr(s.tree), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return os.NewSyscallError("fcntl", err)
+	}
+	root := os.NewFile(uintptr(fd), s.path)
+	defer root.Close()
+	return s.tmpfs.populate(root)
+}
+
 // mountTmpfsLegacy mounts the tmpfs on target, populates it and
 // remounts it with Attr.
-func (s *Source) mountTmpfsLegacy(dir *os.File, name string, target *os.File, shown string) (*Mount, error) {
+func (s *Source) mountTmpfsLegacy(dir int, name string, target int, shown string) (*Mount, error) {
 	flags := s.attr.msFlags() &^ unix.MS_RDONLY
 	data := s.tmpfs.data()
 	err := viaProcFd(target, func(t string) error { return unix.Mount("tmpfs", t, "tmpfs", flags, data) })
@@ -128,7 +140,7 @@ func (s *Source) mountTmpfsLegacy(dir *os.File, name string, target *os.File, sh
 }
 
 func (s *Source) populateLegacy(m *Mount) error {
-	if err := s.tmpfs.populate(m.root); err != nil {
+	if err := s.tmpfs.populate(m.Root()); err != nil {
 		return &Error{Op: "populate", Source: s.path, Target: m.target, Err: err}
 	}
 	return nil
@@ -136,7 +148,7 @@ func (s *Source) populateLegacy(m *Mount) error {
 
 func isTmpfs(m *Mount) error {
 	var sfs unix.Statfs_t
-	if err := unix.Fstatfs(int(m.root.Fd()), &sfs); err != nil {
+	if err := unix.Fstatfs(m.fd, &sfs); err != nil {
 		return &Error{Op: "fstatfs", Source: m.source, Target: m.target, Err: err}
 	}
 	if sfs.Type != unix.TMPFS_MAGIC {
@@ -152,12 +164,18 @@ func WriteFileAt(dir *os.File, name string, data []byte, perm fs.FileMode) error
 	if err != nil {
 		return &os.PathError{Op: "openat", Path: name, Err: err}
 	}
-	f := os.NewFile(uintptr(fd), name)
-	defer f.Close()
-	if _, err := f.Write(data); err != nil {
-		return err
+	defer unix.Close(fd)
+	for len(data) > 0 {
+		n, err := unix.Write(fd, data)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return &os.PathError{Op: "write", Path: name, Err: err}
+		}
+		data = data[n:]
 	}
-	return f.Chmod(perm)
+	return fchmod(fd, name, perm)
 }
 
 // MkdirAt creates the directory name below dir (a tmpfs being
@@ -170,7 +188,23 @@ func MkdirAt(dir *os.File, name string, perm fs.FileMode) error {
 	if err != nil {
 		return &os.PathError{Op: "openat", Path: name, Err: err}
 	}
-	f := os.NewFile(uintptr(fd), name)
-	defer f.Close()
-	return f.Chmod(perm)
+	defer unix.Close(fd)
+	return fchmod(fd, name, perm)
+}
+
+// fchmod sets exactly perm (set-id and sticky bits included) on fd.
+func fchmod(fd int, name string, perm fs.FileMode) error {
+	mode := uint32(perm.Perm())
+	for _, b := range [...]struct {
+		m fs.FileMode
+		u uint32
+	}{{fs.ModeSetuid, unix.S_ISUID}, {fs.ModeSetgid, unix.S_ISGID}, {fs.ModeSticky, unix.S_ISVTX}} {
+		if perm&b.m != 0 {
+			mode |= b.u
+		}
+	}
+	if err := unix.Fchmod(fd, mode); err != nil {
+		return &os.PathError{Op: "chmod", Path: name, Err: err}
+	}
+	return nil
 }
