@@ -18,22 +18,41 @@ type libInfo struct {
 // falls back to ReadAt. Bytes past the end of the file read as zero, as in
 // ldconfig's mapping of the file. The file's size is only asked for (one
 // fstat) when a read goes past those first bytes.
+//
+// Past the head it keeps a few windows of the file, replaced in turn, so
+// that walking a dynamic section while looking up its strings elsewhere
+// costs one read per region, not one per entry.
 type fileReader struct {
 	r     io.ReaderAt
 	head  []byte
 	size  uint64
 	sized bool
 	stat  func() (uint64, bool) // the file's size
-	win   []byte                // a later window of the file
-	winAt uint64                // its offset
+	wins  [numWindows]fileWin
+	next  int // the window to replace next
 }
+
+// fileWin is a window of the file: b holds the bytes at off.
+type fileWin struct {
+	off uint64
+	b   []byte
+}
+
+// numWindows is how many windows past the head a fileReader keeps.
+const numWindows = 4
 
 // newFileReader reads the head of r into the first headSize bytes of buf;
 // the rest of buf is scratch for later windows.
 func newFileReader(r io.ReaderAt, buf []byte, stat func() (uint64, bool)) *fileReader {
 	head := buf[:min(len(buf), headSize)]
 	n, _ := r.ReadAt(head, 0)
-	f := &fileReader{r: r, head: head[:n], stat: stat, win: buf[len(head):len(head)]}
+	f := &fileReader{r: r, head: head[:n], stat: stat}
+	rest := buf[len(head):]
+	for i := range f.wins {
+		if len(rest) >= windowSize {
+			f.wins[i].b, rest = rest[:0:windowSize], rest[windowSize:]
+		}
+	}
 	if n < len(head) {
 		f.size, f.sized = uint64(n), true
 	}
@@ -62,9 +81,9 @@ func (f *fileReader) fileSize() (uint64, bool) {
 }
 
 // at returns n bytes at off; ok is false past the end of the file. The
-// bytes are valid until the next call. Reads past the head fill a window
-// of at least windowSize bytes, so walking a dynamic section far from the
-// headers costs one read, not one per entry.
+// bytes are valid until the window holding them is replaced
+// (numWindows-1 later reads past the head at the soonest). Reads past the
+// head fill a window of at least windowSize bytes.
 func (f *fileReader) at(off, n uint64) ([]byte, bool) {
 	if n > 1<<20 {
 		return nil, false
@@ -72,17 +91,21 @@ func (f *fileReader) at(off, n uint64) ([]byte, bool) {
 	if off+n <= uint64(len(f.head)) {
 		return f.head[off : off+n], true
 	}
-	if off >= f.winAt && off+n <= f.winAt+uint64(len(f.win)) {
-		return f.win[off-f.winAt : off-f.winAt+n], true
+	for i := range f.wins {
+		w := &f.wins[i]
+		if off >= w.off && off+n <= w.off+uint64(len(w.b)) {
+			return w.b[off-w.off : off-w.off+n], true
+		}
 	}
 	size, ok := f.fileSize()
 	if !ok || off > size {
 		return nil, false
 	}
-	if !f.fill(off, max(n, windowSize), size) {
+	w, ok := f.fill(off, max(n, windowSize), size)
+	if !ok {
 		return nil, false
 	}
-	return f.win[:n], true
+	return w[:n], true
 }
 
 // headSize is how much of each file is read first: the ELF and program
@@ -92,24 +115,26 @@ const headSize = 4096
 // windowSize is the least read past the head.
 const windowSize = 4096
 
-// scratchSize is the buffer a file is read with: head and window.
-const scratchSize = headSize + windowSize
+// scratchSize is the buffer a file is read with: head and windows.
+const scratchSize = headSize + numWindows*windowSize
 
-// fill reads want bytes at off into the window, zero past the end.
-func (f *fileReader) fill(off, want, size uint64) bool {
-	if uint64(cap(f.win)) < want {
-		f.win = make([]byte, want)
+// fill reads want bytes at off into the next window, zero past the end.
+func (f *fileReader) fill(off, want, size uint64) ([]byte, bool) {
+	w := &f.wins[f.next]
+	f.next = (f.next + 1) % numWindows
+	if uint64(cap(w.b)) < want {
+		w.b = make([]byte, want)
 	}
-	f.win, f.winAt = f.win[:want], off
-	clear(f.win)
+	w.b, w.off = w.b[:want], off
+	clear(w.b)
 	if have := min(want, size-off); have > 0 {
-		got, err := f.r.ReadAt(f.win[:have], int64(off))
+		got, err := f.r.ReadAt(w.b[:have], int64(off))
 		if err != nil && err != io.EOF || uint64(got) < have {
-			f.win = f.win[:0]
-			return false
+			w.b = w.b[:0]
+			return nil, false
 		}
 	}
-	return true
+	return w.b, true
 }
 
 // cstring reads the NUL-terminated string at off (ending at the end of

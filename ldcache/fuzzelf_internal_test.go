@@ -10,8 +10,10 @@ import (
 )
 
 // FuzzReadLib feeds arbitrary bytes to the ELF reader Build runs on every
-// file of a (possibly hostile) root: it must never panic, and a file it
-// accepts must be an ELF shared object (or an a.out library).
+// file of a (possibly hostile) root: it must never panic, a file it
+// accepts must be an ELF shared object (or an a.out library), and reading
+// through the head and windows must give what reading the whole file at
+// once gives.
 func FuzzReadLib(f *testing.F) {
 	for _, o := range []*elfwriter.Object{
 		{Soname: "libx.so.1", Needed: []string{"libc.so.6"}},
@@ -27,6 +29,12 @@ func FuzzReadLib(f *testing.F) {
 	}
 	if b, err := os.ReadFile("/lib/x86_64-linux-gnu/libc.so.6"); err == nil {
 		f.Add(b[:min(len(b), 64<<10)])
+	}
+	// whole real libraries: dynamic sections and strings past the head
+	for _, p := range []string{"/lib/x86_64-linux-gnu/libz.so.1", "/lib/x86_64-linux-gnu/libacl.so.1", "/lib/x86_64-linux-gnu/libdl.so.2"} {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
 	}
 	targets := []*target{}
 	for _, arch := range []string{"amd64", "arm64", "ppc64le", "s390x"} {
@@ -44,6 +52,10 @@ func FuzzReadLib(f *testing.F) {
 			info, ok := t.readLib(fr, "libfuzz.so.1.2")
 			if ok && info.flag&FlagTypeMask != 0 && !bytes.HasPrefix(data, []byte("\x7fELF")) {
 				tt.Fatalf("%s accepted a non-ELF file as %+v", t.goarch, info)
+			}
+			whole := &fileReader{r: bytes.NewReader(data), head: data, size: size, sized: true}
+			if wi, wok := t.readLib(whole, "libfuzz.so.1.2"); wok != ok || wi != info {
+				tt.Fatalf("%s: windows give %+v, %v; the whole file gives %+v, %v", t.goarch, info, ok, wi, wok)
 			}
 		}
 	})
