@@ -42,6 +42,7 @@ func Build(rootPath string, opts *BuildOptions) (*Cache, error) {
 
 func build(r *root, t *target, o *BuildOptions) (*Cache, error) {
 	b := &builder{t: t, r: r, o: o, buf: make([]byte, 32<<10), head: make([]byte, scratchSize), verbose: newVerbose(o.Verbose)}
+	b.scratch = [][]byte{b.head}
 	if err := b.collectDirs(); err != nil {
 		return nil, err
 	}
@@ -88,6 +89,7 @@ type builder struct {
 	seen     []string // glibc-hwcaps names, as found
 	buf      []byte   // getdents buffer
 	head     []byte   // first bytes of each file
+	scratch  [][]byte // head, then the parallel workers' buffers
 	verbose  *verbose
 	// configuration files read, and those being read
 	confFiles int

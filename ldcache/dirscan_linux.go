@@ -25,8 +25,12 @@ const (
 type cand struct {
 	name   string
 	kind   candKind
-	target string // kindLocalLink: the file the link resolves to
-	// kindSlowLink results
+	target string    // kindLocalLink: the file the link resolves to
+	slow   *slowLink // kindSlowLink: what resolving it through the root gave
+}
+
+// slowLink is a symlink resolved through the root.
+type slowLink struct {
 	st     unix.Stat_t
 	statOK bool
 	res    fileResult
@@ -122,6 +126,7 @@ func (s *dirScan) cand(name string, typ uint8) *cand {
 		case kindLocalLink:
 			s.need(c.target)
 		case kindSlowLink:
+			c.slow = &slowLink{}
 			s.slow = append(s.slow, c)
 		}
 	default:
@@ -206,7 +211,7 @@ func (s *dirScan) prefetchLinks() {
 	oks := make([]bool, len(names))
 	parallel(len(names), func(i int, buf []byte) {
 		targets[i], oks[i] = readlinkAt(s.fd, names[i], buf)
-	}, s.b.head)
+	}, &s.b.scratch)
 	for i, n := range names {
 		s.links[n] = targets[i]
 		if !oks[i] {
@@ -219,19 +224,23 @@ func (s *dirScan) prefetchLinks() {
 // parallel: these are independent reads, and on most systems the time
 // goes to system calls.
 func (s *dirScan) classifyAll() {
-	parallel(len(s.ordered)+len(s.slow), s.job, s.b.head)
+	parallel(len(s.ordered)+len(s.slow), s.job, &s.b.scratch)
 }
 
 // parallel runs do(0…n-1) on up to GOMAXPROCS goroutines (at most 8, and
-// none for small n), giving each a scratch buffer of scratchSize bytes;
-// the calling goroutine's is buf.
-func parallel(n int, do func(i int, buf []byte), buf []byte) {
+// none for small n), giving each a scratch buffer of scratchSize bytes:
+// the calling goroutine bufs[0], the others the next ones, made here the
+// first time and kept in *bufs for the next call.
+func parallel(n int, do func(i int, buf []byte), bufs *[][]byte) {
 	workers := min(runtime.GOMAXPROCS(0), 8, (n+15)/16)
 	if workers <= 1 {
 		for i := range n {
-			do(i, buf)
+			do(i, (*bufs)[0])
 		}
 		return
+	}
+	for len(*bufs) < workers {
+		*bufs = append(*bufs, make([]byte, scratchSize))
 	}
 	var next atomic.Int64
 	work := func(buf []byte) {
@@ -240,10 +249,10 @@ func parallel(n int, do func(i int, buf []byte), buf []byte) {
 		}
 	}
 	var wg sync.WaitGroup
-	for range workers - 1 {
-		wg.Go(func() { work(make([]byte, scratchSize)) })
+	for w := 1; w < workers; w++ {
+		wg.Go(func() { work((*bufs)[w]) })
 	}
-	work(buf)
+	work((*bufs)[0])
 	wg.Wait()
 }
 
@@ -256,13 +265,13 @@ func (s *dirScan) job(i int, buf []byte) {
 	c := s.slow[i-len(s.ordered)]
 	file := s.d.path + "/" + c.name
 	st, err := s.b.r.stat(file)
-	c.st, c.statOK = st, err == nil
+	c.slow.st, c.slow.statOK = st, err == nil
 	if err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return
 	}
 	fd, err := s.b.r.open(file, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY)
 	if err == nil {
-		c.res = s.classifyFD(fd, c.name, buf)
+		c.slow.res = s.classifyFD(fd, c.name, buf)
 	}
 }
 
@@ -311,13 +320,14 @@ func (s *dirScan) decide(c *cand) *dlib {
 }
 
 func (s *dirScan) decideSlowLink(c *cand) *dlib {
+	l := c.slow
 	switch {
-	case !c.statOK:
+	case !l.statOK:
 		s.b.removeStale(s.fd, c.name)
-	case c.st.Mode&unix.S_IFMT == unix.S_IFDIR:
-		s.maybeHWCapDir(c.name, true, c.st)
-	case c.res.ok:
-		return libEntry(c.name, c.res.info, true, s.d.flag)
+	case l.st.Mode&unix.S_IFMT == unix.S_IFDIR:
+		s.maybeHWCapDir(c.name, true, l.st)
+	case l.res.ok:
+		return libEntry(c.name, l.res.info, true, s.d.flag)
 	}
 	return nil
 }
