@@ -36,11 +36,11 @@ type Config struct {
 	// container sets any of them. Default none.
 	SwarmResource string `toml:"swarm-resource"`
 
-	CLI      CLIConfig     `toml:"nvidia-container-cli"`
-	Runtime  RuntimeConfig `toml:"nvidia-container-runtime"`
-	Hook     HookConfig    `toml:"nvidia-container-runtime-hook"`
-	CTK      CTKConfig     `toml:"nvidia-ctk"`
-	Features Features      `toml:"features"`
+	CLI      CLIConfig     `toml:"nvidia-container-cli"`          // [nvidia-container-cli]
+	Runtime  RuntimeConfig `toml:"nvidia-container-runtime"`      // [nvidia-container-runtime]
+	Hook     HookConfig    `toml:"nvidia-container-runtime-hook"` // [nvidia-container-runtime-hook]
+	CTK      CTKConfig     `toml:"nvidia-ctk"`                    // [nvidia-ctk]
+	Features Features      `toml:"features"`                      // [features]
 
 	// Unknown lists the keys of the file this package does not know, as
 	// dotted paths ("nvidia-container-cli.colour"), sorted. They are
@@ -71,15 +71,15 @@ type RuntimeConfig struct {
 	LogLevel string       `toml:"log-level"` // default "info"
 	Mode     string       `toml:"mode"`      // auto, legacy, cdi, csv, jit-cdi; default auto
 	Runtimes []string     `toml:"runtimes"`  // low-level runtime candidates; default runc, crun
-	Modes    RuntimeModes `toml:"modes"`
+	Modes    RuntimeModes `toml:"modes"`     // the per-mode tables
 }
 
 // RuntimeModes are the per-mode tables of [nvidia-container-runtime.modes].
 type RuntimeModes struct {
-	CDI    CDIModeConfig    `toml:"cdi"`
-	CSV    CSVModeConfig    `toml:"csv"`
-	JitCDI JitCDIModeConfig `toml:"jit-cdi"`
-	Legacy LegacyModeConfig `toml:"legacy"`
+	CDI    CDIModeConfig    `toml:"cdi"`     // [nvidia-container-runtime.modes.cdi]
+	CSV    CSVModeConfig    `toml:"csv"`     // [nvidia-container-runtime.modes.csv]
+	JitCDI JitCDIModeConfig `toml:"jit-cdi"` // [nvidia-container-runtime.modes.jit-cdi]
+	Legacy LegacyModeConfig `toml:"legacy"`  // [nvidia-container-runtime.modes.legacy]
 }
 
 // CDIModeConfig is [nvidia-container-runtime.modes.cdi].
@@ -91,14 +91,14 @@ type CDIModeConfig struct {
 
 // CSVModeConfig is [nvidia-container-runtime.modes.csv] (Tegra).
 type CSVModeConfig struct {
-	MountSpecPath       string `toml:"mount-spec-path"`
-	CompatContainerRoot string `toml:"compat-container-root"`
+	MountSpecPath       string `toml:"mount-spec-path"`       // dir of the CSV mount specs; default /etc/nvidia-container-runtime/host-files-for-container.d
+	CompatContainerRoot string `toml:"compat-container-root"` // the CUDA compat libs' dir in the container; default ""
 }
 
 // JitCDIModeConfig is [nvidia-container-runtime.modes.jit-cdi].
 type JitCDIModeConfig struct {
-	NVCDIFeatureFlags []string `toml:"nvcdi-feature-flags"`
-	NVCDIDisableHooks []string `toml:"nvcdi-disable-hooks"`
+	NVCDIFeatureFlags []string `toml:"nvcdi-feature-flags"` // nvcdi feature flags for specs made at create time; default none
+	NVCDIDisableHooks []string `toml:"nvcdi-disable-hooks"` // hooks left out of those specs; default none
 }
 
 // LegacyModeConfig is [nvidia-container-runtime.modes.legacy].
@@ -110,8 +110,8 @@ type LegacyModeConfig struct {
 
 // HookConfig is [nvidia-container-runtime-hook].
 type HookConfig struct {
-	Path              string `toml:"path"` // default nvidia-container-runtime-hook
-	SkipModeDetection bool   `toml:"skip-mode-detection"`
+	Path              string `toml:"path"`                // default nvidia-container-runtime-hook
+	SkipModeDetection bool   `toml:"skip-mode-detection"` // skip the check that the runtime mode is legacy; default false
 }
 
 // CTKConfig is [nvidia-ctk].
@@ -119,15 +119,16 @@ type CTKConfig struct {
 	Path string `toml:"path"` // default nvidia-ctk
 }
 
-// Features is [features]; every flag defaults to false.
+// Features is [features]; every flag defaults to false, and each is named
+// by its key.
 type Features struct {
-	AllowCUDACompatLibsFromContainer bool `toml:"allow-cuda-compat-libs-from-container"`
-	AllowLDConfigFromContainer       bool `toml:"allow-ldconfig-from-container"`
-	AllowUnknownOCISpecFields        bool `toml:"allow-unknown-oci-spec-fields"`
-	DisableCUDACompatLibHook         bool `toml:"disable-cuda-compat-lib-hook"`
-	DisableIMEXChannelCreation       bool `toml:"disable-imex-channel-creation"`
-	IgnoreIMEXChannelRequests        bool `toml:"ignore-imex-channel-requests"`
-	NoAdditionalGIDsForDeviceNodes   bool `toml:"no-additional-gids-for-device-nodes"`
+	AllowCUDACompatLibsFromContainer bool `toml:"allow-cuda-compat-libs-from-container"` // use the image's CUDA compat libs
+	AllowLDConfigFromContainer       bool `toml:"allow-ldconfig-from-container"`         // --ldconfig may name a container path
+	AllowUnknownOCISpecFields        bool `toml:"allow-unknown-oci-spec-fields"`         // the runtime keeps unknown spec fields
+	DisableCUDACompatLibHook         bool `toml:"disable-cuda-compat-lib-hook"`          // no enable-cuda-compat CDI hook
+	DisableIMEXChannelCreation       bool `toml:"disable-imex-channel-creation"`         // --no-create-imex-channels
+	IgnoreIMEXChannelRequests        bool `toml:"ignore-imex-channel-requests"`          // NVIDIA_IMEX_CHANNELS is ignored
+	NoAdditionalGIDsForDeviceNodes   bool `toml:"no-additional-gids-for-device-nodes"`   // no extra GIDs for device node groups
 }
 
 // DefaultConfig returns the values `nvidia-ctk config default` writes,

@@ -22,7 +22,9 @@
 //   - [RequestFromSpec] from an OCI runtime spec (process.env, mounts,
 //     CAP_SYS_ADMIN in the bounding set as "privileged");
 //   - [RequestFromHook] from the OCI state a runtime writes to a hook's
-//     stdin, with the spec read from the bundle's config.json.
+//     stdin, with the spec read from the bundle's config.json; the
+//     container's rootfs is crun's state "root" when present, else the
+//     spec's root.path ([ContainerFor]), as in the toolkit's hooks.
 //
 // The environment rules, in brief (container-toolkit.md §4.2 has them all):
 // NVIDIA_VISIBLE_DEVICES selects GPUs, with "void" beating "all" beating
@@ -40,7 +42,11 @@
 //
 // A request prints as the nvidia-container-cli command line the runtime hook
 // would execute ([Request.CLIArgs]), so a dry run shows exactly what the
-// original toolchain would have done.
+// original toolchain would have done. The rest of nvidia-container-cli's
+// contract is here too, for tools that stand in for it: [ConfigureFlags]
+// and [CLIContainer] read configure's options, [List] and [WriteInfo]
+// print list and info, [PrepareHost] is --load-kmods, and [CLIErrorFor]
+// gives an error the CLI's prefix.
 //
 // # Requirements
 //

@@ -48,6 +48,7 @@ func (m *DeviceMode) UnmarshalText(text []byte) error {
 
 // Devices is a device selection.
 type Devices struct {
+	// Mode is the kind of selection; the zero value is DevicesVoid.
 	Mode DeviceMode `json:"mode"`
 	// IDs are the requested devices, for DevicesList only: GPU indices,
 	// GPU-<uuid>, PCI bus IDs, MIG <gpu>:<mig> pairs, MIG-<uuid> (and

@@ -1,15 +1,3 @@
-// Command ldconfig is glibc's ldconfig rebuilt on package ldcache: it
-// prints a cache (-p) exactly as glibc 2.36 prints it, and builds one for a
-// root the way `ldconfig -r ROOT` does, without running anything.
-//
-//	ldconfig -p [-C CACHE] [-r ROOT]        print the cache
-//	ldconfig [-r ROOT] [-C CACHE] [-f CONF] [-c new|compat|old] [-N] [-X] [-n] [-v] [DIR...]
-//
-// Options are glibc's: -C the cache file and -f the configuration file
-// (both inside ROOT), -c the file layout, -N do not write the cache, -X do
-// not touch symlinks, -n scan only the DIR arguments and write nothing,
-// -v list what is scanned; DIRs are scanned before the configuration's.
-// --generator=STRING sets the generator string recorded in the cache.
 package main
 
 import (

@@ -1,27 +1,3 @@
-// Command nvidia-container-runtime-hook is an OCI runtime hook that gives a
-// container the GPUs its environment asks for (NVIDIA_VISIBLE_DEVICES,
-// NVIDIA_DRIVER_CAPABILITIES, NVIDIA_REQUIRE_*, …), as NVIDIA's hook of the
-// same name does — but in-process: where NVIDIA's hook executes
-// nvidia-container-cli, this one opens the driver, discovers the devices,
-// plans and applies the configuration itself, undoing it if a step fails.
-//
-//	nvidia-container-runtime-hook [-config FILE] [-debug] [-dry-run] prestart
-//
-// Register it as a prestart (or createRuntime) hook; poststart and poststop
-// do nothing. It reads the OCI state from stdin and the bundle's
-// config.json, and its config from -config, $NVIDIA_CTK_CONFIG_FILE_PATH,
-// $XDG_CONFIG_HOME/nvidia-container-runtime/config.toml or
-// /etc/nvidia-container-runtime/config.toml, with the toolkit's keys plus
-// an [nvc] table (proc-root, dev-root, backend) for a driver whose procfs
-// and /dev are elsewhere. A container that asks for no GPU is left alone.
-// -dry-run prints the nvidia-container-cli command NVIDIA's hook would run
-// and changes nothing.
-//
-// Flags are Go's (-config and --config both work), as in NVIDIA's hook.
-// The hook is a cgo program (NVML): it must be given an explicit
-// environment in the runtime spec, never the container's, or a
-// container's LD_PRELOAD would be loaded into it. nvidia-container-runtime
-// registers it that way.
 package main
 
 import (

@@ -1,19 +1,3 @@
-// Command nvidia-container-runtime wraps a low-level OCI runtime (runc by
-// default, crun by config) the way NVIDIA's runtime does in its legacy
-// mode: for `create` and `run` of a container that asks for GPUs, it adds
-// nvidia-container-runtime-hook as a prestart hook to the bundle's
-// config.json; then it executes the runtime with the same arguments. Every
-// other command goes straight through.
-//
-//	nvidia-container-runtime [RUNTIME OPTIONS] COMMAND [ARG...]
-//
-// The config is $NVIDIA_CTK_CONFIG_FILE_PATH, else
-// /etc/nvidia-container-runtime/config.toml: [nvidia-container-runtime]
-// runtimes (the candidates, first found in PATH wins; default runc, crun)
-// and debug (a log file), [nvidia-container-runtime-hook] path (default:
-// nvidia-container-runtime-hook in PATH). The hook is given an explicit
-// environment (PATH only) and the config file as -config, so nothing of the
-// container's environment (LD_PRELOAD, …) reaches it.
 package main
 
 import (

@@ -1,27 +1,3 @@
-// Command nvidia-ctk is the CDI part of NVIDIA's nvidia-ctk rebuilt on this
-// module: it writes a Container Device Interface spec for the host's GPUs,
-// from the same plan nvidia-container-cli configures containers with, and
-// lists the CDI devices a runtime would see.
-//
-//	nvidia-ctk cdi generate [--output FILE] [--format json|yaml] [--vendor V] [--class C]
-//	                        [--device-name-strategy index|uuid|type-index]... [--no-all-device]
-//	                        [--driver-root DIR] [--dev-root DIR] [--proc-root DIR]
-//	                        [--hook-path PATH] [--simulate MACHINE [--simulate-mig INDEX=PROFILE,...]]
-//	nvidia-ctk cdi list [--spec-dir DIR]...
-//
-// The spec's kind is VENDOR/CLASS (nvidia.com/gpu). Each GPU is named by
-// every --device-name-strategy ("0", "GPU-…", "gpu0"), each MIG device too
-// ("1:0", "MIG-…", "mig1:0"); a GPU in MIG mode is listed only as its MIG
-// devices; "all" holds them all. Driver files are bind mounts at their paths
-// under the driver root, device nodes carry hostPath, type, major and minor,
-// and the loader cache update and symlinks are createContainer hooks running
-// --hook-path (examples/nvidia-cdi-hook, a static binary) with an explicit
-// environment.
-//
-// --simulate generates a host (go-nvml mock and driver tree) into a new
-// temp dir and writes the spec for it; the dir is kept, since the spec
-// points into it. As in NVIDIA's tool, --dev-root is the root /dev is under
-// and defaults to the driver root; --proc-root is where procfs is.
 package main
 
 import (

@@ -1,21 +1,3 @@
-// Package fakehost generates a simulated NVIDIA host into a directory: the
-// driver's libraries (real ELF objects with the real SONAMEs), binaries,
-// firmware, IPC sockets, config files, an ld.so.cache, a procfs tree and a
-// dev tree — all describing the same GPUs as a go-nvml mock server.
-//
-// Every test that needs a GPU host uses it, and the example CLI's --simulate
-// flag runs against it, so it must not depend on package testing.
-//
-// The generated layout, all under Host.Root:
-//
-//	etc/ld.so.cache, etc/debian_version (Debian layout)
-//	usr/lib/x86_64-linux-gnu/...   (Debian) or usr/lib64/... (Fedora)
-//	usr/lib/i386-linux-gnu/...     (Debian) or usr/lib/...   (Fedora)
-//	usr/bin/nvidia-smi ...
-//	lib/firmware/nvidia/<version>/gsp_*.bin
-//	run/nvidia-persistenced/socket, run/nvidia-fabricmanager/socket, tmp/nvidia-mps/
-//	proc/driver/nvidia/...         (Host.ProcRoot = Root/proc)
-//	dev/nvidia0 ...                (Host.DevRoot = Root/dev)
 package fakehost
 
 import (

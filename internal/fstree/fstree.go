@@ -1,23 +1,3 @@
-// Package fstree builds file trees from a small line-oriented description.
-//
-// Tests and the fake host generator use it to lay out driver roots, rootfs
-// trees and hostile layouts in a few readable lines:
-//
-//	dir     usr/lib/x86_64-linux-gnu 0755
-//	file    etc/debian_version "12.5\n"
-//	file    usr/bin/nvidia-smi 0755
-//	symlink usr/lib64/libcuda.so.1 libcuda.so.550.54.15
-//	char    dev/nvidiactl 195 255 0666
-//	fifo    tmp/pipe
-//	socket  run/nvidia-persistenced/socket
-//
-// Paths are relative to the root given to [Build]; parents are created as
-// needed (mode 0755). A MODE is octal with a leading zero. A file's CONTENT is
-// the rest of the line, or a Go string literal when it starts with a quote.
-// Lines starting with '#' and blank lines are ignored.
-//
-// The root is trusted (a temp dir the caller made); the package does not
-// defend against symlinks planted inside it by someone else.
 package fstree
 
 import (
@@ -47,6 +27,7 @@ var ErrInvalid = errors.New("invalid tree description")
 
 // Entry is one file to create.
 type Entry struct {
+	// Kind is what to create.
 	Kind Kind
 	// Path is relative to the tree's root, slash-separated and clean.
 	Path string

@@ -1,11 +1,3 @@
-// Package testutil holds helpers shared by the tests of every package: the
-// gate for tests that need root or a kernel feature, and tree fixtures.
-//
-// The gate has one rule. Where a test cannot run (not root, a command or a
-// kernel feature missing) it is skipped with the reason — unless the
-// environment sets NVC_REQUIRE_PRIVILEGED=1, as CI does, in which case the
-// same condition fails the test. A privileged test therefore never passes in
-// CI by skipping.
 package testutil
 
 import (

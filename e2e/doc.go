@@ -1,0 +1,30 @@
+// Package e2e holds the end-to-end tests: the example programs, built once
+// per test binary, run as a user or a runtime would run them — under real
+// runc, crun and podman, on a simulated host (internal/fakehost) whose
+// device nodes are real character devices.
+//
+// Files: runc_* (the hook under runc and crun, directly and through
+// nvidia-container-runtime), cli_* (nvidia-container-cli: golden output,
+// option parsing, error prefixes, a refused configure), hook_* (the hook's
+// own behaviour), bench_* (whole-process benchmarks), cdi_* and ldpreload_*
+// (the CDI generator under podman, LD_PRELOAD immunity), helpers_* (shared
+// fixtures). Run `go test ./e2e -update` to rewrite testdata/*.golden.
+//
+// # What they need and change
+//
+// Root, and runc, crun, podman, busybox (static), gcc and glibc's
+// ldconfig in PATH (Debian 12: apt-get install runc crun podman
+// busybox-static gcc-multilib). Without them the tests skip locally and
+// fail under NVC_REQUIRE_PRIVILEGED=1 (testutil's gate). They build the
+// examples into a temp dir, run containers whose state and storage are
+// temp dirs of their own, write CDI specs to /var/run/cdi (removed
+// afterwards) and, for crun on a hybrid cgroup layout, mount the hugetlb
+// cgroup v1 hierarchy, which stays until reboot.
+//
+// # When not to use them
+//
+// They are slow (minutes: real containers) and need the machine to
+// themselves for the runtimes' cgroups; unit behaviour belongs in the
+// packages' own tests. This file exists so that the package has
+// documentation; the tests are in the _test.go files.
+package e2e
