@@ -1,14 +1,3 @@
-// Package e2e holds the end-to-end tests: the example programs, built once
-// per test binary, run as a user or a runtime would run them — under real
-// runc, crun and podman, on a simulated host (internal/fakehost) whose
-// device nodes are real character devices.
-//
-// Files: runc_* (the hook under runc and crun, directly and through
-// nvidia-container-runtime), cli_* (nvidia-container-cli: golden output,
-// option parsing, error prefixes, a refused configure), hook_* (the hook's
-// own behaviour), bench_* (whole-process benchmarks), cdi_* and ldpreload_*
-// (the CDI generator under podman, LD_PRELOAD immunity), helpers_* (shared
-// fixtures). Run `go test ./e2e -update` to rewrite testdata/*.golden.
 package e2e
 
 import (
@@ -17,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -138,15 +128,10 @@ func hookConfig(tb testing.TB, h *fakehost.Host, cli []string, extra ...string) 
 // lists the x86-64 libcuda.so.1 in dir.
 func checkCacheListsLibcuda(tb testing.TB, rootfs, dir string) {
 	tb.Helper()
-	ldconfig := testutil.RequireCommand(tb, "ldconfig")
-	version, _ := exec.Command(ldconfig, "--version").Output()
-	first, _, _ := strings.Cut(string(version), "\n")
-	tb.Logf("peer: %s", first)
 	cache := filepath.Join(rootfs, "etc/ld.so.cache")
-	out, err := exec.Command(ldconfig, "-p", "-C", cache).CombinedOutput()
-	want := "libcuda.so.1 (libc6,x86-64) => " + dir + "/libcuda.so.1"
-	if err != nil || !strings.Contains(string(out), want) {
-		tb.Errorf("glibc ldconfig -p -C %s: %v\n%s\nwant %q", cache, err, out, want)
+	entries := testutil.LdconfigEntries(tb, cache)
+	if want := "libcuda.so.1 (libc6,x86-64) => " + dir + "/libcuda.so.1"; !slices.Contains(entries, want) {
+		tb.Errorf("glibc ldconfig -p -C %s lists\n%s\nwant %q", cache, strings.Join(entries, "\n"), want)
 	}
 }
 

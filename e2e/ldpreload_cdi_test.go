@@ -72,9 +72,10 @@ func addCanary(s *cdispecs.Spec, path string, env []string) {
 		&cdispecs.Hook{HookName: "createContainer", Path: path, Args: []string{"true"}, Env: env})
 }
 
-// runPreloaded runs the program that needs libcuda.so.1 with device 0 and LD_PRELOAD in the container's environment, checks
-// that it ran (our hooks did their work) and loaded the library (the
-// control), and returns every program that loaded it.
+// runPreloaded runs the program that needs libcuda.so.1 with device 0 and
+// LD_PRELOAD in the container's environment, checks that it ran (our hooks
+// did their work) and loaded the library (the control), and returns every
+// program that loaded it.
 func (c *cdiCase) runPreloaded(t *testing.T, runtime string) []string {
 	t.Helper()
 	rootfs := busyboxRootfs(t)

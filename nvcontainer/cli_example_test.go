@@ -35,19 +35,8 @@ func ExampleConfigureFlags_Request() {
 // What `nvidia-container-cli list -d 3 -b` prints on a simulated DGX A100:
 // the control nodes, the selected GPU's node, the driver's binaries.
 func ExampleList() {
-	dir, err := os.MkdirTemp("", "list-example")
-	if err != nil {
-		log.Fatal(err)
-	}
+	host, dir := simulatedHost()
 	defer os.RemoveAll(dir)
-	fh, err := fakehost.Generate(dir, nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	host, err := nvcontainer.OpenHost(&driver.Options{Root: fh.Root, ProcRoot: fh.ProcRoot, DevRoot: fh.DevRoot}, "procfs")
-	if err != nil {
-		log.Fatal(err)
-	}
 	paths, err := nvcontainer.List(host, &nvcontainer.ListOptions{Devices: []string{"3"}, Binaries: true})
 	if err != nil {
 		log.Fatal(err)
@@ -91,19 +80,8 @@ func ExampleAddHook() {
 // whose GPUs were found through procfs: brand, architecture and CUDA
 // version are only known to NVML.
 func ExampleWriteInfo() {
-	dir, err := os.MkdirTemp("", "info-example")
-	if err != nil {
-		log.Fatal(err)
-	}
+	host, dir := simulatedHost()
 	defer os.RemoveAll(dir)
-	fh, err := fakehost.Generate(dir, nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	host, err := nvcontainer.OpenHost(&driver.Options{Root: fh.Root, ProcRoot: fh.ProcRoot, DevRoot: fh.DevRoot}, "procfs")
-	if err != nil {
-		log.Fatal(err)
-	}
 	host.Devices.GPUs = host.Devices.GPUs[:2]
 	if err := nvcontainer.WriteInfo(os.Stdout, host, &nvcontainer.InfoOptions{CSV: true}); err != nil {
 		log.Fatal(err)
@@ -115,4 +93,23 @@ func ExampleWriteInfo() {
 	// Device Index,Device Minor,Model,Brand,GPU UUID,Bus Location,Architecture
 	// 0,0,Mock NVIDIA A100-SXM4-40GB,N/A,GPU-c6447c07-9c71-5438-bb3d-e54fd5f6494c,00000000:07:00.0,N/A
 	// 1,1,Mock NVIDIA A100-SXM4-40GB,N/A,GPU-fcdf8116-d211-50e1-995c-b4700326ab4d,00000000:0f:00.0,N/A
+}
+
+// simulatedHost generates a DGX A100 (internal/fakehost) in a new temp dir
+// and opens it as OpenHost opens a real host, finding the GPUs through
+// procfs. The caller removes dir.
+func simulatedHost() (host *nvcontainer.Host, dir string) {
+	dir, err := os.MkdirTemp("", "nvcontainer-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fh, err := fakehost.Generate(dir, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	host, err = nvcontainer.OpenHost(&driver.Options{Root: fh.Root, ProcRoot: fh.ProcRoot, DevRoot: fh.DevRoot}, "procfs")
+	if err != nil {
+		log.Fatal(err)
+	}
+	return host, dir
 }

@@ -125,21 +125,15 @@ func flagsFromArgs(t *testing.T, args []string) *nvcontainer.ConfigureFlags {
 	for i < len(args) && args[i] != "configure" {
 		i++
 	}
+	lists := map[string]*[]string{"device": &f.Devices, "require": &f.Requirements, "imex-channel": &f.IMEXChannels,
+		"mig-config": &f.MIGConfig, "mig-monitor": &f.MIGMonitor, "cuda-compat-mode": &f.CUDACompatModes}
 	for _, a := range args[i+1:] {
 		name, val, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+		if list, ok := lists[name]; ok {
+			*list = append(*list, val)
+			continue
+		}
 		switch name {
-		case "device":
-			f.Devices = append(f.Devices, val)
-		case "require":
-			f.Requirements = append(f.Requirements, val)
-		case "imex-channel":
-			f.IMEXChannels = append(f.IMEXChannels, val)
-		case "mig-config":
-			f.MIGConfig = append(f.MIGConfig, val)
-		case "mig-monitor":
-			f.MIGMonitor = append(f.MIGMonitor, val)
-		case "cuda-compat-mode":
-			f.CUDACompatModes = append(f.CUDACompatModes, val)
 		case "ldconfig", "pid", "/r", "no-cgroups":
 		default:
 			c, err := capabilities.ParseCapability(name)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/go-nvc/nvc/devices"
@@ -66,6 +67,21 @@ func TestLoadHostRoots(t *testing.T) {
 	}
 	if _, err := nvcontainer.LoadHostRoots(file); err == nil {
 		t.Error("LoadHostRoots of a bad file succeeded")
+	}
+}
+
+// Both config loaders read at most 1 MiB and name the file.
+func TestLoadConfigTooLarge(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "config.toml")
+	if err := os.WriteFile(file, []byte("#"+strings.Repeat("x", 1<<20)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := nvcontainer.LoadConfig(file)
+	_, err2 := nvcontainer.LoadHostRoots(file)
+	for _, err := range []error{err, err2} {
+		if !errors.Is(err, nvcontainer.ErrTooLarge) || !strings.Contains(err.Error(), file) {
+			t.Errorf("oversized config: %v, want ErrTooLarge naming %s", err, file)
+		}
 	}
 }
 

@@ -2,13 +2,13 @@ package nvcontainer_test
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/nvcontainer"
 )
 
@@ -83,17 +83,8 @@ func TestContainerFor(t *testing.T) {
 	}
 }
 
-func writeBundle(t *testing.T, spec string) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(spec), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
 func TestRequestFromHook(t *testing.T) {
-	bundle := writeBundle(t, `{"ociVersion":"1.0.2","root":{"path":"rootfs"},
+	bundle := testutil.Bundle(t, `{"ociVersion":"1.0.2","root":{"path":"rootfs"},
 		"process":{"env":["NVIDIA_VISIBLE_DEVICES=0,1","NVIDIA_MIG_CONFIG_DEVICES=all","NVIDIA_DRIVER_CAPABILITIES=utility"],
 		"capabilities":{"bounding":["CAP_SYS_ADMIN"]}}}`)
 	state := `{"ociVersion":"1.0.2","id":"x","pid":1234,"bundle":"` + bundle + `"}`
@@ -115,7 +106,7 @@ func TestRequestFromHook(t *testing.T) {
 	}
 
 	// Unprivileged: the MIG request is refused, naming the bundle.
-	bundle = writeBundle(t, `{"ociVersion":"1.0.2","root":{"path":"/r"},"process":{"env":["NVIDIA_VISIBLE_DEVICES=0","NVIDIA_MIG_CONFIG_DEVICES=all"]}}`)
+	bundle = testutil.Bundle(t, `{"ociVersion":"1.0.2","root":{"path":"/r"},"process":{"env":["NVIDIA_VISIBLE_DEVICES=0","NVIDIA_MIG_CONFIG_DEVICES=all"]}}`)
 	_, _, err = nvcontainer.RequestFromHook(strings.NewReader(`{"bundle":"`+bundle+`"}`), nil)
 	if !errors.Is(err, nvcontainer.ErrUnprivileged) || !strings.Contains(err.Error(), bundle) {
 		t.Errorf("unprivileged MIG request: %v", err)

@@ -15,22 +15,6 @@ import (
 	"github.com/go-nvc/nvc/internal/testutil"
 )
 
-// glibcLdconfig returns glibc's ldconfig, the peer these tests compare
-// with, and logs its version.
-func glibcLdconfig(t *testing.T) string {
-	t.Helper()
-	for _, p := range []string{"/usr/sbin/ldconfig", "/sbin/ldconfig"} {
-		if _, err := os.Stat(p); err == nil {
-			v, _ := exec.Command(p, "--version").Output()
-			first, _, _ := strings.Cut(string(v), "\n")
-			t.Logf("peer: %s", first)
-			return p
-		}
-	}
-	testutil.Unavailable(t, "needs glibc's ldconfig")
-	return ""
-}
-
 // glibc runs glibc's ldconfig; with -r it gates on root, which makes
 // ldconfig chroot into ROOT as the comparisons assume.
 func glibc(t *testing.T, args ...string) string {
@@ -38,7 +22,7 @@ func glibc(t *testing.T, args ...string) string {
 	if slices.Contains(args, "-r") {
 		testutil.RequireRoot(t)
 	}
-	out, err := exec.Command(glibcLdconfig(t), args...).Output()
+	out, err := exec.Command(testutil.GlibcLdconfig(t), args...).Output()
 	if err != nil {
 		t.Fatalf("ldconfig %s: %v", strings.Join(args, " "), err)
 	}

@@ -1,8 +1,6 @@
 package fakehost
 
 import (
-	"bufio"
-	"bytes"
 	"debug/elf"
 	"os"
 	"os/exec"
@@ -34,29 +32,11 @@ func writeDriverHost(t testing.TB, o Options) *Host {
 // links, into a cache of its own, and returns `ldconfig -p`'s lines for it.
 func glibcEntries(t *testing.T, root string) []string {
 	t.Helper()
-	ldconfig := testutil.RequireCommand(t, "ldconfig")
-	out, err := exec.Command(ldconfig, "-X", "-r", root, "-C", "/glibc-ld.so.cache").CombinedOutput()
+	out, err := exec.Command(testutil.GlibcLdconfig(t), "-X", "-r", root, "-C", "/glibc-ld.so.cache").CombinedOutput()
 	if err != nil {
 		t.Fatalf("ldconfig -r %s: %v\n%s", root, err, out)
 	}
-	return ldconfigP(t, ldconfig, filepath.Join(root, "glibc-ld.so.cache"))
-}
-
-// ldconfigP returns the entry lines `ldconfig -p -C cache` prints, trimmed.
-func ldconfigP(t *testing.T, ldconfig, cache string) []string {
-	t.Helper()
-	out, err := exec.Command(ldconfig, "-p", "-C", cache).Output()
-	if err != nil {
-		t.Fatalf("ldconfig -p -C %s: %v", cache, err)
-	}
-	var lines []string
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		if l := sc.Text(); strings.HasPrefix(l, "\t") {
-			lines = append(lines, strings.TrimSpace(l))
-		}
-	}
-	return lines
+	return testutil.LdconfigEntries(t, filepath.Join(root, "glibc-ld.so.cache"))
 }
 
 // TestDriverCacheAgreesWithGlibc checks the generated ld.so.cache against
@@ -68,7 +48,7 @@ func TestDriverCacheAgreesWithGlibc(t *testing.T) {
 		t.Run(string(lay), func(t *testing.T) {
 			h := writeDriverHost(t, Options{Layout: lay})
 			glibc := glibcEntries(t, h.Root)
-			ours := ldconfigP(t, testutil.RequireCommand(t, "ldconfig"), filepath.Join(h.Root, "etc/ld.so.cache"))
+			ours := testutil.LdconfigEntries(t, filepath.Join(h.Root, "etc/ld.so.cache"))
 			stale := []string{
 				"libnvidia-fbc.so.1 (libc6,x86-64) => /" + legacyDir + "/libnvidia-fbc.so.1",
 				"libnvidia-cfg.so.1 (libc6,x86-64) => /" + legacyDir + "/libnvidia-cfg.so.1",

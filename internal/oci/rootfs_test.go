@@ -54,7 +54,7 @@ func TestRootfs(t *testing.T) {
 
 // LoadRootfs reads config.json only when the state does not name the root.
 func TestLoadRootfs(t *testing.T) {
-	bundle := writeBundle(t, `{"ociVersion":"1.0.2","process":{},"root":{"path":"rootfs"}}`)
+	bundle := testutil.Bundle(t, `{"ociVersion":"1.0.2","process":{},"root":{"path":"rootfs"}}`)
 	got, err := oci.LoadRootfs(&oci.State{Bundle: bundle})
 	if err != nil || got != filepath.Join(bundle, "rootfs") {
 		t.Errorf("from config.json: %q, %v", got, err)
@@ -67,7 +67,7 @@ func TestLoadRootfs(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "loading OCI spec") {
 		t.Errorf("no root and no config.json: %v", err)
 	}
-	empty := writeBundle(t, `{"ociVersion":"1.0.2","process":{},"root":{"path":""}}`)
+	empty := testutil.Bundle(t, `{"ociVersion":"1.0.2","process":{},"root":{"path":""}}`)
 	if _, err = oci.LoadRootfs(&oci.State{Bundle: empty}); !errors.Is(err, oci.ErrInvalidRootfs) || !strings.Contains(err.Error(), "no root.path") {
 		t.Errorf("empty root.path: %v", err)
 	}

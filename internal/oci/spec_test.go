@@ -3,12 +3,12 @@ package oci_test
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/go-nvc/nvc/internal/oci"
+	"github.com/go-nvc/nvc/internal/testutil"
 )
 
 const minimalSpec = `{"ociVersion":"1.0.2","process":{"env":["PATH=/bin"]},"root":{"path":"rootfs"}}`
@@ -53,7 +53,7 @@ func TestParseSpecFlatCapabilities(t *testing.T) {
 }
 
 func TestLoadSpec(t *testing.T) {
-	bundle := writeBundle(t, minimalSpec)
+	bundle := testutil.Bundle(t, minimalSpec)
 	spec, err := oci.LoadSpec(bundle)
 	if err != nil || spec.Root.Path != "rootfs" {
 		t.Fatalf("LoadSpec: %+v, %v", spec, err)
@@ -62,22 +62,13 @@ func TestLoadSpec(t *testing.T) {
 	if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "config.json") {
 		t.Errorf("missing config.json: %v", err)
 	}
-	bad := writeBundle(t, `{"ociVersion":"1.0.2"}`)
+	bad := testutil.Bundle(t, `{"ociVersion":"1.0.2"}`)
 	_, err = oci.LoadSpec(bad)
 	if err == nil || !strings.Contains(err.Error(), filepath.Join(bad, "config.json")) || !strings.Contains(err.Error(), `no "process"`) {
 		t.Errorf("invalid config.json: %v", err)
 	}
-	big := writeBundle(t, `{"ociVersion":"1.0.2","x":"`+strings.Repeat("x", oci.MaxSpecSize)+`"}`)
+	big := testutil.Bundle(t, `{"ociVersion":"1.0.2","x":"`+strings.Repeat("x", oci.MaxSpecSize)+`"}`)
 	if _, err = oci.LoadSpec(big); !errors.Is(err, oci.ErrTooLarge) {
 		t.Errorf("oversized config.json: %v", err)
 	}
-}
-
-func writeBundle(t *testing.T, spec string) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(spec), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dir
 }

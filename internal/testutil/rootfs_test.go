@@ -35,3 +35,19 @@ func TestAddCUDAProgram(t *testing.T) {
 		t.Fatalf("with libcuda.so.1: %v\n%s", err, out)
 	}
 }
+
+// LdconfigEntries reads back a cache glibc's ldconfig wrote for a root.
+func TestLdconfigEntries(t *testing.T) {
+	RequireRoot(t) // ldconfig -r chroots
+	root := Tree(t, "file etc/ld.so.conf \"/opt/x\\n\"\ndir opt/x\n")
+	if err := elfwriter.WriteFile(filepath.Join(root, "opt/x/libfoo.so.1"), elfwriter.Library("libfoo.so.1", "libc.so.6"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(GlibcLdconfig(t), "-r", root).CombinedOutput(); err != nil {
+		t.Fatalf("ldconfig -r: %v\n%s", err, out)
+	}
+	got := LdconfigEntries(t, filepath.Join(root, "etc/ld.so.cache"))
+	if want := []string{"libfoo.so.1 (libc6,x86-64) => /opt/x/libfoo.so.1"}; strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("entries %q, want %q", got, want)
+	}
+}

@@ -2,6 +2,7 @@ package testutil
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/go-nvc/nvc/internal/fstree"
@@ -31,4 +32,15 @@ func BuildTree(tb testing.TB, root, spec string) {
 	if err := fstree.Create(root, spec, opts); err != nil {
 		tb.Fatal(err)
 	}
+}
+
+// Bundle writes configJSON as config.json in a new temp dir, an OCI
+// bundle without a rootfs, and returns the dir.
+func Bundle(tb testing.TB, configJSON string) string {
+	tb.Helper()
+	dir := tb.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(configJSON), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return dir
 }
