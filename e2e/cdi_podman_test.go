@@ -305,8 +305,9 @@ func (c *cdiCase) checkInjection(t *testing.T, cache *cdi.Cache) {
 	if !slices.Contains(nodes, "/dev/nvidia0") || slices.Contains(nodes, "/dev/nvidia1") || !slices.Contains(nodes, "/dev/nvidiactl") {
 		t.Errorf("injected device nodes %v, want /dev/nvidia0 and /dev/nvidiactl, not /dev/nvidia1", nodes)
 	}
-	if n := len(oci.Hooks.CreateContainer); n != 2 {
-		t.Fatalf("injected %d createContainer hooks, want 2", n)
+	want := len(c.spec.ContainerEdits.Hooks) + len(c.device(t, "gpu0").Hooks)
+	if n := len(oci.Hooks.CreateContainer); n != want || n == 0 {
+		t.Fatalf("injected %d createContainer hooks, want the spec's %d", n, want)
 	}
 	for _, h := range oci.Hooks.CreateContainer {
 		if h.Path != c.hook || len(h.Env) == 0 {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -166,7 +167,7 @@ func TestCLIShortOptions(t *testing.T) {
 	}
 
 	args := append([]string{"-n", "-r", fh.Root, "--proc-root=" + fh.ProcRoot, "--dev-root=" + fh.DevRoot},
-		"configure", rootfs, "--dry-run", "-n", "-c", "-u", "-v", "-g", "-D", "--compat32", "-d", "1", "-r", "driver>=500", "-l", "/sbin/ldconfig", "-p", "1")
+		"configure", rootfs, "--dry-run", "-n", "-c", "-u", "-v", "-g", "-D", "--compat32", "-d", "1", "-r", "driver>=500", "-l", "/sbin/ldconfig", "-p", strconv.Itoa(os.Getpid()))
 	out, stderr, code := cli(t, args...)
 	if code != 0 {
 		t.Fatalf("configure with every short flag: exit %d\n%s", code, stderr)
@@ -177,7 +178,7 @@ func TestCLIShortOptions(t *testing.T) {
 	}
 	if plan.Capabilities.String() != "compat32,compute,display,graphics,ngx,utility,video" || plan.Driver.Root != fh.Root ||
 		len(plan.GPUs) != 1 || plan.GPUs[0].Index != 1 || !slices.Equal(plan.Requirements, []string{"driver>=500"}) ||
-		plan.Container != (nvcontainer.Container{PID: 1, Rootfs: rootfs}) {
+		plan.Container != (nvcontainer.Container{PID: os.Getpid(), Rootfs: rootfs}) {
 		t.Errorf("plan: caps %s, root %s, gpus %+v, requirements %q, container %+v", plan.Capabilities, plan.Driver.Root, plan.GPUs, plan.Requirements, plan.Container)
 	}
 
@@ -222,8 +223,8 @@ func TestCLIErrors(t *testing.T) {
 			"requirement error: unsatisfied condition: cuda>=99.0, please update your driver to a newer version, or use an earlier cuda container"},
 		{"unmet brand", cat(sim, "configure", "--dry-run", "-d", "0", "--require=brand=geforce driver>=999", rootfs),
 			"requirement error: unsatisfied condition: brand=geforce"},
-		{"invalid requirement", cat(hf, "configure", "--dry-run", "--require=cuda>=12.0,foo>=1", rootfs),
-			`requirement error: invalid expression: term "foo>=1" at offset 11 of requirement "cuda>=12.0,foo>=1": unknown key "foo"`},
+		{"invalid requirement", cat(hf, "configure", "--dry-run", "--require=driver>=500,foo>=1", rootfs),
+			`requirement error: invalid expression: term "foo>=1" at offset 12 of requirement "driver>=500,foo>=1": unknown key "foo"`},
 		{"relative rootfs", cat(hf, "configure", "rootfs"), "input error: invalid rootfs directory"},
 		{"root rootfs", cat(hf, "configure", "/"), "input error: invalid rootfs directory"},
 		{"too many requirements", cat(hf, append(append([]string{"configure"}, many...), rootfs)...), "input error: too many requirements"},
@@ -266,10 +267,16 @@ func firstErrorLine(stderr string) string {
 
 // TestCLIPermission runs configure as an unprivileged user: a permission
 // error, as nvidia-container-cli gives when it cannot set its
-// capabilities; --dry-run still works.
+// capabilities; --dry-run still works. The container is a process of the
+// same user, whose /proc/PID/root the plan reads the rootfs through.
 func TestCLIPermission(t *testing.T) {
 	testutil.RequireRoot(t) // to switch to uid 65534
 	bin := buildExample(t, "nvidia-container-cli", false)
+	sleeper := execAs(testutil.RequireCommand(t, "sleep"), 65534, "600")
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sleeper.Process.Kill(); sleeper.Wait() })
 	if err := os.Chmod(filepath.Dir(bin), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +289,7 @@ func TestCLIPermission(t *testing.T) {
 		code   int
 		line   string
 	}{{false, 1, "nvidia-container-cli: permission error: configure needs root"}, {true, 0, ""}} {
-		args := []string{"--simulate=dgxh100", "configure", "--pid=1", "-d", "all", rootfs}
+		args := []string{"--simulate=dgxh100", "configure", "--pid=" + strconv.Itoa(sleeper.Process.Pid), "-d", "all", rootfs}
 		if tc.dryRun {
 			args = append(args, "--dry-run")
 		}

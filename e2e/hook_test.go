@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -15,7 +16,9 @@ import (
 )
 
 // hookBundle writes a bundle whose process has env and returns the bundle
-// dir and the OCI state a runtime would give the hook for pid 123.
+// dir and the OCI state a runtime would give the hook. The state's pid is
+// this test process, whose root is the host's: a plan for it reads the
+// rootfs through /proc/PID/root at its host path.
 func hookBundle(t *testing.T, env ...string) (bundle, state string) {
 	t.Helper()
 	bundle = t.TempDir()
@@ -31,7 +34,7 @@ func hookBundle(t *testing.T, env ...string) (bundle, state string) {
 	if err := os.WriteFile(filepath.Join(bundle, "rootfs/etc/debian_version"), []byte("12.5\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return bundle, fmt.Sprintf(`{"ociVersion":"1.0.2","id":"c1","status":"creating","pid":123,"bundle":%q}`, bundle)
+	return bundle, fmt.Sprintf(`{"ociVersion":"1.0.2","id":"c1","status":"creating","pid":%d,"bundle":%q}`, os.Getpid(), bundle)
 }
 
 // hook runs our hook with stdin and args; env is PATH only, as
@@ -48,7 +51,7 @@ func TestHookDryRun(t *testing.T) {
 	fh := simHost(t, nil)
 	config := hookConfig(t, fh, nil)
 	bundle, state := hookBundle(t, "NVIDIA_VISIBLE_DEVICES=2,0", "NVIDIA_DRIVER_CAPABILITIES=utility,compute",
-		"NVIDIA_REQUIRE_CUDA=cuda>=12.0")
+		"NVIDIA_REQUIRE_DRIVER=driver>=500")
 	out, stderr, code := hook(t, state, "-config", config, "-dry-run", "prestart")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
@@ -59,7 +62,7 @@ func TestHookDryRun(t *testing.T) {
 	}
 	rootfs := filepath.Join(bundle, "rootfs")
 	want := "nvidia-container-cli --root=" + fh.Root + " configure --cuda-compat-mode=ldconfig --ldconfig=" + ldconfig +
-		" --device=2,0 --compute --utility '--require=cuda>=12.0' --pid=123 " + rootfs + "\n"
+		" --device=2,0 --compute --utility '--require=driver>=500' --pid=" + strconv.Itoa(os.Getpid()) + " " + rootfs + "\n"
 	if out != want {
 		t.Errorf("-dry-run printed\n%s\nwant\n%s", out, want)
 	}
@@ -74,7 +77,7 @@ func TestHookDryRun(t *testing.T) {
 	if err := json.Unmarshal([]byte(plan), &p); err != nil {
 		t.Fatal(err)
 	}
-	if len(p.GPUs) != 2 || p.GPUs[0].Index != 2 || p.GPUs[1].Index != 0 || p.Container != (nvcontainer.Container{PID: 123, Rootfs: rootfs}) ||
+	if len(p.GPUs) != 2 || p.GPUs[0].Index != 2 || p.GPUs[1].Index != 0 || p.Container != (nvcontainer.Container{PID: os.Getpid(), Rootfs: rootfs}) ||
 		p.Capabilities.String() != "compute,utility" || p.CUDACompat.Mode != nvcontainer.CompatLdconfig {
 		t.Errorf("plan from the hook's command line: gpus %+v, container %+v, caps %s, compat %s", p.GPUs, p.Container, p.Capabilities, p.CUDACompat.Mode)
 	}

@@ -1,16 +1,13 @@
 package nvcontainer
 
-import (
-	"errors"
-
-	"github.com/go-nvc/nvc/devices"
-)
+import "errors"
 
 // CLIError is an error as nvidia-container-cli prints it after its
 // program name: "<Prefix>: <Err>".
 type CLIError struct {
-	// Prefix is one of the CLI's prefixes: "detection error", "device
-	// error", "ldcache error", "mount error", …
+	// Prefix is one of the CLI's prefixes: "input error",
+	// "initialization error", "detection error", "ldcache error", "mount
+	// error", "permission error", …
 	Prefix string
 	// Err is the cause.
 	Err error
@@ -23,34 +20,19 @@ func (e *CLIError) Error() string { return e.Prefix + ": " + e.Err.Error() }
 func (e *CLIError) Unwrap() error { return e.Err }
 
 // CLIErrorFor returns an error of [NewPlan], [List] or [Plan.Apply] as
-// nvidia-container-cli prints it: a *PlanError keeps its own line ("<stage>
-// error: …"), except that a refused device ID prints as "<stage> error:
-// <ID>: <reason>"; an *ApplyError is an "ldcache error" for the loader
-// cache step and a "mount error" otherwise; anything else is a "detection
-// error". nil stays nil.
+// nvidia-container-cli prints it: a *PlanError is already the CLI's line
+// ("<stage> error: …", a refused device ID first); an *ApplyError is an
+// "ldcache error" for the loader cache step and a "mount error" otherwise;
+// anything else is a "detection error". nil stays nil.
 func CLIErrorFor(err error) error {
-	var pe *PlanError
 	var ae *ApplyError
 	switch {
-	case err == nil:
-		return nil
+	case err == nil, errors.As(err, new(*PlanError)):
+		return err
 	case errors.As(err, &ae) && ae.Step == StepLDCache:
 		return &CLIError{"ldcache error", err}
 	case errors.As(err, &ae):
 		return &CLIError{"mount error", err}
-	case !errors.As(err, &pe):
-		return &CLIError{"detection error", err}
 	}
-	var de *devices.DeviceIDError
-	if errors.As(pe.Err, &de) {
-		return &CLIError{pe.Stage + " error", idFirst{de}}
-	}
-	return err
+	return &CLIError{"detection error", err}
 }
-
-// idFirst prints a refused device ID before the reason, as
-// nvidia-container-cli does.
-type idFirst struct{ *devices.DeviceIDError }
-
-func (e idFirst) Error() string { return e.ID + ": " + e.Reason }
-func (e idFirst) Unwrap() error { return e.DeviceIDError }

@@ -23,7 +23,7 @@ func TestCLIErrorFor(t *testing.T) {
 		{"plan error keeps its line", &nvcontainer.PlanError{Stage: nvcontainer.StageRequirement, Err: cause},
 			"requirement error: boom", cause},
 		{"unknown device: ID first", fmt.Errorf("planning: %w", &nvcontainer.PlanError{Stage: nvcontainer.StageDevice, Err: unknown}),
-			"device error: 9: unknown device", devices.ErrUnknownDevice},
+			"planning: device error: 9: unknown device", devices.ErrUnknownDevice},
 		{"loader cache step", &nvcontainer.ApplyError{Step: nvcontainer.StepLDCache, Path: "/etc/ld.so.cache", Err: fs.ErrPermission},
 			"ldcache error: ", fs.ErrPermission},
 		{"any other step", &nvcontainer.ApplyError{Step: nvcontainer.StepMount, Path: "/usr/bin/nvidia-smi", Err: fs.ErrNotExist},

@@ -124,10 +124,10 @@ func TestListErrors(t *testing.T) {
 		stage string
 		text  string
 	}{
-		{nvcontainer.ListOptions{Devices: []string{"0,9"}}, nvcontainer.StageDevice, "device error: unknown device: 9"},
-		{nvcontainer.ListOptions{Devices: []string{"none"}}, nvcontainer.StageDevice, "device error: unknown device: none"},
-		{nvcontainer.ListOptions{MIGConfig: []string{"0"}}, nvcontainer.StageMIGConfig, "mig-config error: only 'all' devices are currently supported: 0"},
-		{nvcontainer.ListOptions{MIGMonitor: []string{"gpu0"}}, nvcontainer.StageMIGMonitor, "mig-monitor error: only 'all' devices are currently supported: gpu0"},
+		{nvcontainer.ListOptions{Devices: []string{"0,9"}}, nvcontainer.StageDevice, "device error: 9: unknown device"},
+		{nvcontainer.ListOptions{Devices: []string{"none"}}, nvcontainer.StageDevice, "device error: none: unknown device"},
+		{nvcontainer.ListOptions{MIGConfig: []string{"0"}}, nvcontainer.StageMIGConfig, "mig-config error: 0: only 'all' devices are currently supported"},
+		{nvcontainer.ListOptions{MIGMonitor: []string{"gpu0"}}, nvcontainer.StageMIGMonitor, "mig-monitor error: gpu0: only 'all' devices are currently supported"},
 	}
 	for _, tc := range tests {
 		_, err := nvcontainer.List(h.host, &tc.opts)

@@ -120,7 +120,7 @@ func (f *ConfigureFlags) compatMode() (CUDACompatMode, error) {
 
 // CLIContainer returns the container nvidia-container-cli configure acts
 // on for its --pid value and ROOTFS argument, and the procfs its process
-// is found in ([ApplyOptions].ProcRoot). A pid above 0 is that process
+// is found in ([PlanOptions].ProcRoot and [ApplyOptions].ProcRoot). A pid above 0 is that process
 // and procRoot is "" (the running kernel's /proc). A pid of 0 or less is
 // standalone mode: the caller runs inside the container's namespaces, so
 // the container is the caller's parent process (getppid) and its procfs

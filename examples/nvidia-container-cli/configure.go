@@ -80,6 +80,7 @@ func configureCommand(g *globals, args []string, stdout io.Writer) error {
 	if err != nil {
 		return fail("input error", err)
 	}
+	o.plan.ProcRoot = procRoot // the rootfs is read as the container's process sees it
 	req, err := o.flags.Request()
 	if errors.Is(err, nvcontainer.ErrInvalidDevice) {
 		return fail("error parsing IMEX info", err)
