@@ -73,7 +73,7 @@ func BenchmarkApply(b *testing.B) {
 }
 
 // shmRootfs is a Fedora-layout image on /dev/shm, removed when b ends.
-func shmRootfs(b *testing.B) string {
+func shmRootfs(b testing.TB) string {
 	dir, err := os.MkdirTemp("/dev/shm", "nvc-bench-")
 	if err != nil {
 		testutil.Unavailable(b, "needs /dev/shm: %v", err)

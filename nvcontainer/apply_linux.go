@@ -57,10 +57,13 @@ import (
 //     5.6); missing parents and an empty placeholder of the source's type
 //     are created with *at calls relative to verified directory
 //     descriptors, owned by Owner; then the source is moved onto the
-//     placeholder's descriptor (move_mount). A symlink, FIFO, socket or
-//     directory where a file should be is an error (ErrWrongType), never
-//     followed. An existing device node with the right number is mounted
-//     over as is.
+//     placeholder's descriptor (move_mount). A target directory is
+//     resolved once and its descriptor reused for the later targets in it
+//     (all the libraries go into one or two directories), until a
+//     directory or tmpfs is mounted, which may hide it. A symlink, FIFO,
+//     socket or directory where a file should be is an error
+//     (ErrWrongType), never followed. An existing device node with the
+//     right number is mounted over as is.
 //  7. symlink: each link is created with symlinkat; an existing link with
 //     the same target is kept, anything else there is an error.
 //  8. ldcache: the rootfs's ld.so.cache is rebuilt in Go (package ldcache)
@@ -74,10 +77,11 @@ import (
 //     so never taken back). Nothing from the container is executed.
 //  9. commit: a last look at ctx; from here the changes are kept.
 //
-// While it runs, Apply holds about three file descriptors per mount (the
-// source, its detached mount, the attached mount and the directory of a
-// created placeholder, the first two released as each mount is attached);
-// many concurrent calls on large plans need RLIMIT_NOFILE to match.
+// While it runs, Apply holds about one file descriptor per mount (its
+// detached mount, which becomes the attached one, kept to take it back;
+// with LegacyMounts also the source file until it is attached) and one per
+// directory it creates or fills; many concurrent calls on large plans need
+// RLIMIT_NOFILE to match.
 //
 // Apply needs root: CAP_SYS_ADMIN and CAP_SYS_CHROOT to join the namespace
 // and mount, CAP_DAC_OVERRIDE and CAP_CHOWN to create files for another
@@ -177,7 +181,7 @@ func (a *applier) inNamespace() (err error) {
 	if err := a.at(StepEnter, a.ctr.Rootfs); err != nil {
 		return err
 	}
-	root, err := rootfs.Open(a.ctr.Rootfs, &rootfs.Options{Owner: a.owner, Undo: &a.inner})
+	root, err := rootfs.Open(a.ctr.Rootfs, &rootfs.Options{Owner: a.owner, Undo: &a.inner, KeepDirs: true})
 	if err != nil {
 		return stepError(StepEnter, a.ctr.Rootfs, err)
 	}

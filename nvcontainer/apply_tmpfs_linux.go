@@ -13,9 +13,10 @@ import (
 // tmpfsMount is one of the plan's tmpfs mounts on its way in.
 type tmpfsMount struct {
 	t     Tmpfs
-	src   *mount.Source   // the tmpfs, built and filled
-	inner []*mount.Source // one per t.Mounts
-	mnt   *mount.Mount    // once attached
+	src   *mount.Source       // the tmpfs, built and filled
+	inner []*mount.Source     // one per t.Mounts
+	mnt   *mount.Mount        // once attached
+	dirs  map[string]*os.File // opened below mnt, by path
 }
 
 // underTmpfs places a bind mount inside a tmpfs: rel is its target below
@@ -176,11 +177,12 @@ func (a *applier) attachTmpfs(root *rootfs.Root, tm *tmpfsMount) error {
 		return stepError(StepTmpfs, target, err)
 	}
 	defer e.Close()
-	mnt, err := tm.src.Attach(e.Dir(), e.Name())
+	mnt, err := tm.src.AttachEntry(e)
 	if err != nil {
 		return stepError(StepTmpfs, target, err)
 	}
 	a.recordMount(mnt)
+	root.ForgetDirs()
 	tm.mnt = mnt
 	closeSource(&tm.src)
 	return nil
@@ -190,11 +192,10 @@ func (a *applier) attachTmpfs(root *rootfs.Root, tm *tmpfsMount) error {
 // reached through the tmpfs's own descriptor (not through the rootfs).
 func (a *applier) attachInTmpfs(tm *tmpfsMount, rel string, src *mount.Source) error {
 	dirName, name := relPath(rel)
-	dir, err := tm.mnt.OpenDir(dirName)
+	dir, err := tm.openDir(dirName)
 	if err != nil {
 		return err
 	}
-	defer dir.Close()
 	mnt, err := src.Attach(dir, name)
 	if err != nil {
 		return err
@@ -203,7 +204,28 @@ func (a *applier) attachInTmpfs(tm *tmpfsMount, rel string, src *mount.Source) e
 	return nil
 }
 
+// openDir opens the directory rel below the attached tmpfs once, for
+// all the mounts that go into it (the tmpfs is ours, filled while
+// detached: nothing there moves).
+func (tm *tmpfsMount) openDir(rel string) (*os.File, error) {
+	if d := tm.dirs[rel]; d != nil {
+		return d, nil
+	}
+	d, err := tm.mnt.OpenDir(rel)
+	if err != nil {
+		return nil, err
+	}
+	if tm.dirs == nil {
+		tm.dirs = map[string]*os.File{}
+	}
+	tm.dirs[rel] = d
+	return d, nil
+}
+
 func (tm *tmpfsMount) close() {
+	for _, d := range tm.dirs {
+		d.Close()
+	}
 	if tm.src != nil {
 		tm.src.Close()
 	}

@@ -160,18 +160,24 @@ func closeSource(slot **mount.Source) {
 	*slot = nil
 }
 
-// attach creates m's target in the rootfs and mounts src on it.
+// attach creates m's target in the rootfs and mounts src on it, through
+// the descriptor the target was created or found with. A directory mount
+// hides what was below it: the rootfs's kept directories are dropped, so
+// that later targets are resolved through it.
 func (a *applier) attach(root *rootfs.Root, m Mount, src *mount.Source) error {
 	e, err := a.placeholder(root, m, src)
 	if err != nil {
 		return err
 	}
 	defer e.Close()
-	mnt, err := src.Attach(e.Dir(), e.Name())
+	mnt, err := src.AttachEntry(e)
 	if err != nil {
 		return err
 	}
 	a.recordMount(mnt)
+	if src.IsDir() {
+		root.ForgetDirs()
+	}
 	return nil
 }
 
