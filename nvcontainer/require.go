@@ -126,8 +126,9 @@ func (e *InvalidRequirementError) Is(target error) bool { return target == ErrIn
 // A term comparing a fact that is unknown (empty in f) is false; the
 // requirement then fails unless another clause holds, with an
 // [*UnsatisfiedError] that names the unknown fact (and matches
-// [ErrUnknownFact]). Only arch and brand terms with no device selected
-// pass without a fact.
+// [ErrUnknownFact]). The terms after it in its clause are still evaluated,
+// so an invalid one is reported as it would be with the fact known. Only
+// arch and brand terms with no device selected pass without a fact.
 //
 // The error is an [*UnsatisfiedError] or an [*InvalidRequirementError].
 func CheckRequirements(reqs []string, f RequireFacts) error {
@@ -187,31 +188,53 @@ func ValidateRequirement(expr string) error {
 type unknownFact struct{ term, fact string }
 
 // evalPredicate is dsl_evaluate: it reports whether expr holds and, when
-// it does not, the first term evaluated whose fact was unknown.
+// it does not, the first term evaluated whose fact was unknown. A term on
+// an unknown fact is false, but the terms after it in its clause are
+// still evaluated, as dsl.c would reach them were the fact known and the
+// term true.
 func evalPredicate(expr string, f *RequireFacts, dev *RequireDevice) (bool, unknownFact, error) {
 	ret := true
 	var first unknownFact
 	for _, clause := range splitClauses(expr) {
-		complete := true
-		for _, t := range clause {
-			ok, fact, err := evalTerm(expr, t, f, dev)
-			if err != nil {
-				return false, unknownFact{}, err
-			}
-			if fact != "" && first.term == "" {
-				first = unknownFact{t.text, fact}
-			}
-			ret = ok
-			if !ok {
-				complete = false
-				break
-			}
+		ok, u, err := evalClause(expr, clause, f, dev)
+		if err != nil {
+			return false, unknownFact{}, err
 		}
-		if complete {
+		if first.term == "" {
+			first = u
+		}
+		if ok != nil {
+			ret = *ok
+		}
+		if ok == nil || *ok {
 			break
 		}
 	}
 	return ret, first, nil
+}
+
+// evalClause ANDs a clause's terms, stopping at the first false one; it
+// returns nil for a clause without terms (which keeps the previous
+// clause's result) and, when only unknown facts made it false, the first
+// term on one.
+func evalClause(expr string, clause []span, f *RequireFacts, dev *RequireDevice) (*bool, unknownFact, error) {
+	var u unknownFact
+	for i, t := range clause {
+		ok, fact, err := evalTerm(expr, t, f, dev)
+		switch {
+		case err != nil:
+			return nil, u, err
+		case fact != "" && u.term == "":
+			u = unknownFact{t.text, fact}
+		case fact == "" && !ok:
+			return &ok, unknownFact{}, nil // false whatever the unknown fact is
+		}
+		if i == len(clause)-1 {
+			all := u.term == ""
+			return &all, u, nil
+		}
+	}
+	return nil, u, nil
 }
 
 // span is a piece of a requirement and its byte offset.
