@@ -142,6 +142,23 @@ func (s *dirScan) need(name string) {
 	}
 }
 
+// linksTo reports whether the scan saw name lead to the regular file
+// file of this directory: name is file itself, or a symlink whose chain
+// of plain names ends at it.
+func (s *dirScan) linksTo(name, file string) bool {
+	if s.types[file] != unix.DT_REG {
+		return false
+	}
+	if name == file {
+		return true
+	}
+	if _, ok := s.links[name]; !ok || s.types[name] != unix.DT_LNK {
+		return false
+	}
+	kind, target := s.resolveLocal(name)
+	return kind == kindLocalLink && target == file
+}
+
 // maxHops is the kernel's limit on symlinks in one resolution.
 const maxHops = 40
 

@@ -9,12 +9,17 @@ import (
 // createLinks is glibc's create_links: make dir/soname a symlink to
 // libname unless it already resolves to the same file or is not a
 // symlink. It acts through dirfd, so only the directory's own entry is
-// touched; sonames that are not a plain file name are left alone.
-func (b *builder) createLinks(dirfd int, dir, libname, soname string) {
+// touched; sonames that are not a plain file name are left alone. right
+// says the scan already saw dir/soname lead to the regular file libname
+// of the same directory (glibc's two stats would find one inode).
+func (b *builder) createLinks(dirfd int, dir, libname, soname string, right bool) {
 	if soname == "" || soname == "." || soname == ".." || strings.Contains(soname, "/") {
 		return
 	}
-	doLink, doRemove, ok := b.linkState(dirfd, dir, libname, soname)
+	doLink, doRemove, ok := false, true, true
+	if !right {
+		doLink, doRemove, ok = b.linkState(dirfd, dir, libname, soname)
+	}
 	if !ok {
 		return
 	}

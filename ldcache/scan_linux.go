@@ -46,15 +46,15 @@ func (b *builder) searchDir(d *dirEnt) {
 	}
 	// glibc keeps the list newest first.
 	for i := len(libs) - 1; i >= 0; i-- {
-		b.addLib(fd, d, libs[i], hwcap)
+		b.addLib(s, d, libs[i], hwcap)
 	}
 }
 
-func (b *builder) addLib(fd int, d *dirEnt, l *dlib, hwcap uint64) {
+func (b *builder) addLib(ds *dirScan, d *dirEnt, l *dlib, hwcap uint64) {
 	file := l.name
 	if d.hwcaps == "" {
 		if !l.isLink && (b.o.Links || b.verbose != nil) {
-			b.createLinks(fd, d.path, l.name, l.soname)
+			b.createLinks(ds.fd, d.path, l.name, l.soname, ds.linksTo(l.soname, l.name))
 		}
 		file = l.soname
 	} else {
