@@ -51,14 +51,23 @@ func (h *testHost) addGPUs(tb testing.TB, p *Plan, n int) {
 // creating placeholders and links costs on the disk); for 8 GPUs also in a
 // hook-time container with the new mount API and with libnvidia-container's
 // method (bind by path, remount).
-// Metrics: p50-ns, the median iteration; <step>-ns, the mean time spent
-// in each step of Apply (see Step), measured between its fault points.
+//
+// Metrics: p50-ns, the median iteration; cpu-ns, the mean CPU time the
+// process used during Apply (user and system, all threads: what Apply
+// costs when the machine is shared); <step>-ns, the mean time spent in
+// each step of Apply (see Step), measured between its fault points;
+// floor-ns, the median time of the floor measured in the same iteration on
+// the same filesystem: creating as many empty files as Apply creates
+// entries in the rootfs (placeholders, links, the new cache), with bare
+// openat(O_CREAT|O_EXCL) and close in one directory; x-floor, p50-ns over
+// floor-ns.
 func BenchmarkApply(b *testing.B) {
 	h := newTestHost(b)
-	disk := func(b *testing.B) *container.Container { return startIn(b, fedoraLayout, true) }
-	mem := func(b *testing.B) *container.Container {
+	disk := benchFS{start: func(b *testing.B) *container.Container { return startIn(b, fedoraLayout, true) },
+		floorDir: func(b *testing.B) string { return b.TempDir() }}
+	mem := benchFS{start: func(b *testing.B) *container.Container {
 		return container.Start(b, &container.Options{Rootfs: shmRootfs(b), PivotRoot: true})
-	}
+	}, floorDir: func(b *testing.B) string { return shmDir(b) }}
 	for _, n := range []int{1, 8, 64} {
 		p := h.testPlan(b, fedoraLayout, 0)
 		h.addGPUs(b, p, n)
@@ -67,42 +76,117 @@ func BenchmarkApply(b *testing.B) {
 	}
 	p := h.testPlan(b, fedoraLayout, 0)
 	h.addGPUs(b, p, 8)
-	hook := func(b *testing.B) *container.Container { return startIn(b, fedoraLayout, false) }
+	hook := benchFS{start: func(b *testing.B) *container.Container { return startIn(b, fedoraLayout, false) },
+		floorDir: disk.floorDir}
 	b.Run("gpus=8/hook/new", func(b *testing.B) { benchApply(b, p, hook, nil) })
 	b.Run("gpus=8/hook/legacy", func(b *testing.B) { benchApply(b, p, hook, &ApplyOptions{LegacyMounts: true}) })
 }
 
-// shmRootfs is a Fedora-layout image on /dev/shm, removed when b ends.
-func shmRootfs(b testing.TB) string {
-	dir, err := os.MkdirTemp("/dev/shm", "nvc-bench-")
-	if err != nil {
-		testutil.Unavailable(b, "needs /dev/shm: %v", err)
-	}
-	b.Cleanup(func() { os.RemoveAll(dir) })
-	testutil.BuildTree(b, dir, rootfsSpec(fedoraLayout))
+// benchFS is where a benchmark's containers live: start makes one (its
+// rootfs on some filesystem), floorDir a directory on the same one.
+type benchFS struct {
+	start    func(*testing.B) *container.Container
+	floorDir func(*testing.B) string
+}
+
+// shmRootfs is a Fedora-layout image on /dev/shm, removed when tb ends.
+func shmRootfs(tb testing.TB) string {
+	dir := shmDir(tb)
+	testutil.BuildTree(tb, dir, rootfsSpec(fedoraLayout))
 	return dir
 }
 
-func benchApply(b *testing.B, p *Plan, start func(*testing.B) *container.Container, opts *ApplyOptions) {
-	var times []time.Duration
+// shmDir is a new directory on /dev/shm, removed when tb ends.
+func shmDir(tb testing.TB) string {
+	dir, err := os.MkdirTemp("/dev/shm", "nvc-bench-")
+	if err != nil {
+		testutil.Unavailable(tb, "needs /dev/shm: %v", err)
+	}
+	tb.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+func benchApply(b *testing.B, p *Plan, fsys benchFS, opts *ApplyOptions) {
+	var times, floors []time.Duration
+	var cpu time.Duration
 	steps := map[Step]time.Duration{}
 	for b.Loop() {
 		b.StopTimer()
-		c := start(b)
+		c := fsys.start(b)
 		o, done := stepTimer(opts, steps)
+		cpu0 := cpuTime(b)
 		b.StartTimer()
 		t0 := time.Now()
 		if err := p.Apply(context.Background(), ctrOf(c), o); err != nil {
 			b.Fatal(err)
 		}
 		times = append(times, time.Since(t0))
+		b.StopTimer()
+		cpu += cpuTime(b) - cpu0
 		done()
+		floors = append(floors, createFloor(b, fsys.floorDir(b), createdEntries(p)))
+		b.StartTimer()
 	}
-	slices.Sort(times)
-	b.ReportMetric(float64(times[len(times)/2].Nanoseconds()), "p50-ns")
+	p50, floor := median(times), median(floors)
+	b.ReportMetric(float64(p50.Nanoseconds()), "p50-ns")
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(len(times)), "cpu-ns")
+	b.ReportMetric(float64(floor.Nanoseconds()), "floor-ns")
+	b.ReportMetric(float64(p50)/float64(floor), "x-floor")
 	for s, d := range steps {
 		b.ReportMetric(float64(d.Nanoseconds())/float64(len(times)), string(s)+"-ns")
 	}
+}
+
+func median(d []time.Duration) time.Duration {
+	slices.Sort(d)
+	return d[len(d)/2]
+}
+
+// cpuTime is the user and system time the process has used so far.
+func cpuTime(tb testing.TB) time.Duration {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		tb.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// createdEntries is how many entries Apply creates in a rootfs that has
+// none of the plan's targets: a placeholder per mount outside the plan's
+// tmpfs, a directory per tmpfs, a link per symlink and the new cache.
+func createdEntries(p *Plan) int {
+	n := len(p.Tmpfs) + len(p.Symlinks) + 1
+	for _, m := range p.Mounts {
+		if !slices.ContainsFunc(p.Tmpfs, func(t Tmpfs) bool { return inside(t.Target, m.Target) }) {
+			n++
+		}
+	}
+	return n
+}
+
+// createFloor times creating n empty files in a new directory below dir
+// with bare openat(O_CREAT|O_EXCL) and close: what Apply cannot beat on
+// that filesystem.
+func createFloor(tb testing.TB, dir string, n int) time.Duration {
+	d, err := os.MkdirTemp(dir, "floor-")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer os.RemoveAll(d)
+	dfd, err := unix.Open(d, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer unix.Close(dfd)
+	t0 := time.Now()
+	for i := range n {
+		fd, err := unix.Openat(dfd, "f"+strconv.Itoa(i), unix.O_RDONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o644)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		unix.Close(fd)
+	}
+	return time.Since(t0)
 }
 
 // stepTimer returns opts with a fault hook that adds the time from each
