@@ -38,6 +38,9 @@
 //
 // It implements update-ldcache and create-symlinks only; NVIDIA's other
 // hooks (enable-cuda-compat, chmod, disable-device-node-modification, …)
-// are accepted and skipped. It is meant for specs written by
-// examples/nvidia-ctk; nvidia-container-runtime-hook is the prestart hook.
+// are accepted and skipped with a warning. Specs from examples/nvidia-ctk
+// carry enable-cuda-compat and disable-device-node-modification too, as
+// the toolkit's do: with this hook, CUDA forward compatibility is not
+// decided at create time and the container's /proc/driver/nvidia/params is
+// not masked. nvidia-container-runtime-hook is the prestart hook.
 package main

@@ -16,9 +16,15 @@ import (
 // stdin, and returns the exit status and stderr.
 func runHook(t *testing.T, rootfs string, args ...string) (int, string) {
 	t.Helper()
+	return runHookStdin(t, `{"ociVersion":"1.0.2","id":"t","status":"creating","pid":1,"bundle":"/nonexistent","root":"`+rootfs+`"}`, args...)
+}
+
+// runHookStdin runs the program with args and stdin, and returns the exit
+// status and stderr.
+func runHookStdin(t *testing.T, stdin string, args ...string) (int, string) {
+	t.Helper()
 	var stderr bytes.Buffer
-	stdin := strings.NewReader(`{"ociVersion":"1.0.2","id":"t","status":"creating","pid":1,"bundle":"/nonexistent","root":"` + rootfs + `"}`)
-	code := run(args, stdin, &stderr, "")
+	code := run(args, strings.NewReader(stdin), &stderr, "")
 	return code, stderr.String()
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,13 +8,6 @@ import (
 
 	"github.com/go-nvc/nvc/internal/testutil"
 )
-
-func runHookStdin(t *testing.T, stdin string, args ...string) (int, string) {
-	t.Helper()
-	var stderr bytes.Buffer
-	code := run(args, strings.NewReader(stdin), &stderr, "")
-	return code, stderr.String()
-}
 
 func TestCreateSymlinks(t *testing.T) {
 	outside := t.TempDir()
