@@ -42,13 +42,17 @@ import (
 //     mount (open_tree) whose flags are set (mount_setattr) before anyone
 //     can see it, and each tmpfs is created (fsopen, fsmount) and filled —
 //     files and placeholders for the mounts inside it — while detached.
-//     The container's mount namespace and device cgroup are opened.
+//     The container's mount namespace and device cgroup are opened. The
+//     sources (on up to GOMAXPROCS goroutines), the tmpfs mounts and the
+//     cgroup are opened concurrently; nothing here changes anything.
 //  3. cgroup: the device rules are added (v1 devices.allow, or a rebuilt
 //     v2 device program that keeps the existing rules).
 //  4. enter: on a new OS thread, locked and never unlocked so the Go
 //     runtime discards it, Apply unshares the filesystem context, joins
 //     the container's mount namespace and opens the rootfs. No other
-//     goroutine ever runs in that namespace.
+//     goroutine ever runs in that namespace. The thread is started, and
+//     joins the namespace, while step 2 runs; it waits there, changing
+//     nothing, until step 3 is done (and leaves if Apply fails before).
 //  5. tmpfs: each tmpfs is mounted, then the mounts inside it (the selected
 //     GPUs' /proc/driver/nvidia/gpus/<bus id>) are attached through its own
 //     descriptor.
@@ -100,7 +104,9 @@ func (p *Plan) Apply(ctx context.Context, ctr Container, opts *ApplyOptions) err
 }
 
 // run does steps 2 to 9; host-side changes are taken back unless all of
-// them succeed (also when something panics).
+// them succeed (also when something panics). The confined thread is
+// started, and joins the container's namespace, while the host side
+// opens; it changes nothing before its turn.
 func (a *applier) run() (err error) {
 	kept := false
 	defer func() {
@@ -108,13 +114,21 @@ func (a *applier) run() (err error) {
 			err = withUndo(err, a.host.Undo())
 		}
 	}()
+	if err := a.findOwner(); err != nil {
+		return err
+	}
+	if err := a.openNamespace(); err != nil {
+		return err
+	}
+	th := startConfined(a.ns, a.inNamespace)
+	defer th.stop()
 	if err := a.open(); err != nil {
 		return err
 	}
 	if err := a.allowDevices(); err != nil {
 		return err
 	}
-	if err := a.ns.Run(a.inNamespace); err != nil {
+	if err := th.run(); err != nil {
 		return stepError(StepEnter, a.ctr.Rootfs, err)
 	}
 	kept = true

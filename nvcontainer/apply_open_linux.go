@@ -1,29 +1,119 @@
 package nvcontainer
 
 import (
+	"runtime"
+	"sync"
+
+	"github.com/go-nvc/nvc/internal/mount"
 	"github.com/go-nvc/nvc/internal/ns"
 	"github.com/go-nvc/nvc/internal/rootfs"
 )
 
-// open is step 2: everything Apply acts through, opened in the caller's
-// namespace before entering the container's.
+// open is the rest of step 2 (the owner and the namespace come first,
+// see run): every source, the tmpfs mounts and the cgroup, opened in the
+// caller's namespace before entering the container's. The points come
+// first, in order; then the three are opened concurrently, as none of
+// them changes anything, and the first error in that order is returned.
 func (a *applier) open() error {
-	if err := a.findOwner(); err != nil {
+	a.prepare()
+	if err := a.openPoints(); err != nil {
 		return err
 	}
-	if err := a.openNamespace(); err != nil {
-		return err
+	var tmpfsErr, cgErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { tmpfsErr = a.buildTmpfs() })
+	wg.Go(func() { cgErr = a.openCgroup() })
+	srcErr := a.openAll()
+	wg.Wait()
+	for _, err := range []error{srcErr, tmpfsErr, cgErr} {
+		if err != nil {
+			return err
+		}
 	}
-	if err := a.openTmpfsMounts(); err != nil {
-		return err
+	return nil
+}
+
+// prepare lays out what open fills: a tmpfsMount per tmpfs, a source slot
+// per mount, and where each bind mount lies (in a tmpfs or not).
+func (a *applier) prepare() {
+	for _, t := range a.plan.Tmpfs {
+		a.tmpfs = append(a.tmpfs, &tmpfsMount{t: t, inner: make([]*mount.Source, len(t.Mounts))})
 	}
-	if err := a.openSources(); err != nil {
-		return err
+	a.sources = make([]*mount.Source, len(a.plan.Mounts))
+	a.under = make([]underTmpfs, len(a.plan.Mounts))
+	for i, m := range a.plan.Mounts {
+		a.under[i] = a.findTmpfs(m.Target)
 	}
-	if err := a.buildTmpfs(); err != nil {
-		return err
+}
+
+// openPoints passes open's points in their order: the sources of the
+// mounts inside each tmpfs, those of the bind mounts, each tmpfs, the
+// cgroup.
+func (a *applier) openPoints() error {
+	for _, t := range a.plan.Tmpfs {
+		for _, m := range t.Mounts {
+			if err := a.at(StepOpen, m.Source); err != nil {
+				return err
+			}
+		}
 	}
-	return a.openCgroup()
+	for _, m := range a.plan.Mounts {
+		if err := a.at(StepOpen, m.Source); err != nil {
+			return err
+		}
+	}
+	for _, t := range a.plan.Tmpfs {
+		if err := a.at(StepOpen, t.Target); err != nil {
+			return err
+		}
+	}
+	if len(a.plan.CgroupRules) > 0 {
+		return a.at(StepOpen, "cgroup")
+	}
+	return nil
+}
+
+// sourceJob is one source to open into its slot.
+type sourceJob struct {
+	m    Mount
+	slot **mount.Source
+}
+
+// openAll opens every source (those inside the tmpfs mounts, then the
+// bind mounts') on up to GOMAXPROCS goroutines: cloning a mount tree
+// costs more than the rest of opening. The error is that of the first
+// source, in that order, that failed.
+func (a *applier) openAll() error {
+	var jobs []sourceJob
+	for _, tm := range a.tmpfs {
+		for i, m := range tm.t.Mounts {
+			jobs = append(jobs, sourceJob{m, &tm.inner[i]})
+		}
+	}
+	for i, m := range a.plan.Mounts {
+		jobs = append(jobs, sourceJob{m, &a.sources[i]})
+	}
+	errs := make([]error, len(jobs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
+		wg.Go(func() {
+			for i := range next {
+				*jobs[i].slot, errs[i] = a.openSource(jobs[i].m)
+			}
+		})
+	}
+	for i := range jobs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // findOwner settles who owns what Apply creates: ApplyOptions.Owner,

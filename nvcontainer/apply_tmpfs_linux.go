@@ -39,32 +39,21 @@ func relBelow(dir, p string) string {
 	return strings.TrimPrefix(path.Clean("/"+p), path.Clean("/"+dir)+"/")
 }
 
-// openTmpfsMounts opens the sources of the mounts inside each tmpfs.
-func (a *applier) openTmpfsMounts() error {
-	for _, t := range a.plan.Tmpfs {
-		tm := &tmpfsMount{t: t, inner: make([]*mount.Source, len(t.Mounts))}
-		a.tmpfs = append(a.tmpfs, tm)
-		if err := a.openAll(t.Mounts, tm.inner); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // buildTmpfs creates each tmpfs, detached, holding its files and a
 // placeholder for every mount that goes inside it.
+//
+// It runs while the sources are being opened, so a placeholder's type is
+// the plan's (a directory for Dir, a file otherwise); the source is
+// checked against the same field, and Attach against the placeholder.
 func (a *applier) buildTmpfs() error {
 	for _, tm := range a.tmpfs {
-		if err := a.at(StepOpen, tm.t.Target); err != nil {
-			return err
-		}
 		fill := &tmpfsFill{tm: tm, made: map[string]bool{}}
-		for i, m := range tm.t.Mounts {
-			fill.add(relBelow(tm.t.Target, m.Target), tm.inner[i])
+		for _, m := range tm.t.Mounts {
+			fill.add(relBelow(tm.t.Target, m.Target), m)
 		}
 		for i, u := range a.under {
 			if u.t == tm {
-				fill.add(u.rel, a.sources[i])
+				fill.add(u.rel, a.plan.Mounts[i])
 			}
 		}
 		opts := &mount.TmpfsOptions{Mode: fs.FileMode(tm.t.Mode), Attr: attrOf(tm.t.Options), Method: a.method}
@@ -89,8 +78,8 @@ type placeholder struct {
 	dir bool
 }
 
-func (f *tmpfsFill) add(rel string, src *mount.Source) {
-	f.holes = append(f.holes, placeholder{rel: rel, dir: src.IsDir()})
+func (f *tmpfsFill) add(rel string, m Mount) {
+	f.holes = append(f.holes, placeholder{rel: rel, dir: m.Dir && m.Device == nil})
 }
 
 func (f *tmpfsFill) populate(root *os.File) error {

@@ -6,13 +6,10 @@ import (
 
 // openCgroup finds and opens the container process's device cgroup, seen
 // from the caller's (host) mount namespace; nothing when the plan has no
-// rules.
+// rules. Its point is passed by openPoints.
 func (a *applier) openCgroup() error {
 	if len(a.plan.CgroupRules) == 0 {
 		return nil
-	}
-	if err := a.at(StepOpen, "cgroup"); err != nil {
-		return err
 	}
 	cg, err := cgroup.Open(a.ctr.PID, &cgroup.Options{ProcRoot: a.opts.ProcRoot})
 	if err != nil {

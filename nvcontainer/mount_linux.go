@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
-	"runtime"
 	"strings"
-	"sync"
 
 	"github.com/go-nvc/nvc/internal/mount"
 	"github.com/go-nvc/nvc/internal/rootfs"
@@ -48,39 +46,6 @@ func (a *applier) openSource(m Mount) (*mount.Source, error) {
 	return src, nil
 }
 
-// openAll opens the sources of mounts into srcs (same length), on up to
-// GOMAXPROCS goroutines: cloning a mount tree costs more than the rest of
-// opening. The points are passed in order first; the error is that of the
-// first mount that failed.
-func (a *applier) openAll(mounts []Mount, srcs []*mount.Source) error {
-	for _, m := range mounts {
-		if err := a.at(StepOpen, m.Source); err != nil {
-			return err
-		}
-	}
-	errs := make([]error, len(mounts))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(mounts)) {
-		wg.Go(func() {
-			for i := range next {
-				srcs[i], errs[i] = a.openSource(mounts[i])
-			}
-		})
-	}
-	for i := range mounts {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // checkSource refuses a source whose type the plan does not expect.
 func checkSource(m Mount, src *mount.Source) error {
 	mode := src.Mode()
@@ -119,17 +84,6 @@ func typeName(m fs.FileMode) string {
 		return "a symlink"
 	}
 	return fmt.Sprintf("of type %v", m.Type())
-}
-
-// openSources opens every bind mount's source, noting those that lie in a
-// tmpfs of the plan.
-func (a *applier) openSources() error {
-	a.sources = make([]*mount.Source, len(a.plan.Mounts))
-	a.under = make([]underTmpfs, len(a.plan.Mounts))
-	for i, m := range a.plan.Mounts {
-		a.under[i] = a.findTmpfs(m.Target)
-	}
-	return a.openAll(a.plan.Mounts, a.sources)
 }
 
 // mountAll attaches the bind mounts in plan order.
