@@ -21,7 +21,9 @@ import (
 // and libraries — is resolved inside root (openat2 RESOLVE_IN_ROOT), never
 // on the host, so a hostile root cannot make Build read outside it. Build
 // runs nothing. Unreadable directories and files are skipped, as ldconfig
-// skips them. With opts.Links it also writes the SONAME symlinks, through
+// skips them; so is a configuration file that is not a regular file (a
+// device node, FIFO or socket), which Build never opens (glibc's ldconfig
+// would open and read it). With opts.Links it also writes the SONAME symlinks, through
 // file descriptors of the scanned directories.
 func Build(rootPath string, opts *BuildOptions) (*Cache, error) {
 	var o BuildOptions

@@ -41,7 +41,9 @@
 // SONAME containing '/' when making links; it reads a configuration file
 // that includes itself once (glibc recurses until it runs out of file
 // descriptors, with the same result) and at most 1024 files, 16 levels
-// deep; LD_HWCAP_MASK is ignored;
+// deep; a configuration, musl path or cache file that is not a regular
+// file is never opened (a device node could act, a FIFO block) but
+// skipped, or, for the cache, refused; LD_HWCAP_MASK is ignored;
 // glibc 2.36 corrupts its heap writing old or compat files that hold
 // legacy hwcap ("tls", platform) entries, which Build writes correctly.
 // In the compat layout glibc stores glibc-hwcaps names at offsets its own
