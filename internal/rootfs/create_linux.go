@@ -13,7 +13,8 @@ import (
 const parentDirMode = 0o755
 
 // makeDirs opens comps as a directory, creating missing components; a
-// directory kept under Options.KeepDirs is reused.
+// directory kept under Options.KeepDirs is reused, and those created are
+// kept.
 func (r *Root) makeDirs(comps []string) (*handle, error) {
 	d, err := r.parentDir(comps)
 	if !errors.Is(err, fs.ErrNotExist) {
@@ -25,26 +26,38 @@ func (r *Root) makeDirs(comps []string) (*handle, error) {
 		next, err = r.mkdirIn(dir, comps[:i+1], parentDirMode)
 		dir.release()
 		dir = next
-	}
-	if err == nil {
-		r.keepDir(display(comps), dir)
+		if err == nil {
+			r.keepDir(display(comps[:i+1]), dir)
+		}
 	}
 	return dir, err
 }
 
-// deepestExisting opens the longest existing prefix of comps as a
-// directory and returns how many components it holds.
+// deepestExisting opens the longest existing proper prefix of comps (which
+// itself was just found missing) as a directory and returns how many
+// components it holds. It starts from the longest kept prefix, if any, or
+// from the rootfs.
 func (r *Root) deepestExisting(comps []string) (*handle, int, error) {
-	dir, err := r.openDir(nil)
-	for i := 0; err == nil && i < len(comps); i++ {
-		next, nextErr := r.openDir(comps[:i+1])
-		if errors.Is(nextErr, fs.ErrNotExist) {
+	start, dir := 0, r.top.acquire()
+	for i := len(comps) - 1; i > 0; i-- {
+		if d := r.cachedDir(display(comps[:i])); d != nil {
+			dir.release()
+			start, dir = i, d
+			break
+		}
+	}
+	for i := start; i < len(comps)-1; i++ {
+		next, err := r.parentDir(comps[:i+1])
+		if errors.Is(err, fs.ErrNotExist) {
 			return dir, i, nil
 		}
 		dir.release()
-		dir, err = next, nextErr
+		if err != nil {
+			return nil, i, err
+		}
+		dir = next
 	}
-	return dir, len(comps), err
+	return dir, max(len(comps)-1, start), nil
 }
 
 // mkdirIn creates the last of comps in dir (which holds the others) and

@@ -97,6 +97,9 @@ func (r *Root) openDir(comps []string) (*handle, error) {
 // parentDir opens comps, an existing directory, through the kept ones
 // (Options.KeepDirs).
 func (r *Root) parentDir(comps []string) (*handle, error) {
+	if len(comps) == 0 {
+		return r.top.acquire(), nil
+	}
 	key := display(comps)
 	if d := r.cachedDir(key); d != nil {
 		return d, nil

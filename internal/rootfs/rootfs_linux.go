@@ -74,6 +74,8 @@ type Root struct {
 	fd   int // dir's descriptor
 	opts Options
 
+	top  *handle // the rootfs directory itself, shared like the others
+
 	mu   sync.Mutex
 	dirs map[string]*handle // under KeepDirs, by parent path
 }
@@ -98,6 +100,7 @@ func Open(path string, opts *Options) (*Root, error) {
 		r.dir.Close()
 		return nil, err
 	}
+	r.top = handleOf(r.dir)
 	return r, nil
 }
 
@@ -128,10 +131,11 @@ func (r *Root) File() *os.File { return r.dir }
 func (r *Root) Resolver() Resolver { return r.opts.Resolver }
 
 // Close releases the rootfs descriptor and the kept directories. Entries
-// stay valid.
+// stay valid (an entry directly in the rootfs keeps its descriptor open).
 func (r *Root) Close() error {
 	r.ForgetDirs()
-	return r.dir.Close()
+	r.top.release()
+	return nil
 }
 
 // checkType verifies that fd (opened without following) has type typ.
