@@ -23,7 +23,8 @@ import (
 // runs nothing. Unreadable directories and files are skipped, as ldconfig
 // skips them; so is a configuration file that is not a regular file (a
 // device node, FIFO or socket), which Build never opens (glibc's ldconfig
-// would open and read it). With opts.Links it also writes the SONAME symlinks, through
+// would open and read it). Include globs are bounded: see the package
+// documentation. With opts.Links it also writes the SONAME symlinks, through
 // file descriptors of the scanned directories.
 func Build(rootPath string, opts *BuildOptions) (*Cache, error) {
 	var o BuildOptions
@@ -96,6 +97,13 @@ type builder struct {
 	// configuration files read, and those being read
 	confFiles int
 	confStack []string
+	// bytes and directory lines read from configuration files (see
+	// maxConfBytes)
+	confBytes int64
+	confDirs  int
+	// directories opened and paths matched by include globs (see
+	// maxGlobDirs)
+	globDirs, globMatches int
 }
 
 func (b *builder) collectDirs() error {
@@ -124,10 +132,17 @@ func (b *builder) collectDirs() error {
 // runs out of file descriptors, and a root whose files include each other
 // several times over would keep it busy for ever. A file that includes
 // itself (directly or not) adds nothing the first reading did not, so
-// skipping it gives glibc's result.
+// skipping it gives glibc's result. The configuration files of one Build
+// hold at most maxConfBytes together (a file that would pass the total is
+// skipped) and at most maxConfDirs directory lines count (later ones are
+// ignored): 1024 includes of a 1 MiB file of directory lines would
+// otherwise cost tens of millions of lookups. Real configurations hold a
+// few kilobytes and a few dozen directories.
 const (
 	maxIncludeDepth = 16
 	maxConfFiles    = 1024
+	maxConfBytes    = 1 << 20
+	maxConfDirs     = 4096
 )
 
 func (b *builder) parseConfFile(file string, depth int) {
@@ -137,13 +152,17 @@ func (b *builder) parseConfFile(file string, depth int) {
 	b.confFiles++
 	b.confStack = append(b.confStack, file)
 	defer func() { b.confStack = b.confStack[:len(b.confStack)-1] }()
-	data, err := b.r.readFile(file, 1<<20)
+	data, err := b.r.readFile(file, maxConfBytes-b.confBytes)
 	if err != nil {
 		return
 	}
+	b.confBytes += int64(len(data))
 	for _, l := range parseConf(data) {
 		if l.includes == nil {
-			b.addDir(l.dir, file, l.line)
+			if b.confDirs < maxConfDirs {
+				b.confDirs++
+				b.addDir(l.dir, file, l.line)
+			}
 			continue
 		}
 		for _, pat := range l.includes {
@@ -208,6 +227,21 @@ func (b *builder) addHWCapsDirs(e *dirEnt) {
 	}
 }
 
+// Glob limits. glibc has none: an include pattern such as
+// /a/*/*/*/*/*/* over a directory holding 40 symlinks to itself names 40^6
+// paths, which glob(3) lists one by one. A Build opens at most
+// maxGlobDirs directories and collects at most maxGlobMatches paths over
+// all its include patterns; past either limit the patterns expand to the
+// matches found so far. Within one wildcard component of one pattern a
+// directory (by device and inode) is listed once: the other paths that
+// reach it would only name the same files again, and a configuration
+// file read twice adds no directory. A root's usual patterns
+// (/etc/ld.so.conf.d/*.conf) list one directory.
+const (
+	maxGlobDirs    = 4096
+	maxGlobMatches = 4096
+)
+
 // glob expands an include pattern inside the root, sorted as glob(3)
 // sorts in the C locale. Names starting with '.' match only a pattern
 // that starts with '.'.
@@ -238,26 +272,56 @@ func (b *builder) glob(pattern string) []string {
 	return out
 }
 
+// globDir lists each of dirs once (by device and inode) within the
+// Build's limits and returns the names in them that match comp.
 func (b *builder) globDir(dirs []string, comp string) []string {
 	var out []string
+	listed := map[[2]uint64]bool{}
 	for _, d := range dirs {
-		dir := d
-		if dir == "" {
-			dir = "."
-		}
-		fd, err := b.r.open(dir, unix.O_RDONLY|unix.O_DIRECTORY)
-		if err != nil {
+		ents, ok := b.globList(d, listed)
+		if !ok {
 			continue
 		}
-		ents, _ := readDir(fd, b.buf)
-		unix.Close(fd)
 		for _, de := range ents {
 			if ok, _ := path.Match(comp, de.name); ok && (de.name[0] != '.' || comp[0] == '.') {
+				if b.globMatches >= maxGlobMatches {
+					return out
+				}
+				b.globMatches++
 				out = append(out, joinPath(d, de.name))
 			}
 		}
 	}
 	return out
+}
+
+// globList reads the directory d unless it was listed already for this
+// component, or the Build has opened maxGlobDirs directories for globs.
+func (b *builder) globList(d string, listed map[[2]uint64]bool) ([]dirent, bool) {
+	if b.globDirs >= maxGlobDirs {
+		return nil, false
+	}
+	b.globDirs++
+	dir := d
+	if dir == "" {
+		dir = "."
+	}
+	fd, err := b.r.open(dir, unix.O_RDONLY|unix.O_DIRECTORY)
+	if err != nil {
+		return nil, false
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		return nil, false
+	}
+	key := [2]uint64{st.Dev, st.Ino}
+	if listed[key] {
+		return nil, false
+	}
+	listed[key] = true
+	ents, _ := readDir(fd, b.buf)
+	return ents, true
 }
 
 func joinPath(dir, name string) string {

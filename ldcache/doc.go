@@ -41,9 +41,13 @@
 // SONAME containing '/' when making links; it reads a configuration file
 // that includes itself once (glibc recurses until it runs out of file
 // descriptors, with the same result) and at most 1024 files, 16 levels
-// deep; a configuration, musl path or cache file that is not a regular
-// file is never opened (a device node could act, a FIFO block) but
-// skipped, or, for the cache, refused; LD_HWCAP_MASK is ignored;
+// deep, 1 MiB and 4096 directory lines in all; include globs open at most 4096 directories and match at most
+// 4096 paths per Build, and list a directory reached twice for one
+// pattern component once (glob(3) would list 40^6 paths for
+// /a/*/*/*/*/*/* where /a holds 40 symlinks to itself); a configuration,
+// musl path or cache file that is not a regular file is never opened (a
+// device node could act, a FIFO block) but skipped, or, for the cache,
+// refused; LD_HWCAP_MASK is ignored;
 // glibc 2.36 corrupts its heap writing old or compat files that hold
 // legacy hwcap ("tls", platform) entries, which Build writes correctly.
 // In the compat layout glibc stores glibc-hwcaps names at offsets its own

@@ -1,6 +1,9 @@
 package ldcache
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -104,5 +107,44 @@ func TestIsDSO(t *testing.T) {
 		if isDSO(name) != want {
 			t.Errorf("isDSO(%q) = %v", name, !want)
 		}
+	}
+}
+
+// TestGlobLimits: include globs over many distinct directories stop at
+// maxGlobMatches paths and maxGlobDirs directory opens per Build, and the
+// matches found are kept, sorted.
+func TestGlobLimits(t *testing.T) {
+	root := t.TempDir()
+	for i := range 65 {
+		dir := filepath.Join(root, "b", fmt.Sprintf("d%02d", i))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for j := range 65 {
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%02d.conf", j)), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	r, err := openRoot(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.close()
+	b := &builder{r: r, buf: make([]byte, 32<<10)}
+	got := b.glob("/b/*/*.conf")
+	if len(got) != maxGlobMatches-65 || b.globMatches != maxGlobMatches || b.globDirs > maxGlobDirs {
+		t.Fatalf("%d paths, %d matches, %d directories opened; want %d paths (the 65 directories count), %d matches, at most %d opens",
+			len(got), b.globMatches, b.globDirs, maxGlobMatches-65, maxGlobMatches, maxGlobDirs)
+	}
+	if !slices.IsSorted(got) || got[0] != "/b/d00/f00.conf" {
+		t.Errorf("paths not sorted from /b/d00/f00.conf: %q…", got[:3])
+	}
+	if more := b.glob("/b/*"); len(more) != 0 {
+		t.Errorf("after the limit a pattern matched %d paths", len(more))
+	}
+	b = &builder{r: r, buf: make([]byte, 32<<10), globDirs: maxGlobDirs - 1}
+	if got := b.glob("/b/*/*.conf"); len(got) != 0 || b.globDirs != maxGlobDirs {
+		t.Errorf("with one directory open left: %d paths, %d opens; want none past /b", len(got), b.globDirs)
 	}
 }

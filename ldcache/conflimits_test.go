@@ -1,0 +1,75 @@
+package ldcache_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/go-nvc/nvc/internal/testutil"
+	"github.com/go-nvc/nvc/ldcache"
+)
+
+// TestBuildGlobSymlinkBomb: an include pattern /a/*/*/… over a directory
+// holding 40 symlinks to itself names 40^depth paths (glob(3) lists them
+// all; depth 4 took 91 s before the limits). Build lists each directory
+// once per pattern component, so it opens /a 1+40·(depth-1) times (seen
+// by inotify), and the rest of the configuration still counts.
+func TestBuildGlobSymlinkBomb(t *testing.T) {
+	for _, depth := range []int{3, 6} {
+		t.Run(fmt.Sprint("depth", depth), func(t *testing.T) {
+			var spec strings.Builder
+			pattern := "/a" + strings.Repeat("/*", depth)
+			fmt.Fprintf(&spec, "file etc/ld.so.conf \"include %s\\n/opt/good\\n\"\nfile etc/debian_version \"12\\n\"\ndir a\n", pattern)
+			for i := range 40 {
+				fmt.Fprintf(&spec, "symlink a/l%02d /a\n", i)
+			}
+			root := testutil.Tree(t, spec.String())
+			writeLibs(t, root, []lib{{"opt/good/libgood.so.1", x64("libgood.so.1")}})
+			w := watchOpens(t, root+"/a")
+			c, err := ldcache.Build(root, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n, most := w.opens(t), 1+40*(depth-1); n > most {
+				t.Errorf("Build opened /a %d times, want at most %d", n, most)
+			}
+			if got := c.Find("libgood.so.1", ldcache.ArchX8664); len(got) != 1 || got[0].Path != "/opt/good/libgood.so.1" {
+				t.Errorf("libgood.so.1 entries %+v, want /opt/good/libgood.so.1", got)
+			}
+		})
+	}
+}
+
+// TestBuildConfLimits: the configuration files of one Build hold at most
+// 1 MiB together and 4096 directory lines count. Twenty includes of a
+// file of almost 1 MiB read it once (inotify), and a directory named
+// after 4096 others or in a file past the byte total is not scanned.
+func TestBuildConfLimits(t *testing.T) {
+	big := strings.Repeat("/nonexistent\n", 4096) + "/opt/late\n" + strings.Repeat("# padding line\n", (1<<20-4096*13-10-1024)/15)
+	var spec strings.Builder
+	fmt.Fprintf(&spec, "file etc/ld.so.conf \"/opt/first\\ninclude /etc/c/*.conf\\n\"\nfile etc/debian_version \"12\\n\"\n")
+	fmt.Fprintf(&spec, "file etc/c/zz.conf \"/opt/past\\n\"\n")
+	for i := range 20 {
+		fmt.Fprintf(&spec, "symlink etc/c/%02d.conf /etc/big\n", i)
+	}
+	root := testutil.Tree(t, spec.String())
+	testutil.BuildTree(t, root, fmt.Sprintf("file etc/big %q\n", big))
+	writeLibs(t, root, []lib{
+		{"opt/first/libfirst.so.1", x64("libfirst.so.1")},
+		{"opt/late/liblate.so.1", x64("liblate.so.1")},
+		{"opt/past/libpast.so.1", x64("libpast.so.1")},
+	})
+	w := watchOpens(t, root+"/etc/big")
+	c, err := ldcache.Build(root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := w.opens(t); n != 1 {
+		t.Errorf("Build opened the big file %d times, want once", n)
+	}
+	for soname, want := range map[string]int{"libfirst.so.1": 1, "liblate.so.1": 0, "libpast.so.1": 0} {
+		if got := c.Find(soname, ldcache.ArchX8664); len(got) != want {
+			t.Errorf("%s: %d entries, want %d", soname, len(got), want)
+		}
+	}
+}
