@@ -147,14 +147,21 @@ func (r *rootDir) openatEmulated(unsafePath string, flags int) (int, error) {
 	}
 	defer h.Close()
 	if flags&unix.O_PATH != 0 {
-		return unix.Dup(int(h.Fd()))
+		return dupCloexec(int(h.Fd()))
 	}
 	f, err := pathrs.Reopen(h, flags)
 	if err != nil {
 		return -1, err
 	}
 	defer f.Close()
-	return unix.Dup(int(f.Fd()))
+	return dupCloexec(int(f.Fd()))
+}
+
+// dupCloexec duplicates fd with FD_CLOEXEC set in the same call, so that a
+// descriptor into the driver root never leaks into a process forked
+// meanwhile (dup(2) would leave it inheritable).
+func dupCloexec(fd int) (int, error) {
+	return unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
 }
 
 // dir opens the directory unsafePath inside the root, once per rootDir.

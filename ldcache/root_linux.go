@@ -67,15 +67,22 @@ func (r *root) openEmulated(unsafePath string, flags int) (int, error) {
 	}
 	defer h.Close()
 	if flags&unix.O_PATH != 0 {
-		return unix.Dup(int(h.Fd()))
+		return dupCloexec(int(h.Fd()))
 	}
 	f, err := pathrs.Reopen(h, flags)
 	if err != nil {
 		return -1, err
 	}
-	fd, err := unix.Dup(int(f.Fd()))
+	fd, err := dupCloexec(int(f.Fd()))
 	f.Close()
 	return fd, err
+}
+
+// dupCloexec duplicates fd with FD_CLOEXEC set in the same call, so that a
+// descriptor into the root never leaks into a process forked meanwhile
+// (dup(2) would leave it inheritable).
+func dupCloexec(fd int) (int, error) {
+	return unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
 }
 
 // stat is stat(2) of unsafePath inside the root, following symlinks.
