@@ -160,7 +160,7 @@ func (d *Driver) loadCache() error {
 	if !ok {
 		return fmt.Errorf("opening driver: architecture %q: %w", d.opts.GOARCH, ErrNotSupported)
 	}
-	b, err := readInRoot(d.root, d.opts.LDCache)
+	b, err := readInRoot(d.root, d.opts.LDCache, ldcache.MaxCacheSize)
 	if err != nil {
 		return fmt.Errorf("reading ld.so.cache %s in driver root %s: %w", d.opts.LDCache, d.root, err)
 	}

@@ -454,8 +454,10 @@ func fdPath(fd int) (string, error) {
 	return os.Readlink("/proc/thread-self/fd/" + strconv.Itoa(fd))
 }
 
-// readInRoot reads the regular file unsafePath inside root.
-func readInRoot(root, unsafePath string) ([]byte, error) {
+// readInRoot reads the regular file unsafePath inside root, refusing one
+// of more than max bytes before allocating for it (a sparse file can claim
+// a terabyte).
+func readInRoot(root, unsafePath string, max int64) ([]byte, error) {
 	r, err := openRoot(root)
 	if err != nil {
 		return nil, err
@@ -464,6 +466,9 @@ func readInRoot(root, unsafePath string) ([]byte, error) {
 	res, err := r.resolve(unsafePath)
 	if err != nil {
 		return nil, err
+	}
+	if res.size > max {
+		return nil, fmt.Errorf("%s: %d bytes, more than %d", res.path, res.size, max)
 	}
 	f, err := r.openFile(res)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 )
@@ -28,10 +29,15 @@ const (
 	endianInvalid    = 1
 	endianLittle     = 2
 	endianBig        = 3
-	newAlign         = 8         // __alignof__ (struct cache_file_new) on 64-bit hosts
-	maxCacheSize     = 256 << 20 // real caches are tens of kilobytes
+	newAlign         = 8 // __alignof__ (struct cache_file_new) on 64-bit hosts
+	maxCacheSize     = MaxCacheSize
 	maxReasonableLen = 1 << 30
 )
+
+// MaxCacheSize is the largest cache file Parse, Open and OpenInRoot
+// accept, in bytes. Real caches are tens of kilobytes; a reader of a file
+// that may be hostile should refuse a larger one before reading it.
+const MaxCacheSize = 256 << 20
 
 // Errors that Parse's errors match with errors.Is.
 var (
@@ -75,7 +81,7 @@ func corrupt(off uint64, format string, args ...any) error {
 
 // Open reads and parses the cache file at path.
 func Open(path string) (*Cache, error) {
-	b, err := os.ReadFile(path)
+	b, err := readLimited(path, MaxCacheSize)
 	if err != nil {
 		return nil, fmt.Errorf("reading ld.so.cache: %w", err)
 	}
@@ -86,13 +92,49 @@ func Open(path string) (*Cache, error) {
 	return c, nil
 }
 
+// readLimited reads the file at path like os.ReadFile, but a file of more
+// than max bytes is refused: by its size before any read (a sparse file
+// can claim a terabyte), or once max bytes are read.
+func readLimited(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	size := int64(512)
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		if size = st.Size(); size > max {
+			return nil, tooLarge(size)
+		}
+	}
+	b := make([]byte, 0, size+1)
+	for {
+		n, err := f.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		switch {
+		case int64(len(b)) > max:
+			return nil, tooLarge(int64(len(b)))
+		case err == io.EOF:
+			return b, nil
+		case err != nil:
+			return nil, err
+		case len(b) == cap(b):
+			b = append(b, 0)[:len(b)]
+		}
+	}
+}
+
+func tooLarge(size int64) error {
+	return &ParseError{Msg: fmt.Sprintf("%d bytes is larger than any cache (limit %d)", size, maxCacheSize), Err: ErrCorrupt}
+}
+
 // Parse decodes a cache in any of the three layouts. It checks every count,
 // offset and string against the data, so corrupt or hostile input gives an
 // error (matching ErrNotCache or ErrCorrupt) instead of a panic, and it
 // allocates in proportion to len(b). Parse does not keep b.
 func Parse(b []byte) (*Cache, error) {
 	if len(b) > maxCacheSize {
-		return nil, &ParseError{Msg: fmt.Sprintf("%d bytes is larger than any cache (limit %d)", len(b), maxCacheSize), Err: ErrCorrupt}
+		return nil, tooLarge(int64(len(b)))
 	}
 	p := &parser{b: b, s: string(b)}
 	switch {
