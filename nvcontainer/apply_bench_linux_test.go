@@ -113,9 +113,9 @@ func benchApply(b *testing.B, p *Plan, fsys benchFS, opts *ApplyOptions) {
 	for b.Loop() {
 		b.StopTimer()
 		c := fsys.start(b)
-		o, done := stepTimer(opts, steps)
 		cpu0 := cpuTime(b)
 		b.StartTimer()
+		o, done := stepTimer(opts, steps)
 		t0 := time.Now()
 		if err := p.Apply(context.Background(), ctrOf(c), o); err != nil {
 			b.Fatal(err)

@@ -109,8 +109,7 @@ func (r *Root) chooseResolver() error {
 	if r.opts.Resolver == ResolvePathrsLite {
 		return nil
 	}
-	_, err := unix.Openat2(-1, "", &unix.OpenHow{})
-	if err != unix.ENOSYS {
+	if hasOpenat2() {
 		r.opts.Resolver = ResolveOpenat2
 		return nil
 	}
@@ -120,6 +119,12 @@ func (r *Root) chooseResolver() error {
 	r.opts.Resolver = ResolvePathrsLite
 	return nil
 }
+
+// hasOpenat2 reports whether the kernel has openat2; the probe runs once.
+var hasOpenat2 = sync.OnceValue(func() bool {
+	_, err := unix.Openat2(-1, "", &unix.OpenHow{})
+	return err != unix.ENOSYS
+})
 
 // Path is the rootfs path given to Open.
 func (r *Root) Path() string { return r.dir.Name() }
