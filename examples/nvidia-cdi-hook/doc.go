@@ -2,21 +2,59 @@
 // by examples/nvidia-ctk run: it finishes a container's driver setup from
 // inside the runtime, after the spec's mounts are in place.
 //
-//	nvidia-cdi-hook [--debug] [--quiet] update-ldcache [--folder DIR]... [--container-spec FILE]
 //	nvidia-cdi-hook [--debug] [--quiet] create-symlinks [--link TARGET::LINK]... [--container-spec FILE]
+//	nvidia-cdi-hook [--debug] [--quiet] enable-cuda-compat --host-driver-version VERSION [--container-spec FILE]
+//	nvidia-cdi-hook [--debug] [--quiet] update-ldcache [--folder DIR]... [--container-spec FILE]
+//	nvidia-cdi-hook [--debug] [--quiet] disable-device-node-modification [--proc-root DIR] [--container-spec FILE]
 //
-// update-ldcache rewrites the container's /etc/ld.so.cache so that the
-// loader finds the libraries in the --folder directories (with package
-// ldcache, in Go: no ldconfig, neither the host's nor the container's, is
-// run). create-symlinks makes each LINK a symlink to TARGET, replacing what
-// is there atomically. Every path is resolved inside the container's root
-// filesystem, which the hook finds from the OCI state on stdin (or in the
+// The generated specs run them in that order, as the NVIDIA Container
+// Toolkit's do:
+//
+//   - create-symlinks makes each LINK a symlink to TARGET, replacing what
+//     is there atomically.
+//   - enable-cuda-compat looks for the image's CUDA forward-compatibility
+//     library: when /usr/local/cuda/compat holds exactly one regular file
+//     libcuda.so.X.Y.Z and X is greater than the host driver's major
+//     version, it writes /etc/ld.so.conf.d/00-compat-<random>.conf naming
+//     that directory. It mounts nothing (mounting an image's libraries was
+//     CVE-2024-0132 and CVE-2025-23359). Unlike the toolkit's, it does not
+//     read the library's .note.cuda.fwd_compatibility ELF note.
+//   - update-ldcache rewrites the container's /etc/ld.so.cache (with
+//     package ldcache, in Go: no ldconfig, neither the host's nor the
+//     container's, is run), scanning the directories of the
+//     00-compat-*.conf files first, then the --folder directories, then
+//     the image's own configuration, so that a newer compat libcuda.so.1
+//     wins over the driver's.
+//   - disable-device-node-modification reads the host's
+//     <proc-root>/driver/nvidia/params (default /proc, a host path; the
+//     hook runs before pivot_root, where /proc is still the host's) and,
+//     when it says ModifyDeviceFiles: 1, mounts a copy saying 0 over the
+//     container's /proc/driver/nvidia/params, so that libnvidia-ml in the
+//     container does not create device nodes. The copy is a file in a
+//     private tmpfs (fsopen, fsmount) of its own size, cloned with
+//     open_tree and mounted read-only, nosuid, nodev and noexec with
+//     move_mount onto the target's descriptor. Older kernels refuse to
+//     clone from a detached tmpfs (EINVAL; 6.18 allows it); there the
+//     tmpfs is attached over /proc/driver/nvidia for the moment of the
+//     clone and detached again (the container has not started, nothing
+//     sees it).
+//
+// Every path in the container is resolved inside its root filesystem,
+// which the hook finds from the OCI state on stdin (or in the
 // --container-spec file): crun's "root" field, or root.path of the bundle's
-// config.json, joined to the bundle when relative.
+// config.json, joined to the bundle when relative. The hook reads its
+// stdin to the end on every path, so that the runtime never writes the
+// state into a closed pipe.
 //
-// The hook is built with CGO_ENABLED=0: a static binary has no dynamic
-// loader, so LD_PRELOAD or LD_LIBRARY_PATH leaking from a container's
-// environment into the hook's cannot load code into it (CVE-2025-23266).
+// The hook must be built with CGO_ENABLED=0:
+//
+//	CGO_ENABLED=0 go build -o /usr/bin/nvidia-cdi-hook ./examples/nvidia-cdi-hook
+//
+// A static binary has no dynamic loader, so LD_PRELOAD or LD_LIBRARY_PATH
+// leaking from a container's environment into the hook's cannot load code
+// into it (CVE-2025-23266). A build with cgo (the go command's default
+// where a C compiler is found) still compiles, so that `go build ./...`
+// and `go vet ./...` work, but refuses to run: it prints why and exits 1.
 // Generated specs also give every hook an explicit environment.
 //
 // As NVIDIA's nvidia-cdi-hook does, an unknown subcommand or flag prints a
@@ -27,20 +65,20 @@
 // # What it reads and changes
 //
 // It reads the OCI state (bounded, with internal/oci) and, when the state
-// does not name the root (runc), the bundle's config.json. It writes only
-// inside the container's root filesystem: the loader cache (or the musl
-// path file) and the requested symlinks, resolved with openat2
-// RESOLVE_IN_ROOT so that links the image planted cannot lead out. It
-// needs write access to the rootfs (the runtime runs it as root) and
-// Linux 5.6 for openat2 (pathrs-lite is the fallback).
+// does not name the root (runc), the bundle's config.json; the host's
+// driver params. It writes only inside the container's root filesystem:
+// the loader cache (or the musl path file), the requested symlinks and
+// the compat configuration, resolved with openat2 RESOLVE_IN_ROOT so that
+// links the image planted cannot lead out; and it adds one mount, over
+// the container's params, in the mount namespace it runs in (the
+// container's, for a createContainer hook). It needs root (write access
+// to the rootfs, CAP_SYS_ADMIN for the mount), Linux 5.6 for openat2
+// (pathrs-lite is the fallback) and Linux 5.12 for the params mount
+// (without the new mount API it warns and leaves params alone).
 //
 // # When not to use it
 //
-// It implements update-ldcache and create-symlinks only; NVIDIA's other
-// hooks (enable-cuda-compat, chmod, disable-device-node-modification, …)
-// are accepted and skipped with a warning. Specs from examples/nvidia-ctk
-// carry enable-cuda-compat and disable-device-node-modification too, as
-// the toolkit's do: with this hook, CUDA forward compatibility is not
-// decided at create time and the container's /proc/driver/nvidia/params is
-// not masked. nvidia-container-runtime-hook is the prestart hook.
+// NVIDIA's other hooks (chmod, update-application-profile, …) are accepted
+// and skipped with a warning. nvidia-container-runtime-hook is the
+// prestart hook of the legacy (non-CDI) flow.
 package main

@@ -1,24 +1,40 @@
 package main
 
 import (
-	"log/slog"
-
 	"github.com/spf13/pflag"
 
+	"github.com/go-nvc/nvc/internal/rootfs"
 	"github.com/go-nvc/nvc/ldcache"
 )
 
 // updateLDCacheFlags declares update-ldcache's flags and returns its
-// action: rebuild the container's ld.so.cache with the --folder dirs
-// scanned first, in Go, writing only inside the container's root.
-func updateLDCacheFlags(fs *pflag.FlagSet) func(string, *slog.Logger) error {
+// action: rebuild the container's ld.so.cache in Go, writing only inside
+// the container's root. The CUDA compat dirs enable-cuda-compat listed
+// (its 00-compat-*.conf files) are scanned first, then the --folder dirs,
+// then the rootfs's own configuration: the image's newer libcuda.so.1 wins
+// over the driver's, as the toolkit's ld.so.conf.d order makes it.
+func updateLDCacheFlags(fs *pflag.FlagSet) action {
 	folders := fs.StringArray("folder", nil, "container `DIR` holding driver libraries (repeatable)")
 	ldconfig := fs.String("ldconfig-path", "", "accepted for NVIDIA's specs and ignored: no ldconfig is run")
-	return func(rootfs string, log *slog.Logger) error {
+	return func(rootfsPath string, h *hookEnv) error {
 		if *ldconfig != "" {
-			log.Debug("ignoring --ldconfig-path: the cache is written in Go", "ldconfig-path", *ldconfig)
+			h.log.Debug("ignoring --ldconfig-path: the cache is written in Go", "ldconfig-path", *ldconfig)
 		}
-		log.Debug("updating ld.so.cache", "root", rootfs, "folders", *folders)
-		return ldcache.Update(rootfs, &ldcache.UpdateOptions{Dirs: *folders})
+		first, err := compatDirs(rootfsPath)
+		if err != nil {
+			return err
+		}
+		h.log.Debug("updating ld.so.cache", "root", rootfsPath, "compat", first, "folders", *folders)
+		return ldcache.Update(rootfsPath, &ldcache.UpdateOptions{FirstDirs: first, Dirs: *folders})
 	}
+}
+
+// compatDirs opens the root and reads its compat dirs.
+func compatDirs(rootfsPath string) ([]string, error) {
+	root, err := rootfs.Open(rootfsPath, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	return readCompatConfs(root)
 }

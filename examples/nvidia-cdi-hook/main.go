@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/sys/unix"
 
 	"github.com/go-nvc/nvc/internal/oci"
 )
@@ -17,22 +18,56 @@ import (
 // container's root.
 type command struct {
 	summary string
-	flags   func(fs *pflag.FlagSet) func(rootfs string, log *slog.Logger) error
+	flags   func(fs *pflag.FlagSet) action
 }
 
+// action is what a subcommand does with the container's root filesystem.
+type action func(rootfs string, h *hookEnv) error
+
+// hookEnv is what every action gets besides the root: the logger and the
+// knobs tests turn.
+type hookEnv struct {
+	log *slog.Logger
+	// mask chooses how disable-device-node-modification mounts its copy;
+	// zero: maskAuto.
+	mask maskMethod
+}
+
+// commandOrder is the order of the usage text (the toolkit's).
+var commandOrder = []string{"create-symlinks", "enable-cuda-compat", "update-ldcache", "disable-device-node-modification"}
+
 var commands = map[string]command{
-	"update-ldcache":  {"rewrite the container's ld.so.cache to include --folder dirs", updateLDCacheFlags},
-	"create-symlinks": {"create --link TARGET::LINK symlinks in the container", createSymlinksFlags},
-	"noop":            {"do nothing", func(*pflag.FlagSet) func(string, *slog.Logger) error { return nil }},
+	"update-ldcache":                   {"rewrite the container's ld.so.cache to include --folder dirs", updateLDCacheFlags},
+	"create-symlinks":                  {"create --link TARGET::LINK symlinks in the container", createSymlinksFlags},
+	"enable-cuda-compat":               {"add the image's newer CUDA compat libraries to the loader's path", cudaCompatFlags},
+	"disable-device-node-modification": {"mask /proc/driver/nvidia/params with ModifyDeviceFiles: 0", deviceNodesFlags},
+	"noop":                             {"do nothing", func(*pflag.FlagSet) action { return nil }},
 }
 
 func main() {
+	if builtWithCgo {
+		drain(os.Stdin)
+		fmt.Fprintln(os.Stderr, cgoRefusal)
+		os.Exit(1)
+	}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stderr, os.Getenv("NVIDIA_CTK_DEBUG")))
 }
 
+// cgoRefusal is what a hook built with cgo prints before exiting 1.
+const cgoRefusal = "nvidia-cdi-hook: built with cgo, refusing to run: a dynamically linked hook would load an image's " +
+	"LD_PRELOAD (CVE-2025-23266); rebuild with CGO_ENABLED=0 go build ./examples/nvidia-cdi-hook"
+
 // run is the whole program; it returns the exit status. debugEnv is the
-// value of NVIDIA_CTK_DEBUG.
+// value of NVIDIA_CTK_DEBUG. Whatever happens, stdin is read to its end
+// before run returns, so that the runtime writing the state never finds
+// the pipe closed (crun reported such a hook as failed).
 func run(args []string, stdin io.Reader, stderr io.Writer, debugEnv string) int {
+	return runEnv(args, stdin, stderr, debugEnv, hookEnv{})
+}
+
+// runEnv is run with the knobs of env (its logger is made here).
+func runEnv(args []string, stdin io.Reader, stderr io.Writer, debugEnv string, env hookEnv) int {
+	defer drain(stdin)
 	global := pflag.NewFlagSet("nvidia-cdi-hook", pflag.ContinueOnError)
 	global.SetInterspersed(false)
 	global.SetOutput(stderr)
@@ -43,7 +78,7 @@ func run(args []string, stdin io.Reader, stderr io.Writer, debugEnv string) int 
 	if err := global.Parse(args); err != nil {
 		return parseFailed(err, stderr, "")
 	}
-	log := newLogger(stderr, *debug, *quiet)
+	env.log = newLogger(stderr, *debug, *quiet)
 	if global.NArg() == 0 {
 		usage(stderr, global)
 		return 1
@@ -51,13 +86,13 @@ func run(args []string, stdin io.Reader, stderr io.Writer, debugEnv string) int 
 	name := global.Arg(0)
 	cmd, ok := commands[name]
 	if !ok {
-		log.Warn("unknown hook; ignored so that newer specs still run", "hook", name)
+		env.log.Warn("unknown hook; ignored so that newer specs still run", "hook", name)
 		return 0
 	}
-	return runCommand(name, cmd, global.Args()[1:], stdin, stderr, log)
+	return runCommand(name, cmd, global.Args()[1:], stdin, stderr, &env)
 }
 
-func runCommand(name string, cmd command, args []string, stdin io.Reader, stderr io.Writer, log *slog.Logger) int {
+func runCommand(name string, cmd command, args []string, stdin io.Reader, stderr io.Writer, env *hookEnv) int {
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	stateFile := fs.String("container-spec", "", "read the OCI state from `FILE` instead of stdin")
@@ -66,13 +101,13 @@ func runCommand(name string, cmd command, args []string, stdin io.Reader, stderr
 		return parseFailed(err, stderr, name)
 	}
 	if fs.NArg() > 0 {
-		log.Warn("unexpected arguments; hook not run", "hook", name, "args", fs.Args())
+		env.log.Warn("unexpected arguments; hook not run", "hook", name, "args", fs.Args())
 		return 0
 	}
 	if act == nil {
 		return 0
 	}
-	if err := runOnRoot(*stateFile, stdin, act, log); err != nil {
+	if err := runOnRoot(*stateFile, stdin, act, env); err != nil {
 		fmt.Fprintf(stderr, "nvidia-cdi-hook %s: %v\n", name, err)
 		return 1
 	}
@@ -80,7 +115,7 @@ func runCommand(name string, cmd command, args []string, stdin io.Reader, stderr
 }
 
 // runOnRoot finds the container's root from the state and runs act on it.
-func runOnRoot(stateFile string, stdin io.Reader, act func(string, *slog.Logger) error, log *slog.Logger) error {
+func runOnRoot(stateFile string, stdin io.Reader, act action, env *hookEnv) error {
 	in, closeIn, err := stateInput(stateFile, stdin)
 	if err != nil {
 		return err
@@ -90,8 +125,8 @@ func runOnRoot(stateFile string, stdin io.Reader, act func(string, *slog.Logger)
 	if err != nil {
 		return err
 	}
-	log.Debug("container root", "path", rootfs)
-	return act(rootfs, log)
+	env.log.Debug("container root", "path", rootfs)
+	return act(rootfs, env)
 }
 
 // containerRoot returns the container's root filesystem for the OCI state
@@ -132,6 +167,18 @@ func parseFailed(err error, stderr io.Writer, hook string) int {
 	return 1
 }
 
+// drain reads r to its end, discarding what it reads; an error ends it.
+// A terminal is left alone: someone typing at it would have to end the
+// input first.
+func drain(r io.Reader) {
+	if f, ok := r.(*os.File); ok {
+		if _, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS); err == nil {
+			return
+		}
+	}
+	io.Copy(io.Discard, r)
+}
+
 func newLogger(w io.Writer, debug, quiet bool) *slog.Logger {
 	level := slog.LevelInfo
 	switch {
@@ -145,8 +192,8 @@ func newLogger(w io.Writer, debug, quiet bool) *slog.Logger {
 
 func usage(w io.Writer, global *pflag.FlagSet) {
 	fmt.Fprintf(w, "usage: nvidia-cdi-hook [global flags] COMMAND [flags]\n\ncommands:\n")
-	for _, name := range []string{"update-ldcache", "create-symlinks"} {
-		fmt.Fprintf(w, "  %-16s %s\n", name, commands[name].summary)
+	for _, name := range commandOrder {
+		fmt.Fprintf(w, "  %-33s %s\n", name, commands[name].summary)
 	}
 	fmt.Fprintf(w, "\nglobal flags:\n%s", global.FlagUsages())
 }

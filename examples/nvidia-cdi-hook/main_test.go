@@ -99,7 +99,7 @@ func TestExitStatus(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{"unknown hook", []string{"enable-cuda-compat", "--host-driver-version=550.54.15"}, 0, "unknown hook"},
+		{"unknown hook", []string{"update-application-profile"}, 0, "unknown hook"},
 		{"unknown flag", []string{"update-ldcache", "--folder", "/opt/nv", "--new-flag", "x"}, 0, "unknown flag: --new-flag"},
 		{"unknown global flag", []string{"--trace", "update-ldcache"}, 0, "unknown flag: --trace"},
 		{"help", []string{"update-ldcache", "--help"}, 0, "--folder"},

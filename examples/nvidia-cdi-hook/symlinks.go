@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"path"
 	"strings"
 
@@ -18,9 +17,9 @@ import (
 
 // createSymlinksFlags declares create-symlinks' flags and returns its
 // action: make each LINK a symlink to TARGET inside the container's root.
-func createSymlinksFlags(fs *pflag.FlagSet) func(string, *slog.Logger) error {
+func createSymlinksFlags(fs *pflag.FlagSet) action {
 	links := fs.StringArray("link", nil, "create `TARGET::LINK`, LINK a path in the container (repeatable)")
-	return func(rootfsPath string, log *slog.Logger) error {
+	return func(rootfsPath string, h *hookEnv) error {
 		pairs, err := parseLinks(*links)
 		if err != nil {
 			return err
@@ -31,7 +30,7 @@ func createSymlinksFlags(fs *pflag.FlagSet) func(string, *slog.Logger) error {
 		}
 		defer root.Close()
 		for _, p := range pairs {
-			log.Debug("creating symlink", "link", p.link, "target", p.target)
+			h.log.Debug("creating symlink", "link", p.link, "target", p.target)
 			if err := symlink(root, p.target, p.link); err != nil {
 				return err
 			}

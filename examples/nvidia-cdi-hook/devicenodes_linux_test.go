@@ -1,0 +1,221 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/go-nvc/nvc/internal/testutil"
+	"github.com/go-nvc/nvc/internal/testutil/container"
+)
+
+// The test binary runs as the hook when these are set (see TestMain):
+// envAsHook names the mask method, envDeny a system call to deny first.
+const (
+	envAsHook = "NVC_CDI_HOOK_TEST_AS_HOOK"
+	envDeny   = "NVC_CDI_HOOK_TEST_DENY"
+)
+
+var maskMethods = map[string]maskMethod{"auto": maskAuto, "detached": maskDetached, "via-parent": maskViaParent}
+
+func TestMain(m *testing.M) {
+	if how, ok := maskMethods[os.Getenv(envAsHook)]; ok {
+		os.Exit(runAsHook(how))
+	}
+	os.Exit(m.Run())
+}
+
+// runAsHook is the program run with a mask method, in a process the test
+// started inside a test container's mount namespace.
+func runAsHook(how maskMethod) int {
+	if os.Getenv(envDeny) == "fsopen" {
+		if err := container.DenySyscalls(unix.SYS_FSOPEN); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+	}
+	return runEnv(os.Args[1:], os.Stdin, os.Stderr, "true", hookEnv{mask: how})
+}
+
+// hookIn runs this test binary as the hook in c's mount namespace (as a
+// runtime runs a createContainer hook: before pivot_root, host paths
+// visible) and returns its exit status and stderr.
+func hookIn(t *testing.T, c *container.Container, how string, env []string, args ...string) (int, string) {
+	t.Helper()
+	nsenter := testutil.RequireCommand(t, "nsenter")
+	cmd := exec.Command(nsenter, append([]string{"-t", strconv.Itoa(c.PID), "-m", "--", os.Args[0]}, args...)...)
+	cmd.Env = append([]string{envAsHook + "=" + how}, env...)
+	cmd.Stdin = strings.NewReader(`{"bundle":"/x","root":"` + c.Rootfs + `"}`)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	if cmd.ProcessState == nil {
+		t.Fatalf("running the hook: %v", err)
+	}
+	return cmd.ProcessState.ExitCode(), stderr.String()
+}
+
+func TestDisableModify(t *testing.T) {
+	tests := []struct {
+		in, want string
+		changed  bool
+	}{
+		{"ResmanDebugLevel: 4294967295\nModifyDeviceFiles: 1\nDeviceFileUID: 0\n", "ResmanDebugLevel: 4294967295\nModifyDeviceFiles: 0\nDeviceFileUID: 0\n", true},
+		{"ModifyDeviceFiles: 1", "ModifyDeviceFiles: 0", true},
+		{"ModifyDeviceFiles: 0\n", "ModifyDeviceFiles: 0\n", false},
+		{"ModifyDeviceFiles: 10\n", "ModifyDeviceFiles: 10\n", false},
+		{"XModifyDeviceFiles: 1\n", "XModifyDeviceFiles: 1\n", false},
+		{"", "", false},
+	}
+	for _, tt := range tests {
+		got, changed := disableModify([]byte(tt.in))
+		if string(got) != tt.want || changed != tt.changed {
+			t.Errorf("disableModify(%q) = %q, %v; want %q, %v", tt.in, got, changed, tt.want, tt.changed)
+		}
+	}
+}
+
+// hostParams is a host procfs holding params with content.
+func hostParams(t *testing.T, content string) string {
+	t.Helper()
+	return testutil.Tree(t, "file driver/nvidia/params "+strconv.Quote(content)+"\n")
+}
+
+const (
+	paramsOn  = "ResmanDebugLevel: 4294967295\nModifyDeviceFiles: 1\nDeviceFileMode: 438\n"
+	paramsOff = "ResmanDebugLevel: 4294967295\nModifyDeviceFiles: 0\nDeviceFileMode: 438\n"
+)
+
+// ctrWithParams starts a test container whose rootfs holds the driver's
+// procfs files (as the driver's /proc/driver/nvidia would be in the
+// container's procfs): params saying ModifyDeviceFiles: 1 and a gpus dir.
+func ctrWithParams(t *testing.T) *container.Container {
+	t.Helper()
+	return container.Start(t, &container.Options{Spec: "file proc/driver/nvidia/params " + strconv.Quote(paramsOn) +
+		"\ndir proc/driver/nvidia/gpus/0000:07:00.0\n"})
+}
+
+// TestMaskParams runs the hook in a test container's mount namespace with
+// each way of making the copy's mount: the container then reads
+// ModifyDeviceFiles: 0 (the rest verbatim) from a read-only, nosuid,
+// nodev, noexec tmpfs mounted on params alone, the rest of
+// /proc/driver/nvidia is untouched, and the host's view of the rootfs is
+// unchanged.
+func TestMaskParams(t *testing.T) {
+	proc := hostParams(t, paramsOn)
+	for _, how := range []string{"auto", "detached", "via-parent"} {
+		t.Run(how, func(t *testing.T) {
+			c := ctrWithParams(t)
+			code, stderr := hookIn(t, c, how, nil, "disable-device-node-modification", "--proc-root", proc)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			if b, err := os.ReadFile(c.Path(paramsPath)); string(b) != paramsOff {
+				t.Errorf("the container reads %q (%v), want %q", b, err, paramsOff)
+			}
+			m := c.MountAt(t, paramsPath)
+			if m == nil || m.FSType != "tmpfs" {
+				t.Fatalf("mount on params: %+v, want a tmpfs", m)
+			}
+			for _, opt := range []string{"ro", "nosuid", "nodev", "noexec"} {
+				if !strings.Contains(","+m.Options+",", ","+opt+",") {
+					t.Errorf("mount options %q lack %s", m.Options, opt)
+				}
+			}
+			if m := c.MountAt(t, "/proc/driver/nvidia"); m != nil {
+				t.Errorf("a mount was left on /proc/driver/nvidia: %+v", m)
+			}
+			if _, err := os.Stat(c.Path("/proc/driver/nvidia/gpus/0000:07:00.0")); err != nil {
+				t.Errorf("the rest of /proc/driver/nvidia is hidden: %v", err)
+			}
+			if b, _ := os.ReadFile(filepath.Join(c.HostRootfs, paramsPath)); string(b) != paramsOn {
+				t.Errorf("the host sees %q, want the rootfs file unchanged", b)
+			}
+		})
+	}
+}
+
+// TestMaskParamsNothingToDo: no params on the host, params already 0,
+// no params in the container, a kernel without fsopen: exit 0 and
+// nothing mounted.
+func TestMaskParamsNothingToDo(t *testing.T) {
+	tests := []struct {
+		name, proc, deny string
+		noTarget         bool
+		log              string
+	}{
+		{"no params on the host", testutil.Tree(t, "dir driver\n"), "", false, "no driver params on the host"},
+		{"already 0", hostParams(t, paramsOff), "", false, "do not say ModifyDeviceFiles: 1"},
+		{"no params in the container", hostParams(t, paramsOn), "", true, "the container has no driver params"},
+		{"no new mount API", hostParams(t, paramsOn), "fsopen", false, "lacks the new mount API"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := ctrWithParams(t)
+			if tt.noTarget {
+				if err := os.Remove(filepath.Join(c.HostRootfs, paramsPath)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			code, stderr := hookIn(t, c, "auto", []string{envDeny + "=" + tt.deny}, "disable-device-node-modification", "--proc-root", tt.proc)
+			if code != 0 || !strings.Contains(stderr, tt.log) {
+				t.Errorf("exit %d, stderr %q; want 0 and %q", code, stderr, tt.log)
+			}
+			if m := c.MountAt(t, paramsPath); m != nil {
+				t.Errorf("mounted on params: %+v", m)
+			}
+		})
+	}
+}
+
+// TestMaskParamsHostile: a container whose params is a symlink (to a host
+// file) or a FIFO, or whose /proc is an absolute symlink, never gets a
+// mount outside its root: the leaf is not followed, parents resolve in
+// the root.
+func TestMaskParamsHostile(t *testing.T) {
+	proc := hostParams(t, paramsOn)
+	hostFile := filepath.Join(t.TempDir(), "host-file")
+	if err := os.WriteFile(hostFile, []byte("host\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, spec string
+		code       int
+		masked     string // a path in the root that must read paramsOff; "" none
+	}{
+		{"params is a symlink", "symlink proc/driver/nvidia/params " + hostFile + "\n", 1, ""},
+		{"params is a fifo", "fifo proc/driver/nvidia/params\n", 1, ""},
+		{"proc is an absolute symlink", "symlink proc /fakeproc\nfile fakeproc/driver/nvidia/params " + strconv.Quote(paramsOn) + "\n", 0, "/fakeproc/driver/nvidia/params"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := container.Start(t, &container.Options{Spec: tt.spec})
+			code, stderr := hookIn(t, c, "auto", nil, "disable-device-node-modification", "--proc-root", proc)
+			if code != tt.code {
+				t.Errorf("exit %d, want %d: %s", code, tt.code, stderr)
+			}
+			for _, m := range c.MountInfo(t) {
+				if m.FSType == "tmpfs" && m.Mountpoint != filepath.Join(c.Rootfs, tt.masked) && strings.HasPrefix(m.Mountpoint, c.Rootfs) {
+					t.Errorf("unexpected mount %s", m.Mountpoint)
+				}
+				if m.Mountpoint == hostFile {
+					t.Errorf("the host file got a mount")
+				}
+			}
+			if tt.masked != "" {
+				if b, _ := os.ReadFile(c.Path(tt.masked)); string(b) != paramsOff {
+					t.Errorf("%s reads %q in the container", tt.masked, b)
+				}
+			}
+			if b, _ := os.ReadFile(hostFile); string(b) != "host\n" {
+				t.Errorf("host file now %q", b)
+			}
+		})
+	}
+}
