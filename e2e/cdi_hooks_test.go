@@ -1,0 +1,151 @@
+package e2e
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	cdispecs "tags.cncf.io/container-device-interface/specs-go"
+
+	"github.com/go-nvc/nvc/internal/elfwriter"
+	"github.com/go-nvc/nvc/internal/testutil"
+)
+
+// The CDI spec's enable-cuda-compat and disable-device-node-modification
+// hooks under podman: what the container sees.
+
+// hookIndex is the index of the spec-wide hook running subcommand name,
+// -1 if none.
+func hookIndex(s *cdispecs.Spec, name string) int {
+	return slices.IndexFunc(s.ContainerEdits.Hooks, func(h *cdispecs.Hook) bool {
+		return len(h.Args) > 1 && h.Args[1] == name
+	})
+}
+
+// kernelProcCDIHook is kernelProcHook as a CDI createContainer hook: it
+// bind-mounts the simulated host's proc/driver over the container's
+// /proc/driver (the runtime has mounted the container's procfs by then,
+// and createContainer hooks run in the container's mount namespace),
+// as the NVIDIA kernel driver's /proc/driver/nvidia would be there.
+func (c *cdiCase) kernelProcCDIHook(t *testing.T, rootfs string) *cdispecs.Hook {
+	busybox := testutil.RequireCommand(t, "busybox")
+	const script = `busybox mount -o bind "$1" "$2/proc/driver"`
+	return &cdispecs.Hook{HookName: "createContainer", Path: busybox,
+		Args: []string{"busybox", "sh", "-c", script, "kernel-proc", filepath.Join(c.host.ProcRoot, "driver"), rootfs},
+		Env:  []string{"PATH=/usr/bin:/bin"}}
+}
+
+// TestCDIPodmanDeviceNodeModification runs podman with our spec, the
+// simulated driver's procfs made the container's (a hook before ours) and
+// the simulated host's procfs given to our hook as the host's
+// (--proc-root): the container reads ModifyDeviceFiles: 0 from a
+// read-only mount on params. Control: without our hook it reads the
+// simulated host's ModifyDeviceFiles: 1.
+func TestCDIPodmanDeviceNodeModification(t *testing.T) {
+	for _, runtime := range []string{"runc", "crun"} {
+		t.Run(runtime, func(t *testing.T) {
+			rt := requireRuntime(t, runtime)
+			t.Logf("peer: %s with %s", podmanVersion(t), rt.version)
+			c := newCDICase(t, uniqueClass())
+			script := strings.Join([]string{`p() { echo "$1=$(eval "$2" 2>&1 | busybox tr '\n' '|')"; }`,
+				"p params 'busybox grep ModifyDeviceFiles /proc/driver/nvidia/params'",
+				"p mount \"busybox grep ' /proc/driver/nvidia/params ' /proc/self/mountinfo\"",
+				"p gpus 'busybox ls /proc/driver/nvidia/gpus | busybox wc -l'"}, "\n")
+			for _, withOurs := range []bool{true, false} {
+				rootfs := busyboxRootfs(t)
+				c.rewrite(t, func(s *cdispecs.Spec) {
+					s.ContainerEdits.Hooks = slices.DeleteFunc(s.ContainerEdits.Hooks, func(h *cdispecs.Hook) bool { return slices.Contains(h.Args, "kernel-proc") })
+					s.ContainerEdits.Hooks = slices.Insert(s.ContainerEdits.Hooks, 0, c.kernelProcCDIHook(t, rootfs))
+					i := hookIndex(s, "disable-device-node-modification")
+					if i < 0 {
+						t.Fatalf("the spec has no disable-device-node-modification hook: %+v", s.ContainerEdits.Hooks)
+					}
+					if !withOurs {
+						s.ContainerEdits.Hooks = slices.Delete(s.ContainerEdits.Hooks, i, i+1)
+					} else if !slices.Contains(s.ContainerEdits.Hooks[i].Args, "--proc-root") {
+						s.ContainerEdits.Hooks[i].Args = append(s.ContainerEdits.Hooks[i].Args, "--proc-root", c.host.ProcRoot)
+					}
+				})
+				out, stderr, err := podman(t, runtime, []string{"--device", c.qualified("0")}, rootfs, "/bin/busybox", "sh", "-c", script)
+				if err != nil {
+					t.Fatalf("podman run (our hook %v): %v\n%s", withOurs, err, stderr)
+				}
+				got := parseProbe(out)
+				want := "ModifyDeviceFiles: 1"
+				if withOurs {
+					want = "ModifyDeviceFiles: 0"
+				}
+				if got["params"] != want || got["gpus"] != "8" {
+					t.Errorf("our hook %v: the container sees %q, want %q and the 8 GPUs of the driver's procfs", withOurs, got, want)
+				}
+				if mounted := strings.Contains(got["mount"], " ro,nosuid,nodev,noexec"); mounted != withOurs {
+					t.Errorf("our hook %v: params mount %q; want a ro,nosuid,nodev,noexec mount: %v", withOurs, got["mount"], withOurs)
+				}
+			}
+		})
+	}
+}
+
+// compatImage is busyboxRootfs with CUDA forward-compatibility libraries
+// of version compat: /usr/local/cuda/compat/libcuda.so.<compat> (an ELF
+// library whose SONAME is libcuda.so.1) and its libcuda.so.1 link.
+func compatImage(t *testing.T, compat string) string {
+	t.Helper()
+	rootfs := busyboxRootfs(t)
+	testutil.BuildTree(t, rootfs, "dir usr/local/cuda/compat\nsymlink usr/local/cuda/compat/libcuda.so.1 libcuda.so."+compat+"\n")
+	lib := filepath.Join(rootfs, "usr/local/cuda/compat/libcuda.so."+compat)
+	if err := elfwriter.WriteFile(lib, elfwriter.Library("libcuda.so.1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return rootfs
+}
+
+// TestCDIPodmanCUDACompat runs podman with our spec on an image whose
+// compat libcuda is newer than the simulated driver (major + 20): the
+// loader in the container loads the compat libcuda.so.1
+// (LD_TRACE_LOADED_OBJECTS, the loader's own answer) and glibc's
+// ldconfig -p lists it first. With an older one (major - 15) the
+// driver's is loaded and the compat dir is not in the cache.
+func TestCDIPodmanCUDACompat(t *testing.T) {
+	rt := requireRuntime(t, "crun")
+	t.Logf("peer: %s with %s", podmanVersion(t), rt.version)
+	c := newCDICase(t, uniqueClass())
+	if hookIndex(c.spec, "enable-cuda-compat") < 0 {
+		t.Fatalf("the spec has no enable-cuda-compat hook: %+v", c.spec.ContainerEdits.Hooks)
+	}
+	major, err := strconv.Atoi(strings.Split(c.host.DriverVersion, ".")[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	const compatDir = "/usr/local/cuda/compat"
+	for _, tc := range []struct {
+		name, compat, loaded string
+	}{
+		{"newer", fmt.Sprintf("%d.86.10", major+20), compatDir + "/libcuda.so.1"},
+		{"older", fmt.Sprintf("%d.104.05", major-15), "/usr/lib64/libcuda.so.1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rootfs := compatImage(t, tc.compat)
+			out, stderr, err := podman(t, "crun", []string{"--device", c.qualified("0"), "--env", "LD_TRACE_LOADED_OBJECTS=1"}, rootfs, "/cudaprog")
+			if err != nil {
+				t.Fatalf("podman run: %v\n%s", err, stderr)
+			}
+			if !strings.Contains(out, "libcuda.so.1 => "+tc.loaded+" (") {
+				t.Errorf("compat libcuda.so.%s, driver %s: the loader resolves\n%s\nwant libcuda.so.1 => %s", tc.compat, c.host.DriverVersion, out, tc.loaded)
+			}
+			var libcuda []string
+			for _, e := range testutil.LdconfigEntries(t, filepath.Join(rootfs, "etc/ld.so.cache")) {
+				if strings.HasPrefix(e, "libcuda.so.1 (libc6,x86-64)") {
+					libcuda = append(libcuda, e)
+				}
+			}
+			inCache := slices.ContainsFunc(libcuda, func(e string) bool { return strings.Contains(e, compatDir) })
+			if len(libcuda) == 0 || !strings.HasSuffix(libcuda[0], "=> "+tc.loaded) || inCache != (tc.name == "newer") {
+				t.Errorf("glibc ldconfig -p lists libcuda.so.1 as %q; want %s first, the compat dir listed: %v", libcuda, tc.loaded, tc.name == "newer")
+			}
+		})
+	}
+}
