@@ -61,7 +61,7 @@ func refSelect(root, version string, listing []glibcEntry, flags string, class e
 			if !strings.HasPrefix(e.key, name) {
 				continue
 			}
-			if p, ok := refCheck(root, e.path, version, class); ok {
+			if p, ok := refCheck(root, e.path, versionRule(name, version), class); ok {
 				sel[name] = p
 			}
 			break
@@ -70,7 +70,17 @@ func refSelect(root, version string, listing []glibcEntry, flags string, class e
 	return sel
 }
 
-func refCheck(root, p, version string, class elf.Class) (string, bool) {
+// versionRule is the glob a selected file's name must match: the list
+// name with the driver version, or, for an EGL platform library, the
+// toolkit's "<name>.*.*".
+func versionRule(name, version string) string {
+	if slices.ContainsFunc(wantEGLPlatform, func(l eglLib) bool { return l.name == name }) {
+		return name + ".*.*"
+	}
+	return "*." + version
+}
+
+func refCheck(root, p, rule string, class elf.Class) (string, bool) {
 	full, err := securejoin.SecureJoin(root, p)
 	if err != nil {
 		return "", false
@@ -79,7 +89,7 @@ func refCheck(root, p, version string, class elf.Class) (string, bool) {
 		return "", false
 	}
 	base := filepath.Base(full)
-	if !strings.HasSuffix(base, "."+version) {
+	if ok, _ := filepath.Match(rule, base); !ok {
 		return "", false
 	}
 	f, err := elf.Open(full)
@@ -138,6 +148,12 @@ func TestLibrariesAgainstGlibc(t *testing.T) {
 				class elf.Class
 				got   []driver.File
 			}{{"libc6,x86-64", elf.ELFCLASS64, fs.Libraries}, {"libc6", elf.ELFCLASS32, fs.Libraries32}} {
+				names := names
+				if c.class == elf.ELFCLASS64 { // EGL platform libraries: native only
+					for _, l := range wantEGLPlatform {
+						names = append(slices.Clip(names), l.name)
+					}
+				}
 				want := refSelect(h.Root, h.DriverVersion, listing, c.flags, c.class, names)
 				got := map[string]string{}
 				for _, f := range c.got {

@@ -15,6 +15,14 @@
 // without checks and one from /usr/lib/wsl/lib is never replaced. Missing
 // files are warnings in the result, not errors.
 //
+// With graphics it also gives what the NVIDIA Container Toolkit adds and
+// libnvidia-container lacks: the EGL external platform libraries
+// (libnvidia-egl-gbm, -wayland, -wayland2, -xcb, -xlib), versioned apart
+// from the driver and so taken by their own rule (a native shared object
+// named "<name>.X.Y…", no warning when missing), and ICD, vendor and X
+// configuration files — an EGL platform file only with the library it
+// names.
+//
 // # Reading, not changing
 //
 // The package only reads. Open reads the version — from NVML when an

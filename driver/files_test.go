@@ -49,7 +49,18 @@ var (
 		{"libGLESv1_CM_nvidia.so", true, false}, {"libnvidia-glvkspirv.so", true, false}, {"libnvidia-cbl.so", false, false},
 	}
 	wantCompatGL = []hostLib{{"libGL.so", true, false}, {"libEGL.so", true, false}, {"libGLESv1_CM.so", true, false}, {"libGLESv2.so", true, false}}
+	// wantEGLPlatform are the EGL platform libraries the generated host
+	// has, with versions of their own; the toolkit's other three
+	// (wayland2, xcb, xlib) are absent.
+	wantEGLPlatform = []eglLib{
+		{"libnvidia-egl-gbm.so", "libnvidia-egl-gbm.so.1.1.1", "egl/egl_external_platform.d/15_nvidia_gbm.json"},
+		{"libnvidia-egl-wayland.so", "libnvidia-egl-wayland.so.1.1.13", "egl/egl_external_platform.d/10_nvidia_wayland.json"},
+	}
 )
+
+// eglLib is an EGL platform library of the generated host: its list name,
+// file name and platform file.
+type eglLib struct{ name, file, config string }
 
 // expected is what Files should return, class by class, as sorted lines.
 type expected map[string][]string
@@ -104,6 +115,12 @@ func wantFiles(h *fakehost.Host, caps capabilities.Set, noGLVND bool) expected {
 		libs = append(libs, map[bool][]hostLib{false: wantGLVND, true: wantCompatGL}[noGLVND]...)
 	}
 	e.addLibs(h, libs, caps.Has(capabilities.Compat32))
+	if exp.Has(capabilities.Graphics) {
+		for _, l := range wantEGLPlatform {
+			p := h.LibDir + "/" + l.file
+			e.add("libraries", driver.Library, l.name, p, filepath.Join(h.Root, p), p)
+		}
+	}
 	e.addBinaries(h, caps)
 	e.addIPCs(h, exp)
 	for _, fw := range []string{"gsp_ga10x.bin", "gsp_tu10x.bin"} {
@@ -167,8 +184,11 @@ func (e expected) addConfigs(h *fakehost.Host, exp capabilities.Set) {
 		cfg(driver.Config, "OpenCL/vendors/nvidia.icd", "/etc/OpenCL/vendors/nvidia.icd", "/etc/OpenCL/vendors/nvidia.icd")
 	}
 	if exp.Has(capabilities.Graphics) {
-		for _, n := range []string{"glvnd/egl_vendor.d/10_nvidia.json", "egl/egl_external_platform.d/15_nvidia_gbm.json",
-			"egl/egl_external_platform.d/10_nvidia_wayland.json", "nvidia/nvoptix.bin"} {
+		names := []string{"glvnd/egl_vendor.d/10_nvidia.json", "nvidia/nvoptix.bin"}
+		for _, l := range wantEGLPlatform {
+			names = append(names, l.config)
+		}
+		for _, n := range names {
 			cfg(driver.Config, n, "/usr/share/"+n, "/usr/share/"+n)
 		}
 		for _, n := range []string{"vulkan/icd.d/nvidia_icd.json", "vulkan/implicit_layer.d/nvidia_layers.json"} {
@@ -274,8 +294,12 @@ func TestFilesRejectDecoys(t *testing.T) {
 				if strings.Contains(f.Path, other) || strings.Contains(f.Path, "/opt/") || strings.Contains(f.Path, "/mesa/") {
 					t.Errorf("%s: decoy selected: %+v", h.DriverVersion, f)
 				}
-				if f.Kind == driver.Library && !strings.HasSuffix(f.Path, "."+h.DriverVersion) {
-					t.Errorf("%s: %s lacks the version suffix", h.DriverVersion, f.Path)
+				rule := "*." + h.DriverVersion
+				if strings.HasPrefix(f.Name, "libnvidia-egl-") {
+					rule = f.Name + ".*.*"
+				}
+				if ok, _ := path.Match(rule, path.Base(f.Path)); f.Kind == driver.Library && !ok {
+					t.Errorf("%s: %s does not match %q", h.DriverVersion, f.Path, rule)
 				}
 			}
 		}

@@ -51,6 +51,8 @@ type selector struct {
 	version string    // "550.54.15"
 	class   elf.Class // the architecture's ELF class
 	wsl     bool
+	// ownVersion selects by checkOwnVersion, not by the driver's rules.
+	ownVersion bool
 }
 
 // chosen is the library selected for a name.
@@ -69,14 +71,17 @@ func (s *selector) selectLibrary(name string, candidates []string) (chosen, bool
 		if err != nil || (found && res.path == cur.res.path) {
 			continue
 		}
-		if c, ok := s.accept(res, found, cur); ok {
+		if c, ok := s.accept(name, res, found, cur); ok {
 			cur, found = c, true
 		}
 	}
 	return cur, found
 }
 
-func (s *selector) accept(res resolved, found bool, cur chosen) (chosen, bool) {
+func (s *selector) accept(name string, res resolved, found bool, cur chosen) (chosen, bool) {
+	if s.ownVersion {
+		return s.checkOwnVersion(name, res)
+	}
 	if s.wsl {
 		// WSL: no ELF or version checks; a library from the WSL
 		// driver store (/usr/lib/wsl/lib) is never replaced.
@@ -108,6 +113,22 @@ func (s *selector) check(res resolved) (chosen, bool) {
 		return chosen{}, false
 	}
 	if isCompatGL(base) && !info.needs("libnvidia-glcore.so") && !info.needs("libnvidia-eglcore.so") {
+		return chosen{}, false
+	}
+	return chosen{res: res, soname: info.soname}, true
+}
+
+// checkOwnVersion accepts a library versioned apart from the driver, as
+// the toolkit finds the EGL platform libraries ("<name>.*.*"): the file
+// name is name followed by at least two version components
+// (libnvidia-egl-gbm.so.1.1.2), and it is a shared object of the
+// architecture's class.
+func (s *selector) checkOwnVersion(name string, res resolved) (chosen, bool) {
+	if ok, _ := path.Match(name+".*.*", path.Base(res.path)); !ok {
+		return chosen{}, false
+	}
+	info, ok := s.readELF(res)
+	if !ok || info.class != s.class {
 		return chosen{}, false
 	}
 	return chosen{res: res, soname: info.soname}, true

@@ -25,6 +25,14 @@ var (
 	// candidate must need libnvidia-glcore or libnvidia-eglcore.
 	compatGLLibs = []string{"libGL.so", "libEGL.so", "libGLESv1_CM.so", "libGLESv2.so"}
 	ngxLibs      = []string{"libnvidia-ngx.so"}
+	// eglPlatformLibs are the EGL external platform libraries the NVIDIA
+	// Container Toolkit adds with graphics (libnvidia-container has none).
+	// They carry versions of their own (libnvidia-egl-wayland.so.1.1.13),
+	// not the driver's; each goes with its platform file (eglPlatforms).
+	eglPlatformLibs = []string{
+		"libnvidia-egl-gbm.so", "libnvidia-egl-wayland.so", "libnvidia-egl-wayland2.so",
+		"libnvidia-egl-xcb.so", "libnvidia-egl-xlib.so",
+	}
 	// dxcoreLibs are added on WSL, whatever the capabilities.
 	dxcoreLibs = []string{"libdxcore.so"}
 )
@@ -83,7 +91,7 @@ func (d *Driver) binaryNames(caps capabilities.Set) []string {
 // allLibraryNames is every name of every list, for the cache index.
 func allLibraryNames() []string {
 	var all []string
-	for _, l := range [][]string{utilityLibs, computeLibs, videoLibs, graphicsLibs, glvndLibs, compatGLLibs, ngxLibs, dxcoreLibs} {
+	for _, l := range [][]string{utilityLibs, computeLibs, videoLibs, graphicsLibs, glvndLibs, compatGLLibs, ngxLibs, dxcoreLibs, eglPlatformLibs} {
 		all = append(all, l...)
 	}
 	return all

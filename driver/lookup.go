@@ -18,8 +18,13 @@ import (
 //   - the persistenced and fabric manager sockets with Utility, the MPS pipe
 //     dir with (expanded) Compute;
 //   - the GSP firmware of the driver version, whatever caps holds;
-//   - graphics configuration files with (expanded) Graphics, the OpenCL ICD
-//     file with (expanded) Compute, X configuration and modules with
+//   - with (expanded) Graphics, the EGL external platform libraries the
+//     NVIDIA Container Toolkit adds (libnvidia-egl-{gbm,wayland,wayland2,
+//     xcb,xlib}.so.*.*, versioned apart from the driver; native only,
+//     after the other libraries, no warning when missing);
+//   - graphics configuration files with (expanded) Graphics — an EGL
+//     external platform file only with the library it names —, the OpenCL
+//     ICD file with (expanded) Compute, X configuration and modules with
 //     Display.
 //
 // A file a class needs that is missing, or that cannot be resolved inside
@@ -65,6 +70,8 @@ type lookup struct {
 	d  *Driver
 	r  *rootDir
 	fs *Files
+	// platformLibs are the EGL platform libraries found (list names).
+	platformLibs []string
 }
 
 func (l *lookup) warn(k Kind, name string) {
@@ -90,8 +97,26 @@ func (l *lookup) hostPath(p string) string {
 func (l *lookup) libraries(caps capabilities.Set, compat32 bool) {
 	names := l.d.libraryNames(caps)
 	l.fs.Libraries = l.selectAll(names, l.d.native, nativeClass(l.d.opts.GOARCH), Library)
+	if caps.Has(capabilities.Graphics) {
+		l.eglPlatformLibraries()
+	}
 	if compat32 {
 		l.fs.Libraries32 = l.selectAll(names, l.d.compat32, elf.ELFCLASS32, Library32)
+	}
+}
+
+// eglPlatformLibraries adds the native EGL platform libraries the cache
+// has, after the others, as the toolkit mounts them: no 32-bit copies, and
+// no warning for a missing one (libnvidia-container looks for none).
+func (l *lookup) eglPlatformLibraries() {
+	s := &selector{r: l.r, memo: &l.d.elfMemo, class: nativeClass(l.d.opts.GOARCH), ownVersion: true}
+	for _, name := range eglPlatformLibs {
+		if c, ok := s.selectLibrary(name, l.d.native[name]); ok {
+			f := l.file(Library, name, c.res, c.res.path)
+			f.Soname = c.soname
+			l.fs.Libraries = append(l.fs.Libraries, f)
+			l.platformLibs = append(l.platformLibs, name)
+		}
 	}
 }
 

@@ -91,12 +91,18 @@ func (l *lookup) firmware() {
 // Configuration files (NVIDIA Container Toolkit's lists), relative to the
 // config dirs.
 var (
-	graphicsConfigs = []string{
-		"glvnd/egl_vendor.d/10_nvidia.json",
-		"egl/egl_external_platform.d/15_nvidia_gbm.json",
-		"egl/egl_external_platform.d/10_nvidia_wayland.json",
-		"nvidia/nvoptix.bin",
+	graphicsConfigs = []string{"glvnd/egl_vendor.d/10_nvidia.json"}
+	// eglPlatforms are the EGL external platform files, each with the
+	// library it names: a file is given only with its library, so that no
+	// platform points at a library the container lacks.
+	eglPlatforms = []struct{ config, lib string }{
+		{"egl/egl_external_platform.d/15_nvidia_gbm.json", "libnvidia-egl-gbm.so"},
+		{"egl/egl_external_platform.d/10_nvidia_wayland.json", "libnvidia-egl-wayland.so"},
+		{"egl/egl_external_platform.d/09_nvidia_wayland2.json", "libnvidia-egl-wayland2.so"},
+		{"egl/egl_external_platform.d/20_nvidia_xcb.json", "libnvidia-egl-xcb.so"},
+		{"egl/egl_external_platform.d/20_nvidia_xlib.json", "libnvidia-egl-xlib.so"},
 	}
+	graphicsLateConfigs = []string{"nvidia/nvoptix.bin"}
 	// vulkanConfigs go under /etc in the container wherever they are found.
 	vulkanConfigs = []string{
 		"vulkan/icd.d/nvidia_icd.json",
@@ -117,12 +123,25 @@ func (l *lookup) configs(caps capabilities.Set) {
 	}
 	if caps.Has(capabilities.Graphics) {
 		l.findConfigs(graphicsConfigs, configDirs, "")
+		l.findConfigs(l.platformConfigs(), configDirs, "")
+		l.findConfigs(graphicsLateConfigs, configDirs, "")
 		l.findConfigs(vulkanConfigs, append(slices.Clone(configDirs), "/"), "/etc")
 	}
 	if caps.Has(capabilities.Display) {
 		l.findConfigs(displayConfigs, configDirs, "")
 		l.xorgModules()
 	}
+}
+
+// platformConfigs are the EGL platform files whose library was found.
+func (l *lookup) platformConfigs() []string {
+	var names []string
+	for _, p := range eglPlatforms {
+		if slices.Contains(l.platformLibs, p.lib) {
+			names = append(names, p.config)
+		}
+	}
+	return names
 }
 
 // findConfigs adds, for each name, the first regular file dirs have. Its

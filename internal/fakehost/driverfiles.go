@@ -69,6 +69,11 @@ func (t *driverTree) addExtras(ver, old string, lay Layout) error {
 	t.files = append(t.files, firmware(ver, old)...)
 	t.files = append(t.files, ipcs()...)
 	t.files = append(t.files, configs()...)
+	egl, err := eglPlatformFiles(t.layout.lib64)
+	if err != nil {
+		return fmt.Errorf("EGL platform libraries: %w", err)
+	}
+	t.files = append(t.files, egl...)
 	return nil
 }
 
