@@ -140,6 +140,9 @@ func (l *lister) addCapNode(c devices.Cap) {
 
 // listMIGGlobal prints the global MIG capability and, per granted GPU,
 // its capabilities dir and (device-node style) every MIG minor's node.
+// The dir is libnvidia-container's mig_caps_path,
+// /proc/driver/nvidia/capabilities/gpuN: the parent of the GPU's
+// MIGCapsDir (.../gpuN/mig).
 func (l *lister) listMIGGlobal(s *devices.Selection, global *devices.Cap) {
 	if !s.All || len(s.GPUs) == 0 || global == nil {
 		return
@@ -150,7 +153,7 @@ func (l *lister) listMIGGlobal(s *devices.Selection, global *devices.Cap) {
 		l.addCapNode(*global)
 	}
 	for _, g := range s.GPUs {
-		l.add(g.MIGCapsDir)
+		l.add(path.Dir(g.MIGCapsDir))
 		if !dev {
 			continue
 		}

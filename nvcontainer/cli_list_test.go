@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -165,7 +166,7 @@ func TestListMIG(t *testing.T) {
 		if !g.MIGCapable {
 			continue
 		}
-		want = append(want, g.MIGCapsDir, devices.DevNvidiaCaps)
+		want = append(want, fmt.Sprintf("/proc/driver/nvidia/capabilities/gpu%d", g.Minor), devices.DevNvidiaCaps)
 		for _, minor := range g.MIGMinors {
 			want = append(want, fmt.Sprintf("/dev/nvidia-caps/nvidia-cap%d", minor))
 		}
@@ -175,7 +176,7 @@ func TestListMIG(t *testing.T) {
 		t.Errorf("list -d all --mig-config=all: global capability at line %d, %d lines after it; want line 12 and the %d lines %q...",
 			i, len(out)-i, len(want), want[:6])
 	}
-	if !slices.Contains(want, gpu1.MIGCapsDir) {
+	if !slices.Contains(want, "/proc/driver/nvidia/capabilities/gpu1") {
 		t.Errorf("GPU 1 (MIG enabled) not granted: %q", want[:6])
 	}
 	if slices.Contains(out, m.GIAccess.Proc) {
@@ -215,5 +216,59 @@ func TestOpenHost(t *testing.T) {
 	}
 	if _, err := nvcontainer.OpenHost(&driver.Options{Root: fh.Root, ProcRoot: t.TempDir()}, devices.Procfs); err == nil {
 		t.Error("OpenHost on an empty procfs succeeded")
+	}
+}
+
+// TestListMIGGolden pins list --device=all --mig-config=all
+// --mig-monitor=all on a host with GPU 1 in MIG mode and proc-style
+// capabilities (no nvidia-caps major: no capability nodes to list), byte
+// for byte (testdata/list-mig.golden; rewrite with -update): per
+// MIG-capable GPU, libnvidia-container prints its mig_caps_path,
+// /proc/driver/nvidia/capabilities/gpuN, not the gpuN/mig below it.
+func TestListMIGGolden(t *testing.T) {
+	fh, err := fakehost.Generate(t.TempDir(), &fakehost.Options{MIG: map[int][]string{1: {"3g.20gb", "1g.5gb"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	devs := filepath.Join(fh.ProcRoot, "devices")
+	b, err := os.ReadFile(devs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = regexp.MustCompile(`(?m)^\d+ nvidia-caps\n`).ReplaceAll(b, nil)
+	if err := os.WriteFile(devs, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := openTestHost(t, fh, devices.NVML)
+	if h.host.Devices.NVCapsStyle != devices.NVCapsProc {
+		t.Fatalf("fixture: caps style %s, want proc", h.host.Devices.NVCapsStyle)
+	}
+	out := listed(t, h, &nvcontainer.ListOptions{Devices: []string{"all"}, MIGConfig: []string{"all"}, MIGMonitor: []string{"all"}})
+	got := strings.Join(out, "\n") + "\n"
+	file := filepath.Join("testdata", "list-mig.golden")
+	if *update {
+		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("list output differs from %s (-update to accept):\ngot:\n%s\nwant:\n%s", file, got, want)
+	}
+	for i := range 8 {
+		if dir := fmt.Sprintf("/proc/driver/nvidia/capabilities/gpu%d", i); !slices.Contains(out, dir) {
+			t.Errorf("GPU %d's capabilities dir %s not listed", i, dir)
+		}
+	}
+	for _, p := range out {
+		if _, err := os.Lstat(filepath.Join(fh.Root, p)); err != nil {
+			t.Errorf("listed %s, missing on the simulated host: %v", p, err)
+		}
+		if strings.HasSuffix(p, "/mig") {
+			t.Errorf("listed %s, a gpuN/mig dir", p)
+		}
 	}
 }
