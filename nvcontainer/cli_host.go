@@ -39,10 +39,11 @@ type HostOptions struct {
 	Driver *driver.Options
 	// Backend is how GPUs are found. Empty: devices.Auto.
 	Backend devices.Backend
-	// LoadModules loads the NVIDIA kernel modules and creates missing
-	// device nodes under Driver.DevRoot first, as nvidia-container-cli
-	// --load-kmods does (devices.CreateNodes; needs root). False: nothing
-	// on the host is changed.
+	// LoadModules loads the NVIDIA kernel modules (modprobe chrooted into
+	// Driver.Root when it is not /) and creates missing device nodes under
+	// Driver.DevRoot (empty: <Driver.Root>/dev) first, as
+	// nvidia-container-cli --load-kmods does (devices.CreateNodes; needs
+	// root). False: nothing on the host is changed.
 	LoadModules bool
 	// IMEXChannels are the IMEX channel nodes LoadModules also creates.
 	// Nil: none.

@@ -9,9 +9,12 @@ import (
 // command, and nvidia-container-runtime-hook before it configures a
 // container: with opts.LoadModules it first loads the kernel modules and
 // creates the missing device nodes (devices.CreateNodes, with the driver
-// options' ProcRoot and DevRoot), then opens the driver and discovers the
-// devices ([OpenHost]). The node report is for the caller to log; it is
-// nil without LoadModules, and returned even when a later step fails.
+// options' Root, ProcRoot and DevRoot: under a driver root other than /,
+// modprobe runs chrooted into it and, without a DevRoot, the nodes are
+// made in <Root>/dev, as with nvidia-container-cli --root --load-kmods),
+// then opens the driver and discovers the devices ([OpenHost]). The node
+// report is for the caller to log; it is nil without LoadModules, and
+// returned even when a later step fails.
 func PrepareHost(opts *HostOptions) (*Host, *devices.NodeReport, error) {
 	var o HostOptions
 	if opts != nil {
@@ -24,7 +27,7 @@ func PrepareHost(opts *HostOptions) (*Host, *devices.NodeReport, error) {
 	var rep *devices.NodeReport
 	if o.LoadModules {
 		var err error
-		rep, err = devices.CreateNodes(&devices.NodeOptions{ProcRoot: d.ProcRoot, DevRoot: d.DevRoot,
+		rep, err = devices.CreateNodes(&devices.NodeOptions{DriverRoot: d.Root, ProcRoot: d.ProcRoot, DevRoot: d.DevRoot,
 			LoadModules: true, IMEXChannels: o.IMEXChannels})
 		if err != nil {
 			return nil, rep, err

@@ -52,3 +52,71 @@ func TestPrepareHost(t *testing.T) {
 		t.Errorf("an empty procfs: report %+v, no error", rep)
 	}
 }
+
+// TestPrepareHostDriverRoot is --root R --load-kmods without --dev-root:
+// modprobe (a busybox script that exists only inside R, named by the
+// simulated procfs's sys/kernel/modprobe) runs chrooted into R and
+// "loads" each module into R's proc/modules, and the nodes are made in
+// R/dev, where the simulated host has plain files in their place.
+func TestPrepareHostDriverRoot(t *testing.T) {
+	testutil.RequireRoot(t) // mknod, chroot
+	bb, err := os.ReadFile("/bin/busybox")
+	if err != nil {
+		testutil.Unavailable(t, "needs a static busybox at /bin/busybox: %v", err)
+	}
+	fh, err := fakehost.Generate(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := "#!/bin/busybox sh\necho \"$1 1 0 - Live 0x0 (PO)\" >> /proc/modules\necho \"$1\" >> /nvc-test/ran\n"
+	testutil.BuildTree(t, fh.Root, "dir nvc-test\ndir proc/sys/kernel\nfile proc/sys/kernel/modprobe \"/nvc-test/modprobe\\n\"\n")
+	for file, data := range map[string][]byte{"bin/busybox": bb, "nvc-test/modprobe": []byte(script)} {
+		if err := os.WriteFile(filepath.Join(fh.Root, file), data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Remove(filepath.Join(fh.ProcRoot, "modules")); err != nil {
+		t.Fatal(err)
+	}
+	guardHostDev(t)
+	d := &driver.Options{Root: fh.Root, ProcRoot: fh.ProcRoot}
+	h, rep, err := nvcontainer.PrepareHost(&nvcontainer.HostOptions{Driver: d, Backend: "procfs", LoadModules: true})
+	if err != nil || rep == nil || !slices.Equal(rep.Loaded, []string{"nvidia", "nvidia_uvm", "nvidia_modeset"}) {
+		t.Fatalf("PrepareHost: %v, report %+v", err, rep)
+	}
+	if ran, _ := os.ReadFile(filepath.Join(fh.Root, "nvc-test/ran")); string(ran) != "nvidia\nnvidia_uvm\nnvidia_modeset\n" {
+		t.Errorf("modprobe inside the root ran for %q", ran)
+	}
+	for _, p := range []string{"nvidiactl", "nvidia0", "nvidia-uvm"} {
+		fi, err := os.Lstat(filepath.Join(fh.Root, "dev", p))
+		if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+			t.Errorf("<root>/dev/%s: %v (%v), want a character device", p, fi, err)
+		}
+	}
+	if len(h.Devices.GPUs) != 8 {
+		t.Errorf("host after creating nodes: %d GPUs", len(h.Devices.GPUs))
+	}
+}
+
+// guardHostDev removes, when the test ends, the NVIDIA nodes it finds in
+// the real /dev that were not there before: a PrepareHost that ignored
+// the driver root would make them there.
+func guardHostDev(t *testing.T) {
+	t.Helper()
+	before := map[string]bool{}
+	glob := func() []string {
+		m, _ := filepath.Glob("/dev/nvidia*")
+		return m
+	}
+	for _, p := range glob() {
+		before[p] = true
+	}
+	t.Cleanup(func() {
+		for _, p := range glob() {
+			if !before[p] {
+				t.Errorf("%s was made in the host's /dev", p)
+				os.RemoveAll(p)
+			}
+		}
+	})
+}

@@ -49,7 +49,7 @@ func (g *globals) flagSet() *pflag.FlagSet {
 	fs.StringVarP(&g.ldcache, "ldcache", "l", "", "Path to the system's DSO cache `FILE`, inside the root (default /etc/ld.so.cache)")
 	fs.BoolVar(&g.noIMEX, "no-create-imex-channels", false, "Don't create IMEX channel device nodes with --load-kmods")
 	fs.StringVar(&g.procRoot, "proc-root", "", "Read the host's procfs from `DIR` (default /proc)")
-	fs.StringVar(&g.devRoot, "dev-root", "", "Read the host's device nodes from `DIR` (default /dev)")
+	fs.StringVar(&g.devRoot, "dev-root", "", "Read the host's device nodes from `DIR` (default: the driver root's /dev)")
 	fs.StringVar(&g.simulate, "simulate", "", "Run against a generated `MACHINE`: "+strings.Join(nvmlmock.Machines(), ", "))
 	return fs
 }
