@@ -16,7 +16,19 @@ const parentDirMode = 0o755
 // directory kept under Options.KeepDirs is reused, and those created are
 // kept.
 func (r *Root) makeDirs(comps []string) (*handle, error) {
-	d, err := r.parentDir(comps)
+	if d := r.kept(comps); d != nil {
+		return d, nil
+	}
+	r.mkMu.Lock()
+	defer r.mkMu.Unlock()
+	return r.makeDirsLocked(comps)
+}
+
+// makeDirsLocked is makeDirs with mkMu held: each directory is created and
+// recorded before another goroutine can create anything inside it (so
+// that undo, last first, empties it before removing it).
+func (r *Root) makeDirsLocked(comps []string) (*handle, error) {
+	d, err := r.resolveDir(comps)
 	if !errors.Is(err, fs.ErrNotExist) {
 		return d, err
 	}
@@ -47,7 +59,7 @@ func (r *Root) deepestExisting(comps []string) (*handle, int, error) {
 		}
 	}
 	for i := start; i < len(comps)-1; i++ {
-		next, err := r.parentDir(comps[:i+1])
+		next, err := r.resolveDir(comps[:i+1])
 		if errors.Is(err, fs.ErrNotExist) {
 			return dir, i, nil
 		}
@@ -177,7 +189,14 @@ func (r *Root) create(unsafePath string, typ uint32, mk makeFunc, perm fs.FileMo
 	if err != nil {
 		return nil, err
 	}
-	dir, err := r.makeDirs(parent)
+	var dir *handle
+	if typ == unix.S_IFDIR { // a directory, too, is recorded before it is found
+		r.mkMu.Lock()
+		defer r.mkMu.Unlock()
+		dir, err = r.makeDirsLocked(parent)
+	} else {
+		dir, err = r.makeDirs(parent)
+	}
 	if err != nil {
 		return nil, err
 	}

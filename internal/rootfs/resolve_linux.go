@@ -97,16 +97,32 @@ func (r *Root) openDir(comps []string) (*handle, error) {
 // parentDir opens comps, an existing directory, through the kept ones
 // (Options.KeepDirs).
 func (r *Root) parentDir(comps []string) (*handle, error) {
-	if len(comps) == 0 {
-		return r.top.acquire(), nil
+	if d := r.kept(comps); d != nil {
+		return d, nil
 	}
-	key := display(comps)
-	if d := r.cachedDir(key); d != nil {
+	r.mkMu.Lock()
+	defer r.mkMu.Unlock()
+	return r.resolveDir(comps)
+}
+
+// kept returns a new reference to comps if it is the rootfs or a kept
+// directory, else nil.
+func (r *Root) kept(comps []string) *handle {
+	if len(comps) == 0 {
+		return r.top.acquire()
+	}
+	return r.cachedDir(display(comps))
+}
+
+// resolveDir is parentDir with mkMu held: a directory being created by
+// another goroutine is found only once it is recorded.
+func (r *Root) resolveDir(comps []string) (*handle, error) {
+	if d := r.kept(comps); d != nil {
 		return d, nil
 	}
 	d, err := r.openDir(comps)
 	if err == nil {
-		r.keepDir(key, d)
+		r.keepDir(display(comps), d)
 	}
 	return d, err
 }

@@ -68,7 +68,10 @@ type Options struct {
 	KeepDirs bool
 }
 
-// Root is an open container rootfs. It is safe for concurrent use.
+// Root is an open container rootfs. It is safe for concurrent use: a
+// directory one goroutine creates is recorded on the undo stack before
+// another can find it and create something inside, so that undo (last
+// first) always empties a directory before removing it.
 type Root struct {
 	dir  *os.File
 	fd   int // dir's descriptor
@@ -78,6 +81,8 @@ type Root struct {
 
 	mu   sync.Mutex
 	dirs map[string]*handle // under KeepDirs, by parent path
+
+	mkMu sync.Mutex // held while resolving afresh or creating directories
 }
 
 // Open opens the rootfs directory at path. Path is trusted (it comes from

@@ -1,10 +1,12 @@
 package rootfs
 
 import (
+	"fmt"
 	"os"
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/go-nvc/nvc/internal/testutil"
@@ -152,5 +154,36 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestConcurrentCreationUndo: goroutines creating entries below shared new
+// directories through one Root (as Apply's workers do) record every
+// directory before anything inside it, so undo restores the layout.
+func TestConcurrentCreationUndo(t *testing.T) {
+	testutil.RequireRoot(t)
+	for _, keep := range []bool{false, true} {
+		for round := range 10 {
+			rootfs := testutil.Tree(t, existingSpec)
+			before := layout(t, rootfs)
+			var u undo.Stack
+			r := openRoot(t, rootfs, &Options{Undo: &u, KeepDirs: keep})
+			var wg sync.WaitGroup
+			for g := range 4 {
+				wg.Go(func() {
+					for i := range 12 {
+						dir := fmt.Sprintf("usr/lib/d%d/e%d", i%3, (i+g)%2)
+						must(t, closeEntry(r.CreateFile(fmt.Sprintf("%s/f%d.%d", dir, g, i), 0o644)))
+						must(t, closeEntry(r.Symlink("x", fmt.Sprintf("%s/l%d.%d", dir, g, i))))
+						must(t, closeEntry(r.MkdirAll(fmt.Sprintf("%s/m%d/n%d", dir, i%2, g), 0o755)))
+					}
+				})
+			}
+			wg.Wait()
+			mustUndo(t, &u)
+			if after := layout(t, rootfs); after != before {
+				t.Fatalf("kept dirs %v, round %d: undo did not restore the layout:\nbefore:\n%s\nafter:\n%s", keep, round, before, after)
+			}
+		}
 	}
 }

@@ -17,6 +17,7 @@
 // undo safely. Such a step registers a release function too, through
 // [Stack.AddStep]: it runs when the step is released instead of undone.
 //
-// The package touches nothing itself; it needs no privilege. A Stack is not
-// safe for concurrent use.
+// The package touches nothing itself; it needs no privilege. A Stack is safe
+// for concurrent use; the steps run by Undo and Discard run on the calling
+// goroutine, one at a time.
 package undo

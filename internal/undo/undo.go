@@ -1,6 +1,9 @@
 package undo
 
-import "errors"
+import (
+	"errors"
+	"sync"
+)
 
 // step is one recorded change: undo takes it back, release (optional) frees
 // what undo would have needed.
@@ -10,8 +13,11 @@ type step struct {
 }
 
 // Stack is an ordered record of changes. The zero value is an empty stack
-// ready to use.
+// ready to use. It is safe for concurrent use: steps recorded from several
+// goroutines are taken back in the reverse of the order they were
+// recorded in.
 type Stack struct {
+	mu    sync.Mutex
 	steps []step
 }
 
@@ -24,11 +30,15 @@ func (s *Stack) Add(undo func() error) {
 // instead of undo when the step is released (it frees what undo would have
 // used, such as open file descriptors). Undo must free them itself.
 func (s *Stack) AddStep(undo func() error, release func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.steps = append(s.steps, step{undo: undo, release: release})
 }
 
 // Len reports how many steps are recorded.
 func (s *Stack) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	return len(s.steps)
 }
 
@@ -67,10 +77,15 @@ func (s *Stack) Discard() {
 // Push records all of other's steps on top of s, in their order, and
 // empties other.
 func (s *Stack) Push(other *Stack) {
-	s.steps = append(s.steps, other.take()...)
+	steps := other.take()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.steps = append(s.steps, steps...)
 }
 
 func (s *Stack) take() []step {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	steps := s.steps
 	s.steps = nil
 	return steps

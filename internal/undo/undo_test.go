@@ -3,6 +3,7 @@ package undo
 import (
 	"errors"
 	"reflect"
+	"sync"
 	"testing"
 )
 
@@ -99,5 +100,41 @@ func TestPushKeepsOrder(t *testing.T) {
 	want := []string{"outer2", "inner2", "inner1", "outer1"}
 	if !reflect.DeepEqual(log, want) {
 		t.Errorf("undo order = %q, want %q", log, want)
+	}
+}
+
+// TestConcurrentRecording: steps recorded from many goroutines are all
+// taken back, and each goroutine's own steps in reverse order.
+func TestConcurrentRecording(t *testing.T) {
+	var s Stack
+	var mu sync.Mutex
+	undone := map[int][]int{}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 100 {
+				s.Add(func() error {
+					mu.Lock()
+					defer mu.Unlock()
+					undone[g] = append(undone[g], i)
+					return nil
+				})
+			}
+		})
+	}
+	wg.Wait()
+	if err := s.Undo(); err != nil {
+		t.Fatal(err)
+	}
+	for g := range 8 {
+		got := undone[g]
+		if len(got) != 100 {
+			t.Fatalf("goroutine %d: %d of 100 steps undone", g, len(got))
+		}
+		for k, i := range got {
+			if i != 99-k {
+				t.Fatalf("goroutine %d: undo order %v, want its steps last first", g, got)
+			}
+		}
 	}
 }
