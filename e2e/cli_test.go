@@ -213,24 +213,33 @@ func TestCLIErrors(t *testing.T) {
 	}
 	sim := []string{"--simulate=dgxa100"}
 	hf := hostFlags(fh)
+	// The container: this process, whose root is the host's (rootfs is
+	// a plain directory: standalone mode would refuse it, having no
+	// procfs at rootfs/proc).
+	pid := "--pid=" + strconv.Itoa(os.Getpid())
+	// An image's stand-in for /proc/<ppid> (the CLI's parent is this
+	// process).
+	fakeProc := testutil.Tree(t, "file proc/"+strconv.Itoa(os.Getpid())+"/cgroup \"0::/\\n\"\n")
 	tests := []struct {
 		name string
 		args []string
 		line string // the whole first line of stderr that is not the simulation notice
 	}{
-		{"unknown device", cat(hf, "configure", "--dry-run", "-d", "0,9", rootfs), "device error: 9: unknown device"},
-		{"unmet cuda", cat(sim, "configure", "--dry-run", "-d", "0", "--require=cuda>=99.0", rootfs),
+		{"unknown device", cat(hf, "configure", pid, "--dry-run", "-d", "0,9", rootfs), "device error: 9: unknown device"},
+		{"unmet cuda", cat(sim, "configure", pid, "--dry-run", "-d", "0", "--require=cuda>=99.0", rootfs),
 			"requirement error: unsatisfied condition: cuda>=99.0, please update your driver to a newer version, or use an earlier cuda container"},
-		{"unmet brand", cat(sim, "configure", "--dry-run", "-d", "0", "--require=brand=geforce driver>=999", rootfs),
+		{"unmet brand", cat(sim, "configure", pid, "--dry-run", "-d", "0", "--require=brand=geforce driver>=999", rootfs),
 			"requirement error: unsatisfied condition: brand=geforce"},
-		{"invalid requirement", cat(hf, "configure", "--dry-run", "--require=driver>=500,foo>=1", rootfs),
+		{"invalid requirement", cat(hf, "configure", pid, "--dry-run", "--require=driver>=500,foo>=1", rootfs),
 			`requirement error: invalid expression: term "foo>=1" at offset 12 of requirement "driver>=500,foo>=1": unknown key "foo"`},
 		{"relative rootfs", cat(hf, "configure", "rootfs"), "input error: invalid rootfs directory"},
 		{"root rootfs", cat(hf, "configure", "/"), "input error: invalid rootfs directory"},
-		{"too many requirements", cat(hf, append(append([]string{"configure"}, many...), rootfs)...), "input error: too many requirements"},
-		{"conflicting compat", cat(hf, "configure", "--cuda-compat-mode=mount", "--cuda-compat-mode=ldconfig", rootfs),
+		{"standalone without procfs", cat(hf, "configure", "--dry-run", fakeProc),
+			"input error: standalone mode (no --pid) reads " + fakeProc + "/proc, which is on a filesystem of type "},
+		{"too many requirements", cat(hf, append(append([]string{"configure", pid}, many...), rootfs)...), "input error: too many requirements"},
+		{"conflicting compat", cat(hf, "configure", pid, "--cuda-compat-mode=mount", "--cuda-compat-mode=ldconfig", rootfs),
 			`input error: conflicting --cuda-compat-mode values "mount" and "ldconfig"`},
-		{"imex", cat(hf, "configure", "--imex-channel=x", rootfs),
+		{"imex", cat(hf, "configure", pid, "--imex-channel=x", rootfs),
 			`error parsing IMEX info: parsing IMEX channel list "x": channel "x": not a decimal number below 1048576: invalid device`},
 		{"mig-config", cat(hf, "list", "--mig-config=0"), "mig-config error: 0: only 'all' devices are currently supported"},
 		{"mig-monitor", cat(hf, "list", "--mig-monitor=1", "--mig-monitor=all"), "mig-monitor error: 1: only 'all' devices are currently supported"},

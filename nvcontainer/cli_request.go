@@ -3,8 +3,6 @@ package nvcontainer
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path"
 	"slices"
 	"strings"
 
@@ -116,22 +114,4 @@ func (f *ConfigureFlags) compatMode() (CUDACompatMode, error) {
 		return CompatDisabled, nil
 	}
 	return other, nil
-}
-
-// CLIContainer returns the container nvidia-container-cli configure acts
-// on for its --pid value and ROOTFS argument, and the procfs its process
-// is found in ([PlanOptions].ProcRoot and [ApplyOptions].ProcRoot). A pid above 0 is that process
-// and procRoot is "" (the running kernel's /proc). A pid of 0 or less is
-// standalone mode: the caller runs inside the container's namespaces, so
-// the container is the caller's parent process (getppid) and its procfs
-// is ROOTFS/proc. A ROOTFS that is not absolute, or is "/", is
-// [ErrInvalidRootfs].
-func CLIContainer(pid int, rootfs string) (ctr Container, procRoot string, err error) {
-	if !strings.HasPrefix(rootfs, "/") || path.Clean(rootfs) == "/" {
-		return Container{}, "", ErrInvalidRootfs
-	}
-	if pid > 0 {
-		return Container{PID: pid, Rootfs: rootfs}, "", nil
-	}
-	return Container{PID: os.Getppid(), Rootfs: rootfs}, path.Join(rootfs, "proc"), nil
 }

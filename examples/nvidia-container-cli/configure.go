@@ -19,8 +19,9 @@ const configureSynopsis = `nvidia-container-cli configure [OPTION...] ROOTFS
 Configure a container with GPU support by exposing device drivers to it.
 
 The container is the process PID (or, without --pid, the parent process,
-whose procfs is then ROOTFS/proc); it must be created but not started, with
-the host filesystem still visible. Everything is undone if a step fails.
+whose procfs is then ROOTFS/proc, which must be a procfs mount: standalone
+mode is for a hook running inside the container's namespaces); it must be
+created but not started, with the host filesystem still visible. Everything is undone if a step fails.
 The container's ld.so.cache is written in Go: no ldconfig is run, and
 --ldconfig is accepted for compatibility only.`
 
