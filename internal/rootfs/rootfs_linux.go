@@ -77,7 +77,7 @@ type Root struct {
 	fd   int // dir's descriptor
 	opts Options
 
-	top  *handle // the rootfs directory itself, shared like the others
+	top *handle // the rootfs directory itself, shared like the others
 
 	mu   sync.Mutex
 	dirs map[string]*handle // under KeepDirs, by parent path
