@@ -46,7 +46,9 @@ type faultTarget struct {
 
 func newFaultTarget(t *testing.T, h *testHost) *faultTarget {
 	t.Helper()
-	ft := &faultTarget{cg: newDevicesCgroup(t), c: startIn(t, fedoraLayout, false)}
+	// The image's own links (imageLinks) make every undo put a replaced
+	// link back too.
+	ft := &faultTarget{cg: newDevicesCgroup(t), c: startWith(t, fedoraLayout, imageLinksIn(fedoraLayout))}
 	ft.cg.write(t, "cgroup.procs", strconv.Itoa(ft.c.PID))
 	ft.host = recordHost(t, h.Root)
 	ft.mounts, ft.tree, ft.list = ft.state(t)

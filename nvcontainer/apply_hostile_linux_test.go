@@ -63,7 +63,12 @@ var hostileLayouts = []hostile{
 	{name: "debian-version-symlink", spec: "symlink etc/debian_version DECOY/debian_version"},
 	{name: "target-symlink-lib", spec: "symlink usr/lib64/libcuda.so.550.54.15 DECOY/file", fail: true, is: ErrWrongType},
 	{name: "target-symlink-node", spec: "symlink dev/nvidia0 DECOY/nvidia0", fail: true, is: ErrWrongType},
-	{name: "target-symlink-link", spec: "symlink usr/lib64/libcuda.so DECOY/file", fail: true},
+	{name: "target-symlink-link", spec: "symlink usr/lib64/libcuda.so DECOY/file"},  // an extra link: kept
+	{name: "soname-symlink-abs", spec: "symlink usr/lib64/libcuda.so.1 DECOY/file"}, // replaced, not followed
+	{name: "soname-symlink-dotdot", spec: "symlink usr/lib64/libnvidia-ml.so.1 UP/DECOY/file"},
+	{name: "soname-symlink-dir", spec: "symlink usr/lib64/libcuda.so.1 DECOY/dir"},
+	{name: "soname-file", spec: "file usr/lib64/libcuda.so.1 \"image\"", fail: true, is: ErrWrongType},
+	{name: "soname-dir", spec: "dir usr/lib64/libcuda.so.1", fail: true, is: ErrWrongType},
 	{name: "target-fifo", spec: "fifo usr/bin/nvidia-smi", fail: true, is: ErrWrongType},
 	{name: "target-socket", spec: "socket usr/lib64/libnvidia-ml.so.550.54.15", fail: true, is: ErrWrongType},
 	{name: "target-dir", spec: "dir usr/lib64/libcuda.so.550.54.15", fail: true, is: ErrWrongType},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/go-nvc/nvc/internal/cgroup"
 	"github.com/go-nvc/nvc/internal/mount"
@@ -69,7 +70,13 @@ import (
 //     (ErrWrongType), never followed. An existing device node with the
 //     right number is mounted over as is.
 //  7. symlink: each link is created with symlinkat; an existing link with
-//     the same target is kept, anything else there is an error.
+//     the same target is kept. A SONAME link (Symlink.Replace) replaces a
+//     symlink the image has there (a stale libcuda.so.1 from a committed
+//     GPU container), atomically and never following it, as ldconfig
+//     would re-point it; a file or directory there is an error. An extra
+//     link (libcuda.so, libGLX_indirect.so.0, …) keeps whatever the image
+//     has there (Mesa's libGLX_indirect.so.0), as libnvidia-container
+//     does; the plan cannot know, so this is not reported.
 //  8. ldcache: the rootfs's ld.so.cache is rebuilt in Go (package ldcache)
 //     with the plan's FirstDirs, then Dirs, before the rootfs's own
 //     configuration, and swapped in by rename in /etc, owned by Owner; a
@@ -243,13 +250,41 @@ func (a *applier) symlinks(root *rootfs.Root) error {
 		if err := a.at(StepSymlink, s.Path); err != nil {
 			return err
 		}
-		e, err := root.Symlink(s.Target, s.Path)
-		if err != nil {
+		if err := symlink(root, s); err != nil {
 			return stepError(StepSymlink, s.Path, fmt.Errorf("to %q: %w", s.Target, err))
 		}
-		e.Close()
 	}
 	return nil
+}
+
+// symlink makes one link of the plan: a SONAME link replaces a symlink
+// the image has there; an extra link is not made where the image has
+// anything already.
+func symlink(root *rootfs.Root, s Symlink) error {
+	if s.Replace {
+		return closeEntry(root.ReplaceSymlink(s.Target, s.Path))
+	}
+	err := closeEntry(root.Symlink(s.Target, s.Path))
+	if err != nil && imageHas(root, s.Path, err) {
+		return nil
+	}
+	return err
+}
+
+// imageHas reports whether err, Symlink's, says that something is
+// already at unsafePath (not that its parent is missing or wrong).
+func imageHas(root *rootfs.Root, unsafePath string, err error) bool {
+	if !errors.Is(err, fs.ErrExist) && !errors.Is(err, rootfs.ErrWrongType) {
+		return false
+	}
+	return closeEntry(root.Lookup(unsafePath)) == nil
+}
+
+func closeEntry(e *rootfs.Entry, err error) error {
+	if err != nil {
+		return err
+	}
+	return e.Close()
 }
 
 func (a *applier) close() {

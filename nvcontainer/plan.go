@@ -209,6 +209,16 @@ type Symlink struct {
 	// Path is where the link is; Target is its content, written verbatim.
 	Path   string `json:"path"`
 	Target string `json:"target"`
+	// Replace is set for a SONAME link (libcuda.so.1 → libcuda.so.<version>),
+	// which ldconfig would make: Apply points it at Target even where the
+	// image already has a symlink there (a stale one from a committed GPU
+	// container), replacing that link atomically and putting it back on
+	// undo; a file or directory there is an error. Unset, for the extra
+	// links of libnvidia-container (libcuda.so, libGLX_indirect.so.0,
+	// libnvidia-opticalflow.so) and the toolkit (gbm/nvidia-drm_gbm.so):
+	// whatever the image has at Path is kept, as libnvidia-container keeps
+	// it (Mesa's libGLX_indirect.so.0, a CUDA image's libcuda.so stub link).
+	Replace bool `json:"replace,omitempty"`
 }
 
 // DeviceRule allows access to a character device in the device cgroup.

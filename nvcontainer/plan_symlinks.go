@@ -83,15 +83,21 @@ func libStem(base string) string {
 	return base
 }
 
+// add plans an extra link, which keeps what the image has at p.
 func (lp *linkPlan) add(p, target string) {
-	if _, ok := lp.index[p]; ok || lp.taken[p] {
-		return
-	}
-	lp.index[p] = len(lp.links)
-	lp.links = append(lp.links, Symlink{Path: p, Target: target})
+	lp.link(Symlink{Path: p, Target: target})
 }
 
-// soname adds or retargets a SONAME link to the newest library.
+func (lp *linkPlan) link(s Symlink) {
+	if _, ok := lp.index[s.Path]; ok || lp.taken[s.Path] {
+		return
+	}
+	lp.index[s.Path] = len(lp.links)
+	lp.links = append(lp.links, s)
+}
+
+// soname adds or retargets a SONAME link to the newest library; it
+// replaces a symlink the image has there, as ldconfig would.
 func (lp *linkPlan) soname(p, base string) {
 	v := libVersion(base)
 	if i, ok := lp.index[p]; ok {
@@ -101,6 +107,6 @@ func (lp *linkPlan) soname(p, base string) {
 		}
 		return
 	}
-	lp.add(p, base)
+	lp.link(Symlink{Path: p, Target: base, Replace: true})
 	lp.version[p] = v
 }

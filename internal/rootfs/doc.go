@@ -18,15 +18,18 @@
 // relative to verified directory descriptors (mkdirat, then reopened with
 // O_NOFOLLOW and checked), with mode 0755 and the container owner's uid and
 // gid. Placeholder files are created with O_CREAT|O_EXCL|O_NOFOLLOW,
-// symlinks with symlinkat (which never replaces anything), device nodes with
-// mknodat and then checked for type and major:minor. Each result is an
+// symlinks with symlinkat (which never replaces anything; [Root.ReplaceSymlink]
+// replaces an existing symlink, and only a symlink, by exchanging a new one
+// made beside it), device nodes with mknodat and then checked for type and
+// major:minor. Each result is an
 // [Entry] pinned by descriptors, to act on (move_mount onto it) rather than
 // re-resolving a string.
 //
 // Everything created is recorded on [Options].Undo. Undoing removes only
 // what this package created and only while it is still what was created:
 // the same inode, an empty regular file, an empty directory, the symlink
-// with the same target, the node with the same device number.
+// with the same target, the node with the same device number. What
+// WriteFile and ReplaceSymlink replaced is put back.
 //
 // Needs: Linux; root (or the right capabilities) to create files owned by
 // another uid or device nodes. The rootfs path itself is trusted except for

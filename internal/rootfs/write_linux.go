@@ -143,19 +143,21 @@ func (r *Root) recordWrite(dir *handle, name, tmp string, fd int, swapped bool) 
 	}
 	c := newCreation(dir, name, &st, "")
 	c.sized = true
-	w := &write{c: c, tmp: tmp, swapped: swapped}
+	w := &exchanged{c: c, tmp: tmp, swapped: swapped}
 	r.opts.Undo.AddStep(w.undo, w.release)
 	return nil
 }
 
-// write is an undoable WriteFile.
-type write struct {
+// exchanged is an undoable replacement: WriteFile's, or ReplaceSymlink's.
+type exchanged struct {
 	c       *creation
-	tmp     string // holds the previous file when swapped
+	tmp     string // holds the previous entry when swapped
 	swapped bool
 }
 
-func (w *write) undo() error {
+// undo puts the previous entry back (or removes the new one when there
+// was none), as long as the new one is still what was made.
+func (w *exchanged) undo() error {
 	if !w.swapped {
 		return w.c.undo()
 	}
@@ -170,7 +172,7 @@ func (w *write) undo() error {
 	return unlinkIgnoreMissing(d, w.tmp)
 }
 
-func (w *write) release() {
+func (w *exchanged) release() {
 	if w.swapped {
 		unix.Unlinkat(w.c.dir.fd, w.tmp, 0)
 	}
