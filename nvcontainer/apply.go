@@ -72,7 +72,8 @@ const (
 	// StepCgroup adds the plan's device cgroup rules.
 	StepCgroup Step = "cgroup"
 	// StepEnter enters the container's mount namespace and opens the
-	// rootfs there.
+	// rootfs there, and through it the image's CUDA compat libraries
+	// (mount mode).
 	StepEnter Step = "enter"
 	// StepTmpfs mounts each tmpfs and the mounts inside it.
 	StepTmpfs Step = "tmpfs"

@@ -83,6 +83,11 @@ func checkTarget(target string, options []string) *ApplyError {
 }
 
 func checkRest(p *Plan) *ApplyError {
+	for _, m := range p.Mounts {
+		if _, ok := p.imagePath(m); m.Kind == MountCompat && !ok {
+			return invalid(m.Target, fmt.Sprintf("cuda-compat mount of %q with no path inside the rootfs", m.Source))
+		}
+	}
 	for _, s := range p.Symlinks {
 		if s.Target == "" || path.Clean("/"+s.Path) == "/" {
 			return invalid(s.Path, fmt.Sprintf("symlink to %q", s.Target))
@@ -105,4 +110,16 @@ func inside(dir, p string) bool {
 
 func invalid(target, why string) *ApplyError {
 	return &ApplyError{Step: StepCheck, Path: target, Err: fmt.Errorf("%s: %w", why, ErrInvalidPlan), kind: ErrInvalidPlan}
+}
+
+// imagePath is where a cuda-compat mount's source lies in the rootfs:
+// ImagePath, or, in a plan written before that field, Source below the
+// rootfs the plan was made for.
+func (p *Plan) imagePath(m Mount) (string, bool) {
+	if m.ImagePath != "" {
+		return m.ImagePath, path.IsAbs(m.ImagePath)
+	}
+	root := strings.TrimSuffix(path.Clean(p.Container.Rootfs), "/")
+	rel, ok := strings.CutPrefix(m.Source, root+"/")
+	return "/" + rel, ok && p.Container.Rootfs != ""
 }

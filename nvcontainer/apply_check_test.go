@@ -49,6 +49,13 @@ func TestCheckPlan(t *testing.T) {
 		{"empty symlink", func(p *Plan, _ *Container) { p.Symlinks[0].Target = "" }, ErrInvalidPlan, "symlink"},
 		{"rule type", func(p *Plan, _ *Container) { p.CgroupRules[0].Type = "a" }, ErrInvalidPlan, "rule"},
 		{"rule access", func(p *Plan, _ *Container) { p.CgroupRules[0].Access = "rwx" }, ErrInvalidPlan, "rule"},
+		{"compat outside the rootfs", func(p *Plan, _ *Container) {
+			p.Container.Rootfs = "/planned"
+			p.Mounts[0].Kind, p.Mounts[0].Source = MountCompat, "/elsewhere/libcuda.so.560"
+		}, ErrInvalidPlan, "no path inside the rootfs"},
+		{"compat relative image path", func(p *Plan, _ *Container) {
+			p.Mounts[0].Kind, p.Mounts[0].ImagePath = MountCompat, "usr/local/cuda/compat/libcuda.so.560"
+		}, ErrInvalidPlan, "no path inside the rootfs"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var p *Plan
@@ -79,5 +86,29 @@ func TestApplyErrorText(t *testing.T) {
 	}
 	if got := (&ApplyError{Step: StepCommit, Err: errors.New("x")}).Error(); got != "applying plan: commit: x" {
 		t.Errorf("Error() without a path = %q", got)
+	}
+}
+
+// TestImagePath: a cuda-compat mount's path inside the rootfs is its
+// ImagePath or, in a plan from before that field, its Source below the
+// planned rootfs.
+func TestImagePath(t *testing.T) {
+	for _, tc := range []struct {
+		rootfs string
+		m      Mount
+		want   string
+		ok     bool
+	}{
+		{"/r", Mount{Source: "/r/usr/local/cuda/compat/libcuda.so.560", ImagePath: "/opt/compat/libcuda.so.560"}, "/opt/compat/libcuda.so.560", true},
+		{"/r/", Mount{Source: "/r/usr/local/cuda/compat/libcuda.so.560"}, "/usr/local/cuda/compat/libcuda.so.560", true},
+		{"/", Mount{Source: "/usr/local/cuda/compat/libcuda.so.560"}, "/usr/local/cuda/compat/libcuda.so.560", true},
+		{"/r", Mount{Source: "/rr/libcuda.so.560"}, "", false},
+		{"", Mount{Source: "/libcuda.so.560"}, "", false},
+	} {
+		p := &Plan{Container: Container{Rootfs: tc.rootfs}}
+		got, ok := p.imagePath(tc.m)
+		if ok != tc.ok || (ok && got != tc.want) {
+			t.Errorf("imagePath(%q, %+v) = %q, %v; want %q, %v", tc.rootfs, tc.m, got, ok, tc.want, tc.ok)
+		}
 	}
 }

@@ -35,11 +35,11 @@ import (
 // The steps, in order (see the Step constants):
 //
 //  1. check: the plan is validated; nothing is touched.
-//  2. open: in the caller's (host) mount namespace every source is opened
-//     without following symlinks and checked: a library, binary, firmware
-//     or config source must be a regular file, a directory source a
-//     directory, a device source a character device with the plan's
-//     major:minor. With the new mount API each is cloned into a detached
+//  2. open: in the caller's (host) mount namespace every host source is
+//     opened without following symlinks and checked: a library, binary,
+//     firmware or config source must be a regular file, a directory
+//     source a directory, a device source a character device with the
+//     plan's major:minor. With the new mount API each is cloned into a detached
 //     mount (open_tree) whose flags are set (mount_setattr) before anyone
 //     can see it, and each tmpfs is created (fsopen, fsmount) and filled —
 //     files and placeholders for the mounts inside it — while detached.
@@ -51,7 +51,11 @@ import (
 //  4. enter: on a new OS thread, locked and never unlocked so the Go
 //     runtime discards it, Apply unshares the filesystem context, joins
 //     the container's mount namespace and opens the rootfs. No other
-//     goroutine ever runs in that namespace. The thread is started, and
+//     goroutine ever runs in that namespace. In CUDA compat mount mode,
+//     the image's compat libraries (Mount.ImagePath) are opened here,
+//     through the rootfs with in-root resolution, checked to be regular
+//     files and cloned (open_tree on the descriptor): never by a host
+//     path an image symlink could redirect. The thread is started, and
 //     joins the namespace, while step 2 runs; it waits there, changing
 //     nothing, until step 3 is done (and leaves if Apply fails before).
 //  5. tmpfs: each tmpfs is mounted, then the mounts inside it (the selected
@@ -207,6 +211,9 @@ func (a *applier) inNamespace() (err error) {
 		return stepError(StepEnter, a.ctr.Rootfs, err)
 	}
 	defer root.Close()
+	if err := a.openCompat(root); err != nil {
+		return err
+	}
 	if err := a.changeRootfs(root); err != nil {
 		return err
 	}

@@ -58,6 +58,9 @@ func (a *applier) openPoints() error {
 		}
 	}
 	for _, m := range a.plan.Mounts {
+		if m.Kind == MountCompat {
+			continue // opened inside the namespace: openCompat
+		}
 		if err := a.at(StepOpen, m.Source); err != nil {
 			return err
 		}
@@ -79,8 +82,9 @@ type sourceJob struct {
 	slot **mount.Source
 }
 
-// openAll opens every source (those inside the tmpfs mounts, then the
-// bind mounts') on up to GOMAXPROCS goroutines: cloning a mount tree
+// openAll opens every host source (those inside the tmpfs mounts, then
+// the bind mounts' but the image's compat libraries) on up to GOMAXPROCS
+// goroutines: cloning a mount tree
 // costs more than the rest of opening. The error is that of the first
 // source, in that order, that failed.
 func (a *applier) openAll() error {
@@ -91,7 +95,9 @@ func (a *applier) openAll() error {
 		}
 	}
 	for i, m := range a.plan.Mounts {
-		jobs = append(jobs, sourceJob{m, &a.sources[i]})
+		if m.Kind != MountCompat {
+			jobs = append(jobs, sourceJob{m, &a.sources[i]})
+		}
 	}
 	errs := make([]error, len(jobs))
 	next := make(chan int)

@@ -90,14 +90,15 @@
 //	cudaCompat    {mode, dir?, libraries?, used, reason?}
 //	warnings?     ["missing library libvdpau_nvidia.so", …]
 //
-//	MOUNT = {kind, source, target, options, dir?, device?: {major, minor}, for?}
+//	MOUNT = {kind, source, target, options, dir?, device?: {major, minor}, imagePath?, for?}
 //
 // kind is one of the MountKind values and decides options (ro, nosuid,
 // nodev, noexec, in that order); for names the device a mount is for ("0",
 // "1:0"). Modes are decimal numbers (365 is 0555). target, path, dirs and
 // libraries are paths inside the rootfs; source is a host path (inside the
-// rootfs only for cuda-compat mounts). Within a version fields are only
-// added; a field that changes meaning or goes away bumps PlanVersion.
+// rootfs only for cuda-compat mounts, whose imagePath is the path Apply
+// opens, inside the rootfs). Within a version fields are only added; a
+// field that changes meaning or goes away bumps PlanVersion.
 // testdata/plan-dgxa100.json is a complete example, pinned by a golden test.
 //
 // # CDI

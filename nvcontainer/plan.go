@@ -173,6 +173,11 @@ type Mount struct {
 	// Device is the major:minor a device node source must have; nil for
 	// other kinds.
 	Device *DeviceNumber `json:"device,omitempty"`
+	// ImagePath is set for a cuda-compat mount: the library's path inside
+	// the container's rootfs. Apply opens it there, in the container's
+	// mount namespace with in-root resolution, never by Source (which
+	// only names it on the host as the plan saw it).
+	ImagePath string `json:"imagePath,omitempty"`
 	// For is the selected device the mount exists for, as its index ID
 	// ("0" for a GPU, "1:0" for a MIG device); empty for what every
 	// device shares (driver files, control nodes, MIG config/monitor,

@@ -101,12 +101,13 @@ func (pl *planner) linkableSoname(f driver.File) string {
 }
 
 // planCompatMounts mounts the image's compat libraries (mount mode) into
-// LibDir. Their source is inside the container's rootfs.
+// LibDir. Their source is inside the container's rootfs: ImagePath, which
+// Apply resolves there; Source names it on the host for a reader.
 func (pl *planner) planCompatMounts() {
 	for _, l := range pl.compatMounts {
 		target := path.Join(pl.p.Layout.LibDir, path.Base(l))
 		src := filepath.Join(pl.ctr.Rootfs, filepath.FromSlash(l))
-		if pl.mount(Mount{Kind: MountCompat, Source: src, Target: target}) {
+		if pl.mount(Mount{Kind: MountCompat, Source: src, Target: target, ImagePath: l}) {
 			pl.libs = append(pl.libs, plannedLib{kind: MountCompat, target: target})
 		}
 	}

@@ -112,12 +112,18 @@ func (s *Source) moveTree(target int, shown string) (*Mount, error) {
 	return m, nil
 }
 
-// bindLegacy binds by path, checks what got mounted, then remounts.
+// bindLegacy binds by path (or, for OpenSourceFd's source, through the
+// source descriptor's magic link), checks what got mounted, then
+// remounts.
 func (s *Source) bindLegacy(dir int, name string, target int, shown string) (*Mount, error) {
-	if err := s.sameHere(); err != nil {
+	var err error
+	if s.byFd {
+		err = viaProcFds(s.fd, target, func(src, t string) error { return unix.Mount(src, t, "", unix.MS_BIND, "") })
+	} else if err = s.sameHere(); err != nil {
 		return nil, &Error{Op: "mount", Source: s.path, Target: shown, Err: err}
+	} else {
+		err = viaProcFd(target, func(t string) error { return unix.Mount(s.path, t, "", unix.MS_BIND, "") })
 	}
-	err := viaProcFd(target, func(t string) error { return unix.Mount(s.path, t, "", unix.MS_BIND, "") })
 	if err != nil {
 		return nil, &Error{Op: "mount", Source: s.path, Target: shown, Flags: "bind", Err: err}
 	}

@@ -9,6 +9,10 @@
 // namespace (internal/ns), [Source.Attach] moves it onto a target opened
 // inside the rootfs (internal/rootfs) with move_mount on both descriptors:
 // neither side is named by a path, so neither can be swapped under us.
+// [OpenSourceFd] does the same for a file already opened by descriptor,
+// such as one of the container's own files resolved inside its rootfs: it
+// is called on the confined thread, as open_tree clones only mounts of the
+// caller's namespace.
 //
 // Kernels older than 5.12 lack mount_setattr. There [Legacy] does what
 // libnvidia-container does: inside the container's namespace, which before

@@ -161,6 +161,11 @@ func (m *Mount) remount(flags uintptr) error {
 // thread's working directory, so the container's /proc is never used.
 // It needs a thread with its own filesystem context.
 func viaProcFd(fd int, fn func(path string) error) error {
+	return viaProcFds(fd, -1, func(p, _ string) error { return fn(p) })
+}
+
+// viaProcFds is viaProcFd for two descriptors (b is ignored when < 0).
+func viaProcFds(a, b int, fn func(pa, pb string) error) error {
 	proc, err := procfs.OpenProcRoot()
 	if err != nil {
 		return err
@@ -172,7 +177,7 @@ func viaProcFd(fd int, fn func(path string) error) error {
 	}
 	defer unlock()
 	defer fdDir.Close()
-	return inDir(fdDir, func() error { return fn(strconv.Itoa(fd)) })
+	return inDir(fdDir, func() error { return fn(strconv.Itoa(a), strconv.Itoa(b)) })
 }
 
 // inDir runs fn with dir as the thread's working directory.

@@ -21,6 +21,7 @@ type Source struct {
 	attr   Attr
 	method Method
 	tmpfs  *tmpfsSpec // Legacy tmpfs, mounted at Attach
+	byFd   bool       // opened by OpenSourceFd: Legacy binds fd, not path
 }
 
 // OpenSource opens the host file or directory at path (its last component
@@ -49,6 +50,59 @@ func OpenSource(path string, attr Attr, opts *Options) (*Source, error) {
 	return s, nil
 }
 
+// OpenSourceFd is OpenSource for a file already open (O_PATH is enough),
+// such as one resolved inside a container's rootfs: the source is what fd
+// refers to, never a path looked up again. name is for messages. With the
+// new mount API it is cloned into a detached mount (open_tree with
+// AT_EMPTY_PATH) whose attr is set; with Legacy a duplicate of fd is kept
+// and Attach binds through its magic link. The caller keeps fd.
+//
+// Call it in the mount namespace the file's mount belongs to: open_tree
+// refuses to clone a mount of another namespace. For a file inside a
+// container's rootfs that is on the thread confined to the container's
+// namespace (ns.Namespace.Run), where Attach runs too.
+func OpenSourceFd(fd int, name string, attr Attr, opts *Options) (*Source, error) {
+	method, err := opts.method()
+	if err != nil {
+		return nil, &Error{Op: "open source", Source: name, Flags: attr.String(), Err: err}
+	}
+	s := newSource(name, attr, method)
+	s.byFd = true
+	if method == NewAPI {
+		err = s.cloneFd(fd)
+	} else {
+		err = s.dupFd(fd)
+	}
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// cloneFd is cloneTree for an open file.
+func (s *Source) cloneFd(fd int) error {
+	tree, err := unix.OpenTree(fd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH)
+	if err != nil {
+		return &Error{Op: "open_tree", Source: s.path, Err: err}
+	}
+	s.tree = tree
+	if err := s.stat(tree); err != nil {
+		return err
+	}
+	return s.setAttr()
+}
+
+// dupFd is open (Legacy's) for an open file.
+func (s *Source) dupFd(fd int) error {
+	dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return &Error{Op: "fcntl F_DUPFD_CLOEXEC", Source: s.path, Err: err}
+	}
+	s.fd = dup
+	return s.statKeep(dup)
+}
+
 // newSource is a Source with no descriptor yet.
 func newSource(path string, attr Attr, method Method) *Source {
 	return &Source{path: path, attr: attr, method: method, fd: -1, tree: -1}
@@ -63,6 +117,12 @@ func (s *Source) open() error {
 		return &Error{Op: "open", Source: s.path, Err: err}
 	}
 	s.fd = fd
+	return s.statKeep(fd)
+}
+
+// statKeep stats fd and notes its mount's flags, which Legacy's remount
+// must keep.
+func (s *Source) statKeep(fd int) error {
 	if err := s.stat(fd); err != nil {
 		return err
 	}

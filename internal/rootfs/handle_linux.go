@@ -66,6 +66,17 @@ func (h *handle) File() *os.File {
 	return h.file
 }
 
+// detach hands the descriptor of a handle nobody else references over to
+// the caller, as an *os.File; the handle is not to be used again.
+func (h *handle) detach() *os.File {
+	f := h.File()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.file = nil
+	h.refs.Store(0)
+	return f
+}
+
 // cachedDir returns a new reference to the kept directory key, or nil.
 func (r *Root) cachedDir(key string) *handle {
 	if !r.opts.KeepDirs {

@@ -259,3 +259,35 @@ func TestWithoutOpenat2(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) { runHostile(t, &Options{Resolver: ResolveAuto, KeepDirs: true}, tc) })
 	}
 }
+
+// TestOpenRegularStaysInRoot: OpenRegular resolves symlinks inside the
+// rootfs (a link to a host file dangles there) and refuses anything but
+// a regular file.
+func TestOpenRegularStaysInRoot(t *testing.T) {
+	host := newSentinel(t)
+	rootfs := testutil.Tree(t, host.expand(`
+file    opt/lib/libcuda.so.560 "image"
+symlink usr/local/cuda/compat /opt/lib
+symlink usr/local/cuda/host {{HOST}}/lib
+symlink usr/local/cuda/up {{UP}}{{HOST}}/lib
+fifo    opt/lib/fifo
+dir     opt/lib/dir
+`))
+	r := openRoot(t, rootfs, nil)
+	f, err := r.OpenRegular("usr/local/cuda/compat/libcuda.so.560")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := f.Stat(); err != nil || fi.Size() != int64(len("image")) {
+		t.Errorf("OpenRegular opened %v (%v), want the image's file", fi, err)
+	}
+	f.Close()
+	for p, want := range map[string]error{
+		"usr/local/cuda/host/libc.so.6": fs.ErrNotExist, "usr/local/cuda/up/libc.so.6": fs.ErrNotExist,
+		"opt/lib/fifo": ErrWrongType, "opt/lib/dir": ErrWrongType,
+	} {
+		if f, err := r.OpenRegular(p); !errors.Is(err, want) {
+			t.Errorf("OpenRegular(%q) = %v, %v; want %v", p, f, err, want)
+		}
+	}
+}

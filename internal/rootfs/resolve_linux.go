@@ -159,17 +159,38 @@ func (r *Root) Lookup(unsafePath string) (*Entry, error) {
 // the root. Anything but a regular file is refused before it is opened for
 // reading (so a FIFO cannot block and a device is never opened).
 func (r *Root) OpenFile(unsafePath string) (*os.File, error) {
-	h, err := r.openInRoot(components(unsafePath), 0)
+	h, err := r.openRegular(unsafePath)
 	if err != nil {
-		return nil, fmt.Errorf("opening %q in rootfs %q: %w", unsafePath, r.Path(), err)
+		return nil, err
 	}
 	defer h.release()
-	if err := checkType(h.fd, h.name, unix.S_IFREG); err != nil {
-		return nil, fmt.Errorf("opening %q in rootfs %q: %w", unsafePath, r.Path(), err)
-	}
 	f, err := pathrs.Reopen(h.File(), unix.O_RDONLY|unix.O_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("opening %q in rootfs %q: %w", unsafePath, r.Path(), err)
 	}
 	return f, nil
+}
+
+// OpenRegular opens a regular file as an O_PATH descriptor (to clone or
+// bind it, never to read or write through), following symlinks inside the
+// root. Anything but a regular file there is [ErrWrongType].
+func (r *Root) OpenRegular(unsafePath string) (*os.File, error) {
+	h, err := r.openRegular(unsafePath)
+	if err != nil {
+		return nil, err
+	}
+	return h.detach(), nil
+}
+
+func (r *Root) openRegular(unsafePath string) (*handle, error) {
+	h, err := r.openInRoot(components(unsafePath), 0)
+	if err == nil {
+		if err = checkType(h.fd, h.name, unix.S_IFREG); err != nil {
+			h.release()
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opening %q in rootfs %q: %w", unsafePath, r.Path(), err)
+	}
+	return h, nil
 }
