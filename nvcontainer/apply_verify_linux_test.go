@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -18,7 +16,6 @@ import (
 	"github.com/moby/sys/mountinfo"
 	"golang.org/x/sys/unix"
 
-	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/internal/testutil/container"
 )
 
@@ -277,37 +274,8 @@ func newMounts(before, after []*mountinfo.Info) []string {
 	return out
 }
 
-// envPrivateNS names the test a child started by inPrivateNS runs.
-const envPrivateNS = "NVC_APPLY_PRIVATE_NS"
-
-// inPrivateNS re-runs the calling top-level test in a child of the test
-// binary that unshare(1) starts in a private copy of the mount namespace,
-// and reports whether the caller is that child. The child's mount table
-// then changes only through the child itself, not through whatever else
-// runs on the machine, so "the host's mount table is unchanged" is exact.
-// The parent fails if the child fails, and shows the child's log lines.
-func inPrivateNS(t *testing.T) bool {
-	t.Helper()
-	if os.Getenv(envPrivateNS) == t.Name() {
-		return true
-	}
-	testutil.RequireRoot(t)
-	unshare := testutil.RequireCommand(t, "unshare")
-	args := []string{"--mount", "--propagation", "private", os.Args[0], "-test.run=^" + regexp.QuoteMeta(t.Name()) + "$", "-test.v"}
-	if testing.Short() {
-		args = append(args, "-test.short")
-	}
-	cmd := exec.Command(unshare, args...)
-	cmd.Env = append(os.Environ(), envPrivateNS+"="+t.Name())
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "--- PASS: "+t.Name()) {
-		t.Errorf("child %s did not pass: %v\n%s", t.Name(), err, out)
-		return false
-	}
-	for _, l := range strings.Split(string(out), "\n") {
-		if strings.Contains(l, "_test.go:") {
-			t.Log(strings.TrimSpace(l))
-		}
-	}
-	return false
-}
+// inPrivateNS re-runs the calling top-level test in a private copy of the
+// mount namespace (container.InPrivateMountNS) and reports whether the
+// caller is that child: its mount table then changes only through the
+// child itself, so "the host's mount table is unchanged" is exact.
+func inPrivateNS(t *testing.T) bool { return container.InPrivateMountNS(t) }

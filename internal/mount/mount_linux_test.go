@@ -15,6 +15,9 @@ import (
 const libTarget = "usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15"
 
 func TestBindFile(t *testing.T) {
+	if !container.InPrivateMountNS(t) {
+		return // the child compares mount tables in a namespace of its own
+	}
 	host := hostTree(t)
 	for _, method := range methods {
 		for _, pivot := range []bool{false, true} {

@@ -9,10 +9,16 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/go-nvc/nvc/internal/testutil"
 )
 
 // envChild names the test a re-exec'd child runs as itself.
 const envChild = "NVC_TESTUTIL_CHILD"
+
+// envPrivateNS names the test a child re-exec'd by InPrivateMountNS runs
+// as itself.
+const envPrivateNS = "NVC_TESTUTIL_PRIVATE_NS"
 
 // InChild re-runs the calling top-level test in a child process of the
 // test binary and reports whether the caller is that child. The parent
@@ -28,13 +34,46 @@ func InChild(t *testing.T) bool {
 	if os.Getenv(envChild) == t.Name() {
 		return true
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^"+regexp.QuoteMeta(t.Name())+"$", "-test.v")
-	cmd.Env = append(os.Environ(), envChild+"="+t.Name())
+	reexec(t, envChild)
+	return false
+}
+
+// InPrivateMountNS is [InChild] with the child in a mount namespace of its
+// own (unshare --mount --propagation private), for tests that compare
+// /proc/self/mountinfo before and after their work: the child sees only
+// its own mounts, not those other packages' tests (a runtime, podman)
+// make on the host meanwhile. It needs root and unshare(1).
+func InPrivateMountNS(t *testing.T) bool {
+	t.Helper()
+	if os.Getenv(envPrivateNS) == t.Name() {
+		return true
+	}
+	testutil.RequireRoot(t)
+	reexec(t, envPrivateNS, testutil.RequireCommand(t, "unshare"), "--mount", "--propagation", "private")
+	return false
+}
+
+// reexec runs the calling top-level test in a child of the test binary
+// (started through prefix, if any) with env naming it, fails t if the
+// child fails and passes on the child's test log lines.
+func reexec(t *testing.T, env string, prefix ...string) {
+	t.Helper()
+	args := append(prefix, os.Args[0], "-test.run=^"+regexp.QuoteMeta(t.Name())+"$", "-test.v")
+	if testing.Short() {
+		args = append(args, "-test.short")
+	}
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Env = append(os.Environ(), env+"="+t.Name())
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "--- PASS: "+t.Name()) {
 		t.Errorf("child %s did not pass: %v\n%s", t.Name(), err, out)
+		return
 	}
-	return false
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.Contains(l, "_test.go:") {
+			t.Log(strings.TrimSpace(l))
+		}
+	}
 }
 
 // DenySyscalls makes the given system calls fail with ENOSYS in every
