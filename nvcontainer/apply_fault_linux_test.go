@@ -84,6 +84,19 @@ func (ft *faultTarget) unchanged(t *testing.T, what string) {
 	checkThreads(t, ft.host.ns)
 }
 
+// faultPoints applies p to a first fault target, recording every point
+// where Apply checks its context, and returns them with a fresh target
+// (the first one is configured now) for the faulted runs.
+func faultPoints(t *testing.T, h *testHost, p *Plan) ([]point, *faultTarget) {
+	t.Helper()
+	ft := newFaultTarget(t, h)
+	var all []point
+	if err := p.Apply(context.Background(), ctrOf(ft.c), faultAt(-1, &all, nil)); err != nil {
+		t.Fatal(err)
+	}
+	return all, newFaultTarget(t, h)
+}
+
 // TestApplyFaults is acceptance 4: a failure forced at each point k of
 // Apply leaves the container's mount table, tree and device cgroup as they
 // were, and names the step and path.
@@ -93,16 +106,10 @@ func TestApplyFaults(t *testing.T) {
 	}
 	h := newTestHost(t)
 	p := h.testPlan(t, fedoraLayout, 2)
-	ft := newFaultTarget(t, h)
-	var all []point
-	err := p.Apply(context.Background(), ctrOf(ft.c), faultAt(-1, &all, nil))
-	if err != nil {
-		t.Fatal(err)
-	}
+	all, ft := faultPoints(t, h, p)
 	if len(all) < mountCount(p) {
 		t.Fatalf("only %d fault points for %d mounts", len(all), mountCount(p))
 	}
-	ft = newFaultTarget(t, h) // the first container is configured now
 	steps := map[Step]int{}
 	for k := range all {
 		var seen []point
@@ -143,12 +150,7 @@ func TestApplyPanicAndCancel(t *testing.T) {
 	}
 	h := newTestHost(t)
 	p := h.testPlan(t, fedoraLayout, 2)
-	ft := newFaultTarget(t, h)
-	var all []point
-	if err := p.Apply(context.Background(), ctrOf(ft.c), faultAt(-1, &all, nil)); err != nil {
-		t.Fatal(err)
-	}
-	ft = newFaultTarget(t, h)
+	all, ft := faultPoints(t, h, p)
 	for _, k := range []int{indexOf(all, StepCgroup), indexOf(all, StepMount) + 5, len(all) - 1} {
 		var seen []point
 		func() {

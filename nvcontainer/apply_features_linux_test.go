@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-nvc/nvc/devices"
-	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/internal/elfwriter"
 	"github.com/go-nvc/nvc/internal/fakehost"
 	"github.com/go-nvc/nvc/internal/testutil"
@@ -37,20 +35,8 @@ func TestApplyMIG(t *testing.T) {
 	if !inPrivateNS(t) {
 		return
 	}
-	testutil.RequireRoot(t)
-	fh, err := fakehost.Generate(t.TempDir(), &fakehost.Options{RealNodes: true, MIG: map[int][]string{1: {"3g.20gb", "1g.5gb"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := driver.Open(&driver.Options{Root: fh.Root, ProcRoot: fh.ProcRoot, DevRoot: fh.DevRoot})
-	if err != nil {
-		t.Fatal(err)
-	}
-	devs, err := devices.Discover(&devices.Options{Backend: devices.Procfs, DriverRoot: fh.Root, ProcRoot: fh.ProcRoot, DevRoot: fh.DevRoot})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &Host{Driver: d, Devices: devs}
+	th := newTestHostWith(t, &fakehost.Options{RealNodes: true, MIG: map[int][]string{1: {"3g.20gb", "1g.5gb"}}})
+	h := th.host
 	for _, env := range [][]string{
 		{"NVIDIA_VISIBLE_DEVICES=1:0", "NVIDIA_DRIVER_CAPABILITIES=utility"},
 		{"NVIDIA_VISIBLE_DEVICES=1", "NVIDIA_DRIVER_CAPABILITIES=utility", "NVIDIA_MIG_CONFIG_DEVICES=all",
@@ -58,7 +44,7 @@ func TestApplyMIG(t *testing.T) {
 	} {
 		p := planFor(t, h, fedoraLayout, env...)
 		c := startIn(t, fedoraLayout, false)
-		host := recordHost(t, fh.Root)
+		host := recordHost(t, th.Root)
 		if err := p.Apply(context.Background(), ctrOf(c), nil); err != nil {
 			t.Fatalf("%q: %v", env, err)
 		}

@@ -2,15 +2,12 @@ package nvcontainer
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/driver"
-	"github.com/go-nvc/nvc/internal/elfwriter"
 	"github.com/go-nvc/nvc/internal/fakehost"
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/internal/testutil/container"
@@ -29,8 +26,15 @@ type testHost struct {
 
 func newTestHost(tb testing.TB) *testHost {
 	tb.Helper()
+	return newTestHostWith(tb, &fakehost.Options{RealNodes: true})
+}
+
+// newTestHostWith generates a host with opts and discovers it (driver
+// files and, through procfs, devices).
+func newTestHostWith(tb testing.TB, opts *fakehost.Options) *testHost {
+	tb.Helper()
 	testutil.RequireRoot(tb)
-	h, err := fakehost.Generate(tb.TempDir(), &fakehost.Options{RealNodes: true})
+	h, err := fakehost.Generate(tb.TempDir(), opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -84,15 +88,8 @@ func (h *testHost) testPlan(tb testing.TB, l Layout, n int) *Plan {
 }
 
 // cudaProg is a program that only exits 0, if the dynamic loader finds
-// libcuda.so.1 (and, through it, libc.so.6).
-const cudaProg = "/cudaprog"
-
-// hostLoader and hostLibc are copied into every test rootfs: the program's
-// interpreter, and what the fake libcuda needs.
-const (
-	hostLoader = "/lib64/ld-linux-x86-64.so.2"
-	hostLibc   = "/lib/x86_64-linux-gnu/libc.so.6"
-)
+// libcuda.so.1 (and, through it, libc.so.6): testutil.AddCUDAProgram's.
+const cudaProg = testutil.CUDAProgram
 
 // rootfsSpec is the image: Debian's has /etc/debian_version and the
 // multiarch ld.so.conf; Fedora's lists /usr/lib64 in ld.so.conf, which
@@ -109,32 +106,14 @@ func rootfsSpec(l Layout) string {
 		"file etc/ld.so.conf \"/usr/lib64\\n\"\n" + "dir usr/lib64\n"
 }
 
-// newRootfs builds an image of layout l in a new temp dir.
+// newRootfs builds an image of layout l in a new temp dir, with the
+// host's loader and libc and cudaProg.
 func newRootfs(tb testing.TB, l Layout) string {
 	tb.Helper()
 	dir := tb.TempDir()
 	testutil.BuildTree(tb, dir, rootfsSpec(l))
-	copyHostFile(tb, hostLoader, filepath.Join(dir, hostLoader), 0o755)
-	copyHostFile(tb, hostLibc, filepath.Join(dir, hostLibc), 0o755)
-	prog := &elfwriter.Object{Interp: hostLoader, Needed: []string{"libcuda.so.1"}}
-	if err := elfwriter.WriteFile(filepath.Join(dir, cudaProg), prog, 0o755); err != nil {
-		tb.Fatal(err)
-	}
+	testutil.AddCUDAProgram(tb, dir)
 	return dir
-}
-
-func copyHostFile(tb testing.TB, src, dst string, perm os.FileMode) {
-	tb.Helper()
-	data, err := os.ReadFile(src)
-	if err != nil {
-		testutil.Unavailable(tb, "needs the host's %s: %v", src, err)
-	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		tb.Fatal(err)
-	}
-	if err := os.WriteFile(dst, data, perm); err != nil {
-		tb.Fatal(err)
-	}
 }
 
 // startIn starts a test container on a new rootfs of layout l, pivoted or

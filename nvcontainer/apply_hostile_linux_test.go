@@ -5,8 +5,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"regexp"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -161,19 +159,10 @@ func applyHostileWith(t *testing.T, h *testHost, c *container.Container, decoy s
 	return err
 }
 
-var timesRE = regexp.MustCompile(` [mc]time=\S+`)
-
-// layoutOf lists a tree's entries with type, mode, owner, size and content
-// hash, leaving out times (creating and removing an entry changes its
-// parent's).
+// layoutOf is the tree at root without times (container.Layout).
 func layoutOf(t *testing.T, root string) string {
 	t.Helper()
-	var lines []string
-	for p, d := range container.SnapshotTree(t, root) {
-		lines = append(lines, p+" "+timesRE.ReplaceAllString(d, ""))
-	}
-	slices.Sort(lines)
-	return strings.Join(lines, "\n")
+	return container.Layout(t, root)
 }
 
 // TestApplyRootfsSymlink refuses a rootfs path that is itself a symlink

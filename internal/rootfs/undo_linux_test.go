@@ -3,9 +3,6 @@ package rootfs
 import (
 	"fmt"
 	"os"
-	"regexp"
-	"sort"
-	"strings"
 	"sync"
 	"testing"
 
@@ -14,19 +11,10 @@ import (
 	"github.com/go-nvc/nvc/internal/undo"
 )
 
-var timesRE = regexp.MustCompile(` [mc]time=\S+`)
-
-// layout lists a tree's entries with type, mode, owner, size and content
-// hash, leaving out times (creating and removing an entry changes its
-// parent's).
+// layout is the tree at root without times (container.Layout).
 func layout(t *testing.T, root string) string {
 	t.Helper()
-	var lines []string
-	for p, d := range container.SnapshotTree(t, root) {
-		lines = append(lines, p+" "+timesRE.ReplaceAllString(d, ""))
-	}
-	sort.Strings(lines)
-	return strings.Join(lines, "\n")
+	return container.Layout(t, root)
 }
 
 const existingSpec = `

@@ -6,7 +6,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -49,6 +51,23 @@ func describe(p string) (string, error) {
 		return fmt.Sprintf("%s sha256=%x", s, sha256.Sum256(data)), err
 	}
 	return s, nil
+}
+
+// timesRE matches the times in a Snapshot's descriptions.
+var timesRE = regexp.MustCompile(` [mc]time=\S+`)
+
+// Layout is the tree at root as sorted lines of path, type, mode, owner,
+// size, link target and content hash, without times (creating and
+// removing an entry changes its parent's): two equal layouts are the same
+// tree, whatever was created and removed meanwhile.
+func Layout(tb testing.TB, root string) string {
+	tb.Helper()
+	var lines []string
+	for p, d := range SnapshotTree(tb, root) {
+		lines = append(lines, p+" "+timesRE.ReplaceAllString(d, ""))
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
 }
 
 // DiffSnapshots lists what differs between two snapshots, sorted; empty
