@@ -10,8 +10,9 @@ import (
 	"strings"
 	"sync"
 
-	pathrs "github.com/cyphar/filepath-securejoin/pathrs-lite"
 	"golang.org/x/sys/unix"
+
+	"github.com/go-nvc/nvc/internal/inroot"
 )
 
 // rootDir resolves paths inside a driver root as if it were "/": every
@@ -93,7 +94,7 @@ func openRoot(root string) (*rootDir, error) {
 		return nil, err
 	}
 	return &rootDir{
-		f: f, fd: fd, real: strings.TrimSuffix(real, "/"),
+		f: f, fd: fd, real: strings.TrimSuffix(real, "/"), noOpenat2: !inroot.HaveOpenat2(),
 		dirs: make(map[string]dirHandle, 32), dirErrs: make(map[string]error, 16), seen: make(map[dirName]lookupResult, 128),
 	}, nil
 }
@@ -110,58 +111,16 @@ func (r *rootDir) close() {
 // is read and no device is opened.
 func (r *rootDir) openat(unsafePath string, flags int) (int, error) {
 	if !r.noOpenat2 {
-		fd, err := openat2Retry(r.fd, unsafePath, &unix.OpenHow{
-			Flags:   uint64(flags | unix.O_CLOEXEC),
-			Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS,
-		})
+		fd, err := inroot.Openat2(r.fd, unsafePath, flags, 0)
 		if err == nil {
 			return fd, nil
 		}
-		if !errors.Is(err, unix.ENOSYS) {
+		if err != unix.ENOSYS {
 			return -1, &os.PathError{Op: "openat2", Path: unsafePath, Err: err}
 		}
 		r.noOpenat2 = true
 	}
-	return r.openatEmulated(unsafePath, flags)
-}
-
-// openat2Retry is openat2, tried again while it fails with EAGAIN: with
-// RESOLVE_IN_ROOT the kernel gives up on a walk through ".." when a rename
-// or mount happened anywhere meanwhile, and asks the caller to retry.
-func openat2Retry(dirfd int, p string, how *unix.OpenHow) (int, error) {
-	for range 16 {
-		fd, err := unix.Openat2(dirfd, p, how)
-		if err != unix.EAGAIN && err != unix.EINTR {
-			return fd, err
-		}
-	}
-	return -1, unix.EAGAIN
-}
-
-// openatEmulated resolves with filepath-securejoin's userspace walk and
-// reopens the handle through procfs.
-func (r *rootDir) openatEmulated(unsafePath string, flags int) (int, error) {
-	h, err := pathrs.OpenatInRoot(r.f, unsafePath)
-	if err != nil {
-		return -1, err
-	}
-	defer h.Close()
-	if flags&unix.O_PATH != 0 {
-		return dupCloexec(int(h.Fd()))
-	}
-	f, err := pathrs.Reopen(h, flags)
-	if err != nil {
-		return -1, err
-	}
-	defer f.Close()
-	return dupCloexec(int(f.Fd()))
-}
-
-// dupCloexec duplicates fd with FD_CLOEXEC set in the same call, so that a
-// descriptor into the driver root never leaks into a process forked
-// meanwhile (dup(2) would leave it inheritable).
-func dupCloexec(fd int) (int, error) {
-	return unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	return inroot.Emulated(r.f, unsafePath, flags)
 }
 
 // dir opens the directory unsafePath inside the root, once per rootDir.
@@ -235,10 +194,7 @@ func (r *rootDir) openPlainDir(unsafePath string) (d dirHandle, done bool, err e
 	if r.noOpenat2 || r.linkedDir(unsafePath) {
 		return dirHandle{}, false, nil
 	}
-	fd, err := openat2Retry(r.fd, unsafePath, &unix.OpenHow{
-		Flags:   unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
-		Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
-	})
+	fd, err := inroot.Openat2(r.fd, unsafePath, unix.O_PATH|unix.O_DIRECTORY, unix.RESOLVE_NO_SYMLINKS)
 	switch {
 	case err == nil:
 		return dirHandle{fd: fd, path: path.Clean("/" + unsafePath)}, true, nil

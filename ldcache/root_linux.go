@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sync"
 
 	pathrs "github.com/cyphar/filepath-securejoin/pathrs-lite"
 	"golang.org/x/sys/unix"
+
+	"github.com/go-nvc/nvc/internal/inroot"
 )
 
 // root resolves paths inside a directory as if it were "/": symlinks,
@@ -30,59 +31,22 @@ func openRoot(path string) (*root, error) {
 
 func (r *root) close() error { return r.file.Close() }
 
-var noOpenat2 = sync.OnceValue(func() bool {
-	fd, err := unix.Openat2(unix.AT_FDCWD, "/", &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC})
-	if err == nil {
-		unix.Close(fd)
-	}
-	return errors.Is(err, unix.ENOSYS)
-})
-
-// open opens unsafePath, resolved inside the root, with flags.
+// open opens unsafePath, resolved inside the root, with flags; the error
+// is the bare errno where there is one.
 func (r *root) open(unsafePath string, flags int) (int, error) {
-	if noOpenat2() {
-		return r.openEmulated(unsafePath, flags)
+	if inroot.HaveOpenat2() {
+		return inroot.Openat2(r.fd, unsafePath, flags, 0)
 	}
-	how := &unix.OpenHow{
-		Flags:   uint64(flags | unix.O_CLOEXEC),
-		Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS,
-	}
-	for range 16 {
-		fd, err := unix.Openat2(r.fd, unsafePath, how)
-		if err != unix.EAGAIN && err != unix.EINTR {
-			return fd, err
-		}
-	}
-	return -1, unix.EAGAIN
+	return r.openEmulated(unsafePath, flags)
 }
 
 func (r *root) openEmulated(unsafePath string, flags int) (int, error) {
-	h, err := pathrs.OpenatInRoot(r.file, unsafePath)
-	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			return -1, pe.Err
-		}
-		return -1, err
+	fd, err := inroot.Emulated(r.file, unsafePath, flags)
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
 	}
-	defer h.Close()
-	if flags&unix.O_PATH != 0 {
-		return dupCloexec(int(h.Fd()))
-	}
-	f, err := pathrs.Reopen(h, flags)
-	if err != nil {
-		return -1, err
-	}
-	fd, err := dupCloexec(int(f.Fd()))
-	f.Close()
 	return fd, err
-}
-
-// dupCloexec duplicates fd with FD_CLOEXEC set in the same call, so that a
-// descriptor into the root never leaks into a process forked meanwhile
-// (dup(2) would leave it inheritable).
-func dupCloexec(fd int) (int, error) {
-	return unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
 }
 
 // stat is stat(2) of unsafePath inside the root, following symlinks.

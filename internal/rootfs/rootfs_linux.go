@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/go-nvc/nvc/internal/inroot"
 	"github.com/go-nvc/nvc/internal/undo"
 )
 
@@ -114,7 +115,7 @@ func (r *Root) chooseResolver() error {
 	if r.opts.Resolver == ResolvePathrsLite {
 		return nil
 	}
-	if hasOpenat2() {
+	if inroot.HaveOpenat2() {
 		r.opts.Resolver = ResolveOpenat2
 		return nil
 	}
@@ -124,12 +125,6 @@ func (r *Root) chooseResolver() error {
 	r.opts.Resolver = ResolvePathrsLite
 	return nil
 }
-
-// hasOpenat2 reports whether the kernel has openat2; the probe runs once.
-var hasOpenat2 = sync.OnceValue(func() bool {
-	_, err := unix.Openat2(-1, "", &unix.OpenHow{})
-	return err != unix.ENOSYS
-})
 
 // Path is the rootfs path given to Open.
 func (r *Root) Path() string { return r.dir.Name() }

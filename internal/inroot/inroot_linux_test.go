@@ -1,0 +1,71 @@
+package inroot
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// openers are the two resolvers; both must give the same answers.
+var openers = map[string]func(dir *os.File, p string, flags int) (int, error){
+	"openat2": func(dir *os.File, p string, flags int) (int, error) {
+		if !HaveOpenat2() {
+			return -1, unix.ENOSYS
+		}
+		return Openat2(int(dir.Fd()), p, flags, 0)
+	},
+	"emulated": Emulated,
+}
+
+// TestStaysInRoot: absolute symlinks, ".." chains and a symlink to ".."
+// all resolve inside the root, to the root's own files, for both
+// resolvers; the descriptors carry FD_CLOEXEC.
+func TestStaysInRoot(t *testing.T) {
+	root := t.TempDir()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(root, "etc"), 0o755))
+	must(os.WriteFile(filepath.Join(root, "etc/passwd"), []byte("inside\n"), 0o644))
+	must(os.Symlink("/etc", filepath.Join(root, "abs")))
+	must(os.Symlink("../../../../etc", filepath.Join(root, "etc/up")))
+	must(os.Symlink("/proc/self/root/etc", filepath.Join(root, "magic")))
+	dir, err := os.Open(root)
+	must(err)
+	defer dir.Close()
+	for name, open := range openers {
+		for _, p := range []string{"/etc/passwd", "/abs/passwd", "../../etc/passwd", "/etc/up/passwd"} {
+			fd, err := open(dir, p, unix.O_RDONLY)
+			if errors.Is(err, unix.ENOSYS) {
+				t.Skipf("%s: no openat2 in this kernel", name)
+			}
+			if err != nil {
+				t.Fatalf("%s %s: %v", name, p, err)
+			}
+			f := os.NewFile(uintptr(fd), p)
+			buf := make([]byte, 16)
+			n, _ := f.Read(buf)
+			fdflags, ferr := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
+			f.Close()
+			if string(buf[:n]) != "inside\n" {
+				t.Errorf("%s %s: read %q, want the root's own file", name, p, buf[:n])
+			}
+			if ferr != nil || fdflags&unix.FD_CLOEXEC == 0 {
+				t.Errorf("%s %s: F_GETFD %#x, %v; want FD_CLOEXEC", name, p, fdflags, ferr)
+			}
+		}
+		// A path through the magic link never reaches the host's /etc:
+		// openat2 refuses it, the emulation resolves it inside the root
+		// (where /proc does not exist).
+		if fd, err := open(dir, "/magic/passwd", unix.O_RDONLY); err == nil {
+			unix.Close(fd)
+			t.Errorf("%s /magic/passwd: opened; want an error", name)
+		}
+	}
+}
