@@ -14,11 +14,11 @@ import (
 )
 
 // root resolves paths inside a directory as if it were "/": symlinks,
-// absolute or with "..", never lead out of it (openat2 RESOLVE_IN_ROOT,
-// or filepath-securejoin's emulation on kernels before 5.6).
+// absolute or with "..", never lead out of it (inroot.Open: openat2
+// RESOLVE_IN_ROOT, or filepath-securejoin's emulation on kernels before
+// 5.6).
 type root struct {
-	fd   int
-	file *os.File // owns fd
+	file *os.File
 }
 
 func openRoot(path string) (*root, error) {
@@ -26,7 +26,7 @@ func openRoot(path string) (*root, error) {
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
-	return &root{fd: fd, file: os.NewFile(uintptr(fd), path)}, nil
+	return &root{file: os.NewFile(uintptr(fd), path)}, nil
 }
 
 func (r *root) close() error { return r.file.Close() }
@@ -34,14 +34,7 @@ func (r *root) close() error { return r.file.Close() }
 // open opens unsafePath, resolved inside the root, with flags; the error
 // is the bare errno where there is one.
 func (r *root) open(unsafePath string, flags int) (int, error) {
-	if inroot.HaveOpenat2() {
-		return inroot.Openat2(r.fd, unsafePath, flags, 0)
-	}
-	return r.openEmulated(unsafePath, flags)
-}
-
-func (r *root) openEmulated(unsafePath string, flags int) (int, error) {
-	fd, err := inroot.Emulated(r.file, unsafePath, flags)
+	fd, err := inroot.Open(r.file, unsafePath, flags)
 	var pe *os.PathError
 	if errors.As(err, &pe) {
 		err = pe.Err

@@ -75,3 +75,38 @@ func TestStaysInRoot(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenCloexec: the descriptors Open returns carry FD_CLOEXEC with
+// either resolver, for O_PATH handles and reopened directories alike (the
+// emulation dups its handles), so none leaks into a process forked
+// meanwhile.
+func TestOpenCloexec(t *testing.T) {
+	root := t.TempDir()
+	if err := unix.Mkdir(root+"/etc", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Symlink("/etc", root+"/link"); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.OpenFile(root, unix.O_PATH|unix.O_DIRECTORY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dir.Close()
+	for name, open := range openers {
+		t.Run(name, func(t *testing.T) {
+			requireOpener(t, name)
+			for _, flags := range []int{unix.O_PATH, unix.O_RDONLY | unix.O_DIRECTORY} {
+				fd, err := open(dir, "/link", flags)
+				if err != nil {
+					t.Fatalf("%s(flags %#x): %v", name, flags, err)
+				}
+				fdflags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
+				unix.Close(fd)
+				if err != nil || fdflags&unix.FD_CLOEXEC == 0 {
+					t.Errorf("%s(flags %#x): F_GETFD %#x, %v; want FD_CLOEXEC", name, flags, fdflags, err)
+				}
+			}
+		})
+	}
+}
