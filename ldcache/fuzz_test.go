@@ -6,9 +6,9 @@ import (
 	"errors"
 	"io"
 	"os"
-	"runtime"
 	"testing"
 
+	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/ldcache"
 )
 
@@ -115,22 +115,6 @@ func TestRoundTripFormats(t *testing.T) {
 	}
 }
 
-// minAlloc returns the fewest bytes f allocated in five runs (other
-// goroutines may allocate meanwhile) and f's error.
-func minAlloc(f func() error) (uint64, error) {
-	least := ^uint64(0)
-	var err error
-	for range 5 {
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		err = f()
-		runtime.ReadMemStats(&after)
-		least = min(least, after.TotalAlloc-before.TotalAlloc)
-	}
-	return least, err
-}
-
 // TestParseAllocationBounded: hostile files that claim many entries, or
 // many entries naming one long string, cost memory in proportion to their
 // size.
@@ -150,7 +134,7 @@ func TestParseAllocationBounded(t *testing.T) {
 		"count beyond the file":    append([]byte("glibc-ld.so.cache1.1\xff\xff\xff\x7f"), make([]byte, 100)...),
 		"old count beyond":         append([]byte("ld.so-1.7.0\x00\xff\xff\xff\x7f"), make([]byte, 100)...),
 	} {
-		got, err := minAlloc(func() error { _, err := ldcache.Parse(in); return err })
+		got, err := testutil.MinAlloc(func() error { _, err := ldcache.Parse(in); return err })
 		if limit := uint64(8*len(in) + 16<<10); got > limit {
 			t.Errorf("%s: Parse of %d bytes allocated %d (limit %d), err %v", name, len(in), got, limit, err)
 		}
