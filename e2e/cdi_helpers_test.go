@@ -37,14 +37,9 @@ func staticExample(t *testing.T, name string) string {
 
 func requireStatic(t *testing.T, file string) {
 	t.Helper()
-	f, err := elf.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_INTERP || p.Type == elf.PT_DYNAMIC {
-			t.Fatalf("%s is dynamically linked (%v): a dynamic loader would honour LD_PRELOAD", file, p.Type)
+	for _, typ := range []elf.ProgType{elf.PT_INTERP, elf.PT_DYNAMIC} {
+		if testutil.HasProg(t, file, typ) {
+			t.Fatalf("%s is dynamically linked (%v): a dynamic loader would honour LD_PRELOAD", file, typ)
 		}
 	}
 }

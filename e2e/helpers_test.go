@@ -46,7 +46,6 @@ func (b *builds) cleanup() {
 // CGO_ENABLED=0 build). Concurrent callers wait for the one build.
 func buildExample(tb testing.TB, name string, static bool) string {
 	tb.Helper()
-	goCmd := testutil.RequireCommand(tb, "go")
 	examples.mu.Lock()
 	defer examples.mu.Unlock()
 	key := name
@@ -64,15 +63,11 @@ func buildExample(tb testing.TB, name string, static bool) string {
 		examples.dir, examples.built = dir, map[string]string{}
 	}
 	out := filepath.Join(examples.dir, key)
-	cmd := exec.Command(goCmd, "build", "-o", out, "./examples/"+name)
-	cmd.Dir = ".."
-	cmd.Env = os.Environ()
+	var env []string
 	if static {
-		cmd.Env = append(cmd.Env, "CGO_ENABLED=0")
+		env = append(env, "CGO_ENABLED=0")
 	}
-	if b, err := cmd.CombinedOutput(); err != nil {
-		tb.Fatalf("building examples/%s: %v\n%s", name, err, b)
-	}
+	testutil.GoBuild(tb, "..", "./examples/"+name, out, env...)
 	examples.built[key] = out
 	return out
 }

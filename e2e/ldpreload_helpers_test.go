@@ -88,18 +88,10 @@ func preloadRuns(t *testing.T, rootfs string) []string {
 func dynamicProgram(t *testing.T, name string) string {
 	t.Helper()
 	p := testutil.RequireCommand(t, name)
-	f, err := elf.Open(p)
-	if err != nil {
-		t.Fatal(err)
+	if !testutil.HasProg(t, p, elf.PT_INTERP) {
+		testutil.Unavailable(t, "%s is not dynamically linked", p)
 	}
-	defer f.Close()
-	for _, prog := range f.Progs {
-		if prog.Type == elf.PT_INTERP {
-			return p
-		}
-	}
-	testutil.Unavailable(t, "%s is not dynamically linked", p)
-	return ""
+	return p
 }
 
 func hasSuffixIn(list []string, suffix string) bool {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"debug/elf"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -15,13 +14,8 @@ import (
 // binary.
 func buildHook(t *testing.T, cgo string) string {
 	t.Helper()
-	goCmd := testutil.RequireCommand(t, "go")
 	out := filepath.Join(t.TempDir(), "nvidia-cdi-hook")
-	cmd := exec.Command(goCmd, "build", "-o", out, ".")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED="+cgo)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("CGO_ENABLED=%s go build: %v\n%s", cgo, err, b)
-	}
+	testutil.GoBuild(t, ".", ".", out, "CGO_ENABLED="+cgo)
 	return out
 }
 
@@ -29,17 +23,7 @@ func buildHook(t *testing.T, cgo string) string {
 // dynamic loader that honours LD_PRELOAD).
 func dynamic(t *testing.T, file string) bool {
 	t.Helper()
-	f, err := elf.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_INTERP {
-			return true
-		}
-	}
-	return false
+	return testutil.HasProg(t, file, elf.PT_INTERP)
 }
 
 // A build with cgo (the go command's default where a C compiler is
