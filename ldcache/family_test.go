@@ -3,7 +3,6 @@ package ldcache_test
 import (
 	"bytes"
 	"debug/elf"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -36,12 +35,7 @@ symlink lib64 usr/lib64
 	if fam, err := ldcache.DetectFamily(root, "amd64"); err != nil || fam != ldcache.FamilyLib64 {
 		t.Fatalf("DetectFamily = %v, %v; want lib64", fam, err)
 	}
-	runLdconfig(t, "-r", root, "-X", "-f", "/etc/fedora-as-debian.conf", "-C", "/etc/glibc.cache")
-	want, _ := os.ReadFile(filepath.Join(root, "etc/glibc.cache"))
-	glibc, err := ldcache.Parse(want)
-	if err != nil {
-		t.Fatal(err)
-	}
+	want, glibc := glibcWrites(t, root, "-f", "/etc/fedora-as-debian.conf")
 	c, err := ldcache.Build(root, &ldcache.BuildOptions{Generator: glibc.Generator})
 	if err != nil {
 		t.Fatal(err)

@@ -138,15 +138,7 @@ file etc/ld.so.conf.d/10-good.conf "/opt/good\n"
 // for root.
 func sameAsGlibc(t *testing.T, root string, c *ldcache.Cache) {
 	t.Helper()
-	runLdconfig(t, "-r", root, "-X", "-C", "/etc/glibc.cache")
-	want, err := os.ReadFile(filepath.Join(root, "etc/glibc.cache"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := ldcache.Parse(want)
-	if err != nil {
-		t.Fatal(err)
-	}
+	want, g := glibcWrites(t, root)
 	c.Generator = g.Generator
 	got, err := c.MarshalBinary()
 	if err != nil {

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/go-nvc/nvc/internal/testutil"
+	"github.com/go-nvc/nvc/ldcache"
 )
 
 // The peer these tests compare against: glibc's ldconfig. Its version is
@@ -61,4 +63,21 @@ func runLdconfig(tb testing.TB, args ...string) []byte {
 		tb.Fatalf("ldconfig %s: %v\n%s", strings.Join(args, " "), err, stderr.Bytes())
 	}
 	return out
+}
+
+// glibcWrites runs glibc's `ldconfig -r root -X -C /etc/glibc.cache` with
+// args added (options, then directories) and returns the file it wrote
+// and its parsed form.
+func glibcWrites(t *testing.T, root string, args ...string) ([]byte, *ldcache.Cache) {
+	t.Helper()
+	runLdconfig(t, append([]string{"-r", root, "-X", "-C", "/etc/glibc.cache"}, args...)...)
+	b, err := os.ReadFile(filepath.Join(root, "etc/glibc.cache"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := ldcache.Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, c
 }

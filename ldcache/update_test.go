@@ -235,15 +235,7 @@ func TestUpdateMatchesLdconfigWithDirs(t *testing.T) {
 		{"compat/libcuda.so.570.10", x64("libcuda.so.1")},
 		{"drv/lib32/libcuda.so.550.54.15", i386("libcuda.so.1", "libc.so.6")},
 	})
-	runLdconfig(t, "-r", root, "-X", "-C", "/etc/glibc.cache", "/compat", "/drv/lib64", "/drv/lib32")
-	want, err := os.ReadFile(filepath.Join(root, "etc/glibc.cache"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	glibc, err := ldcache.Parse(want)
-	if err != nil {
-		t.Fatal(err)
-	}
+	want, glibc := glibcWrites(t, root, "/compat", "/drv/lib64", "/drv/lib32")
 	opts := &ldcache.UpdateOptions{FirstDirs: []string{"/compat"}, Dirs: []string{"/drv/lib64", "/drv/lib32"}, Generator: glibc.Generator}
 	if err := ldcache.Update(root, opts); err != nil {
 		t.Fatal(err)
