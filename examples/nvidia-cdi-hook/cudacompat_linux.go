@@ -109,35 +109,16 @@ func compatLibs(root *rootfs.Root) ([]string, error) {
 	return libs, err
 }
 
-// writeCompatConf creates /etc/ld.so.conf.d (in the root, as pathrs-lite's
-// MkdirAll does, 0755) if needed and a new 00-compat-<random>.conf in it
-// holding dir, created O_EXCL|O_NOFOLLOW through the directory's
-// descriptor. It returns the file's name.
+// writeCompatConf writes a new 00-compat-<random>.conf holding dir in
+// /etc/ld.so.conf.d, both resolved inside the root (rootfs.WriteFile:
+// missing parents 0755, the file renamed into place). It returns the
+// file's name.
 func writeCompatConf(root *rootfs.Root, dir string) (string, error) {
-	d, err := pathrs.MkdirAllHandle(root.File(), ldsoconfDir, 0o755)
-	if err != nil {
-		return "", fmt.Errorf("creating %s in rootfs %q: %w", ldsoconfDir, root.Path(), err)
+	name := path.Join(ldsoconfDir, "00-compat-"+randomSuffix()+".conf")
+	if err := root.WriteFile(name, []byte(dir+"\n"), compatConfPerms); err != nil {
+		return "", fmt.Errorf("creating %s: %w", name, err)
 	}
-	defer d.Close()
-	name := "00-compat-" + randomSuffix() + ".conf"
-	shown := path.Join(ldsoconfDir, name)
-	fd, err := unix.Openat(int(d.Fd()), name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, compatConfPerms)
-	if err != nil {
-		return "", fmt.Errorf("creating %s in rootfs %q: %w", shown, root.Path(), err)
-	}
-	f := os.NewFile(uintptr(fd), shown)
-	_, err = f.WriteString(dir + "\n")
-	if err == nil {
-		err = f.Chmod(compatConfPerms) // whatever the umask
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		unix.Unlinkat(int(d.Fd()), name, 0)
-		return "", fmt.Errorf("writing %s in rootfs %q: %w", shown, root.Path(), err)
-	}
-	return shown, nil
+	return name, nil
 }
 
 // readCompatConfs returns the directories the root's
