@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-
-	pathrs "github.com/cyphar/filepath-securejoin/pathrs-lite"
 )
 
 // nvidiaModules are the kernel modules --load-kmods loads, in order.
@@ -60,19 +58,11 @@ func findProgram(root, prog string) error {
 	if !filepath.IsAbs(prog) {
 		return fmt.Errorf("%w: modprobe path %q is not absolute", ErrInvalid, prog)
 	}
-	f, err := pathrs.OpenInRoot(root, prog)
+	f, err := openInRoot(root, prog)
 	if err != nil {
-		return fmt.Errorf("looking up %s in %s: %w", prog, root, err)
+		return err
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err == nil && !st.Mode().IsRegular() {
-		err = fmt.Errorf("%w: not a regular file", ErrInvalid)
-	}
-	if err != nil {
-		return fmt.Errorf("looking up %s in %s: %w", prog, root, err)
-	}
-	return nil
+	return f.Close()
 }
 
 // modprobePath is the configured program, the kernel's

@@ -1,6 +1,7 @@
 package devices
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -46,6 +47,30 @@ func TestChmodFD(t *testing.T) {
 		}
 		if fi, err := os.Stat(victim); err != nil || fi.Mode().Perm() != 0o600 {
 			t.Errorf("%s: victim mode %v (%v)", name, fi.Mode(), err)
+		}
+	}
+}
+
+// TestFindProgram checks the modprobe lookup: an absolute path resolved
+// inside the driver root (an absolute symlink stays in it) that must name a
+// regular file.
+func TestFindProgram(t *testing.T) {
+	root := testutil.Tree(t, `
+file sbin/modprobe
+symlink usr/sbin/modprobe /sbin/modprobe
+symlink bin/escape /../../../../etc/passwd
+dir sbin/dir
+`)
+	for prog, want := range map[string]error{
+		"/sbin/modprobe":     nil,
+		"/usr/sbin/modprobe": nil,
+		"sbin/modprobe":      ErrInvalid,
+		"/sbin/dir":          ErrInvalid,
+		"/sbin/missing":      fs.ErrNotExist,
+		"/bin/escape":        fs.ErrNotExist,
+	} {
+		if err := findProgram(root, prog); !errors.Is(err, want) {
+			t.Errorf("findProgram(%s) = %v, want %v", prog, err, want)
 		}
 	}
 }
