@@ -160,13 +160,9 @@ func (d *Driver) loadCache() error {
 	if !ok {
 		return fmt.Errorf("opening driver: architecture %q: %w", d.opts.GOARCH, ErrNotSupported)
 	}
-	b, err := readInRoot(d.root, d.opts.LDCache, ldcache.MaxCacheSize)
+	c, err := ldcache.OpenInRoot(d.root, d.opts.LDCache)
 	if err != nil {
-		return fmt.Errorf("reading ld.so.cache %s in driver root %s: %w", d.opts.LDCache, d.root, err)
-	}
-	c, err := ldcache.Parse(b)
-	if err != nil {
-		return fmt.Errorf("reading ld.so.cache %s in driver root %s: %w", d.opts.LDCache, d.root, err)
+		return fmt.Errorf("opening driver: %w", err)
 	}
 	d.native = newCacheIndex(c, native)
 	if a32, ok := ldcache.Compat32Of(d.opts.GOARCH); ok {

@@ -410,35 +410,6 @@ func fdPath(fd int) (string, error) {
 	return os.Readlink("/proc/thread-self/fd/" + strconv.Itoa(fd))
 }
 
-// readInRoot reads the regular file unsafePath inside root, refusing one
-// of more than max bytes before allocating for it (a sparse file can claim
-// a terabyte).
-func readInRoot(root, unsafePath string, max int64) ([]byte, error) {
-	r, err := openRoot(root)
-	if err != nil {
-		return nil, err
-	}
-	defer r.close()
-	res, err := r.resolve(unsafePath)
-	if err != nil {
-		return nil, err
-	}
-	if res.size > max {
-		return nil, fmt.Errorf("%s: %d bytes, more than %d", res.path, res.size, max)
-	}
-	f, err := r.openFile(res)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b := make([]byte, res.size)
-	n, err := f.ReadAt(b, 0)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, &os.PathError{Op: "read", Path: res.path, Err: err}
-	}
-	return b[:n], nil
-}
-
 // kernelRelease is the running kernel's `uname -r`.
 func kernelRelease() string {
 	var u unix.Utsname
