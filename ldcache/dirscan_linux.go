@@ -48,8 +48,7 @@ type dirScan struct {
 	fd      int
 	ents    []dirent
 	types   map[string]uint8       // name → d_type
-	links   map[string]string      // readlink results
-	failed  map[string]bool        // links that could not be read
+	links   map[string]string      // readlink results, "" where unreadable
 	files   map[string]*fileResult // regular files to classify, by name
 	slow    []*cand
 	ordered []string // files' keys in first-need order
@@ -57,7 +56,7 @@ type dirScan struct {
 
 func newDirScan(b *builder, d *dirEnt, fd int, ents []dirent) *dirScan {
 	s := &dirScan{b: b, d: d, fd: fd, ents: ents, types: make(map[string]uint8, len(ents)),
-		links: map[string]string{}, failed: map[string]bool{}, files: map[string]*fileResult{}}
+		links: map[string]string{}, files: map[string]*fileResult{}}
 	for _, e := range ents {
 		s.types[e.name] = e.typ
 	}
@@ -168,8 +167,8 @@ const maxHops = 40
 func (s *dirScan) resolveLocal(name string) (candKind, string) {
 	cur := name
 	for range maxHops {
-		t, ok := s.readlink(cur)
-		if !ok || t == "" || t == "." || t == ".." || strings.Contains(t, "/") {
+		t := s.readlink(cur)
+		if t == "" || t == "." || t == ".." || strings.Contains(t, "/") {
 			return kindSlowLink, ""
 		}
 		typ, found := s.types[t]
@@ -186,30 +185,30 @@ func (s *dirScan) resolveLocal(name string) (candKind, string) {
 	return kindDangling, "" // ELOOP
 }
 
-func (s *dirScan) readlink(name string) (string, bool) {
-	if t, ok := s.links[name]; ok {
-		return t, t != "" || !s.failed[name]
-	}
-	t, ok := readlinkAt(s.fd, name, s.b.head)
-	s.links[name] = t
+// readlink returns the target of the symlink name, "" where it cannot
+// be read.
+func (s *dirScan) readlink(name string) string {
+	t, ok := s.links[name]
 	if !ok {
-		s.failed[name] = true
+		t = readlinkAt(s.fd, name, s.b.head)
+		s.links[name] = t
 	}
-	return t, ok
+	return t
 }
 
-// readlinkAt reads a symlink of the directory at fd, with buf as scratch.
-func readlinkAt(fd int, name string, buf []byte) (string, bool) {
+// readlinkAt reads a symlink of the directory at fd, with buf as scratch;
+// "" where it cannot be read.
+func readlinkAt(fd int, name string, buf []byte) string {
 	for {
 		n, err := unix.Readlinkat(fd, name, buf)
 		if err != nil {
-			return "", false
+			return ""
 		}
 		if n < len(buf) {
-			return string(buf[:n]), true
+			return string(buf[:n])
 		}
 		if len(buf) >= 1<<16 {
-			return "", false
+			return ""
 		}
 		buf = make([]byte, 2*len(buf))
 	}
@@ -225,15 +224,11 @@ func (s *dirScan) prefetchLinks() {
 		}
 	}
 	targets := make([]string, len(names))
-	oks := make([]bool, len(names))
 	parallel(len(names), func(i int, buf []byte) {
-		targets[i], oks[i] = readlinkAt(s.fd, names[i], buf)
+		targets[i] = readlinkAt(s.fd, names[i], buf)
 	}, &s.b.scratch)
 	for i, n := range names {
 		s.links[n] = targets[i]
-		if !oks[i] {
-			s.failed[n] = true
-		}
 	}
 }
 
