@@ -46,9 +46,7 @@ func Build(rootPath string, opts *BuildOptions) (*Cache, error) {
 func build(r *root, t *target, o *BuildOptions) (*Cache, error) {
 	b := &builder{t: t, r: r, o: o, buf: make([]byte, 32<<10), head: make([]byte, scratchSize), verbose: newVerbose(o.Verbose)}
 	b.scratch = [][]byte{b.head}
-	if err := b.collectDirs(); err != nil {
-		return nil, err
-	}
+	b.collectDirs()
 	for i := 0; i < len(b.dirs); i++ {
 		b.searchDir(b.dirs[i])
 	}
@@ -106,12 +104,12 @@ type builder struct {
 	globDirs, globMatches int
 }
 
-func (b *builder) collectDirs() error {
+func (b *builder) collectDirs() {
 	for _, d := range b.o.Dirs {
 		b.addDir(d, "<cmdline>", 0)
 	}
 	if b.o.OnlyDirs {
-		return nil
+		return
 	}
 	conf := b.o.Config
 	if conf == "" {
@@ -125,7 +123,6 @@ func (b *builder) collectDirs() error {
 	for _, d := range b.t.trustedDirs(fam) {
 		b.addDir(d, "<builtin>", 0)
 	}
-	return nil
 }
 
 // Include limits. glibc has none: it follows an include loop until it
