@@ -95,7 +95,6 @@ type Driver struct {
 	// native and compat32 index the cache's entries of the two
 	// architectures by list name, in file order.
 	native, compat32 cacheIndex
-	hasCompat32      bool
 	// elfMemo keeps what was read from each library file (elfKey →
 	// elfInfo), so that later Files calls read only file metadata.
 	elfMemo sync.Map
@@ -166,7 +165,7 @@ func (d *Driver) loadCache() error {
 	}
 	d.native = newCacheIndex(c, native)
 	if a32, ok := ldcache.Compat32Of(d.opts.GOARCH); ok {
-		d.compat32, d.hasCompat32 = newCacheIndex(c, a32), true
+		d.compat32 = newCacheIndex(c, a32)
 	}
 	return nil
 }

@@ -43,9 +43,9 @@ type elfReader struct {
 	notes [][2]uint64 // PT_NOTE offset, filesz
 }
 
-// readELF reads the class, SONAME, DT_NEEDED names and, when notes is set,
-// the NT_GNU_ABI_TAG note of the shared object r of the given size.
-func readELF(r io.ReaderAt, size int64, notes bool) (elfInfo, error) {
+// readELF reads the class, SONAME, DT_NEEDED names and the NT_GNU_ABI_TAG
+// note of the shared object r of the given size.
+func readELF(r io.ReaderAt, size int64) (elfInfo, error) {
 	e := &elfReader{r: r, size: size}
 	info, err := e.header()
 	if err != nil {
@@ -57,9 +57,7 @@ func readELF(r io.ReaderAt, size int64, notes bool) (elfInfo, error) {
 	if err := e.dynamic(&info); err != nil {
 		return info, err
 	}
-	if notes {
-		info.abi = e.abiTag()
-	}
+	info.abi = e.abiTag()
 	return info, nil
 }
 

@@ -32,7 +32,7 @@ func TestReadELF(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		info, err := readELF(bytes.NewReader(b), int64(len(b)), true)
+		info, err := readELF(bytes.NewReader(b), int64(len(b)))
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue
@@ -70,7 +70,7 @@ func TestReadELFRejects(t *testing.T) {
 		"truncated":  lib[:100],
 		"bad class":  append([]byte{0x7f, 'E', 'L', 'F', 9}, lib[5:]...),
 	} {
-		if info, err := readELF(bytes.NewReader(b), int64(len(b)), true); err == nil {
+		if info, err := readELF(bytes.NewReader(b), int64(len(b))); err == nil {
 			t.Errorf("%s: read %+v", name, info)
 		}
 	}
@@ -88,7 +88,7 @@ func FuzzReadELF(f *testing.F) {
 	}
 	f.Add([]byte("\x7fELF"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		info, err := readELF(bytes.NewReader(b), int64(len(b)), true)
+		info, err := readELF(bytes.NewReader(b), int64(len(b)))
 		if err != nil {
 			return
 		}

@@ -148,7 +148,7 @@ func (s *selector) readELF(res resolved) (elfInfo, bool) {
 		return elfInfo{}, false
 	}
 	defer f.Close()
-	info, err := readELF(f, res.size, true)
+	info, err := readELF(f, res.size)
 	if err != nil {
 		if errors.Is(err, errELF) {
 			s.memo.Store(key, notELF{})
