@@ -84,7 +84,7 @@ func BenchmarkOpen(b *testing.B) {
 // libraries: glibc's `ldconfig -p` on the same cache (a listing only: no
 // resolution, no checks). Compare with BenchmarkFiles/all of the same run.
 func BenchmarkLdconfigP(b *testing.B) {
-	ldconfig := testutil.RequireCommand(b, "ldconfig")
+	ldconfig := testutil.GlibcLdconfig(b)
 	h, err := fakehost.Generate(b.TempDir(), nil)
 	if err != nil {
 		b.Fatal(err)

@@ -1,11 +1,9 @@
 package driver_test
 
 import (
-	"bufio"
-	"bytes"
 	"debug/elf"
+	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -24,25 +22,21 @@ type glibcEntry struct {
 	key, flags, path string
 }
 
-var ldconfigLine = regexp.MustCompile(`^\t(\S+) \(([^)]*)\) => (\S+)$`)
+var ldconfigLine = regexp.MustCompile(`^(\S+) \(([^)]*)\) => (\S+)$`)
 
-// glibcListing runs glibc's `ldconfig -p -C cache` and parses its lines.
+// glibcListing parses the lines of glibc's `ldconfig -p -C cache`
+// (testutil.LdconfigEntries, which logs the ldconfig version).
 func glibcListing(t *testing.T, cache string) []glibcEntry {
 	t.Helper()
-	ldconfig := testutil.RequireCommand(t, "ldconfig")
-	out, err := exec.Command(ldconfig, "-p", "-C", cache).Output()
-	if err != nil {
-		t.Fatalf("ldconfig -p -C %s: %v", cache, err)
-	}
+	lines := testutil.LdconfigEntries(t, cache)
 	var es []glibcEntry
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		if m := ldconfigLine.FindStringSubmatch(sc.Text()); m != nil {
+	for _, l := range lines {
+		if m := ldconfigLine.FindStringSubmatch(l); m != nil {
 			es = append(es, glibcEntry{m[1], m[2], m[3]})
 		}
 	}
 	if len(es) == 0 {
-		t.Fatalf("ldconfig -p -C %s listed nothing:\n%s", cache, out)
+		t.Fatalf("ldconfig -p -C %s listed nothing:\n%s", cache, strings.Join(lines, "\n"))
 	}
 	return es
 }
@@ -159,7 +153,7 @@ func TestLibrariesAgainstGlibc(t *testing.T) {
 				for _, f := range c.got {
 					got[f.Name] = f.Path
 				}
-				if len(want) < 10 || !mapsEqual(got, want) {
+				if len(want) < 10 || !maps.Equal(got, want) {
 					t.Errorf("%s %s noGLVND=%v (%s): Files selected\n%v\nthe reference, from ldconfig -p\n%v", h.DriverVersion, h.Layout, noGLVND, c.flags, got, want)
 				}
 			}
@@ -179,16 +173,4 @@ func listNames(noGLVND bool) []string {
 		}
 	}
 	return names
-}
-
-func mapsEqual(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }

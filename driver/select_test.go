@@ -2,6 +2,7 @@ package driver
 
 import (
 	"debug/elf"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -181,7 +182,7 @@ func TestSelectionWSL(t *testing.T) {
 		"libnvidia-ml.so": "/opt/y/libnvidia-ml.so.8",
 		"libdxcore.so":    "/usr/lib/wsl/lib/libdxcore.so",
 	}
-	if !maps(got, want) {
+	if !maps.Equal(got, want) {
 		t.Errorf("utility on WSL selected %v, want %v", got, want)
 	}
 	if len(fs.Binaries) == 0 || fs.Binaries[0].Path != "/usr/lib/wsl/drivers/nv_dispi.inf_amd64_1/nvidia-smi" {
@@ -194,18 +195,6 @@ func TestSelectionWSL(t *testing.T) {
 	if len(fs.Firmware) != 0 || slices.ContainsFunc(fs.Warnings, func(w Warning) bool { return w.Kind == Firmware }) {
 		t.Errorf("firmware looked up on WSL: %v %v", fs.Firmware, fs.Warnings)
 	}
-}
-
-func maps(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // TestEmulatedResolution runs the rules again with filepath-securejoin's
@@ -229,7 +218,7 @@ func TestEmulatedResolution(t *testing.T) {
 		fs := d.filesIn(rd, capabilities.All)
 		rd.close()
 		got := libPaths(fs.Libraries)
-		if want := map[string]string{"libcuda.so": "/b/libcuda.so" + v}; !maps(got, want) {
+		if want := map[string]string{"libcuda.so": "/b/libcuda.so" + v}; !maps.Equal(got, want) {
 			t.Errorf("emulated=%v: selected %v, want %v", emulate, got, want)
 		}
 	}
