@@ -11,6 +11,7 @@ package inroot
 import (
 	"errors"
 	"os"
+	"strings"
 	"sync"
 
 	pathrs "github.com/cyphar/filepath-securejoin/pathrs-lite"
@@ -60,8 +61,16 @@ func Openat2(dirfd int, unsafePath string, flags int, resolve uint64) (int, erro
 
 // Emulated resolves unsafePath inside dir with filepath-securejoin's
 // userspace walk and, unless flags ask for O_PATH, reopens the handle
-// through procfs with flags. The error is filepath-securejoin's.
+// through procfs with flags. With O_NOFOLLOW a symlink in the last
+// component is not followed, as with openat2: the parent is resolved and
+// the last component opened relative to it. The error is
+// filepath-securejoin's, or the bare errno of that last open.
 func Emulated(dir *os.File, unsafePath string, flags int) (int, error) {
+	if flags&unix.O_NOFOLLOW != 0 {
+		if parent, base, ok := lastName(unsafePath); ok {
+			return emulatedNoFollow(dir, parent, base, flags)
+		}
+	}
 	h, err := pathrs.OpenatInRoot(dir, unsafePath)
 	if err != nil {
 		return -1, err
@@ -76,6 +85,30 @@ func Emulated(dir *os.File, unsafePath string, flags int) (int, error) {
 	}
 	defer f.Close()
 	return DupCloexec(int(f.Fd()))
+}
+
+// lastName splits unsafePath into its parent and a last component that
+// could be a symlink; ok is false when there is none ("/", a trailing
+// slash, "." or "..").
+func lastName(unsafePath string) (parent, base string, ok bool) {
+	i := strings.LastIndexByte(unsafePath, '/')
+	parent, base = unsafePath[:i+1], unsafePath[i+1:]
+	if base == "" || base == "." || base == ".." {
+		return "", "", false
+	}
+	if parent == "" {
+		parent = "."
+	}
+	return parent, base, true
+}
+
+func emulatedNoFollow(dir *os.File, parent, base string, flags int) (int, error) {
+	pfd, err := Emulated(dir, parent, unix.O_PATH|unix.O_DIRECTORY)
+	if err != nil {
+		return -1, err
+	}
+	defer unix.Close(pfd)
+	return unix.Openat(pfd, base, flags|unix.O_CLOEXEC, 0)
 }
 
 // DupCloexec duplicates fd with FD_CLOEXEC set in the same call, so that a

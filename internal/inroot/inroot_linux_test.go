@@ -110,3 +110,41 @@ func TestOpenCloexec(t *testing.T) {
 		})
 	}
 }
+
+// TestNoFollowLast: with O_NOFOLLOW the last component is not followed by
+// either resolver, so O_PATH opens a symlink (dangling or not) itself,
+// while symlinks before it are still followed inside the root.
+func TestNoFollowLast(t *testing.T) {
+	root := testutil.Tree(t, "dir etc\nfile etc/f \"x\"\nsymlink etc/l f\nsymlink etc/dangling /nowhere\nsymlink abs /etc\n")
+	dir, err := os.OpenFile(root, unix.O_PATH|unix.O_DIRECTORY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dir.Close()
+	want := map[string]uint32{
+		"/etc/l": unix.S_IFLNK, "etc/dangling": unix.S_IFLNK, "/abs/l": unix.S_IFLNK,
+		"/abs/f": unix.S_IFREG, "/abs": unix.S_IFLNK, "/abs/": unix.S_IFDIR, "/etc/..": unix.S_IFDIR,
+	}
+	for name, open := range openers {
+		t.Run(name, func(t *testing.T) {
+			requireOpener(t, name)
+			for p, typ := range want {
+				fd, err := open(dir, p, unix.O_PATH|unix.O_NOFOLLOW)
+				if err != nil {
+					t.Errorf("%s O_NOFOLLOW: %v", p, err)
+					continue
+				}
+				var st unix.Stat_t
+				err = unix.Fstat(fd, &st)
+				unix.Close(fd)
+				if err != nil || st.Mode&unix.S_IFMT != typ {
+					t.Errorf("%s O_NOFOLLOW: mode %#o, %v; want type %#o", p, st.Mode, err, typ)
+				}
+			}
+			if fd, err := open(dir, "/etc/l", unix.O_RDONLY|unix.O_NOFOLLOW); err == nil {
+				unix.Close(fd)
+				t.Errorf("/etc/l O_RDONLY|O_NOFOLLOW: opened; want ELOOP")
+			}
+		})
+	}
+}
