@@ -93,7 +93,7 @@ func (e expected) sorted() expected {
 }
 
 func (e expected) add(class string, k driver.Kind, name, p, host, ctr string) {
-	e[class] = append(e[class], fmt.Sprintf("%s %s path=%s host=%s ctr=%s", k, name, p, host, ctr))
+	e[class] = append(e[class], line(driver.File{Kind: k, Name: name, Path: p, HostPath: host, ContainerPath: ctr}))
 }
 
 // wantFiles computes the expected files for caps on h, from the inventory
