@@ -131,9 +131,11 @@ func podmanStore(t *testing.T) string {
 	return dir
 }
 
-// podmanVersion is `podman --version`, for the log.
-func podmanVersion(t *testing.T) string {
+// requirePodman gates on podman and on runtime, the low-level runtime it
+// is to run (requireRuntime), and logs the versions of both.
+func requirePodman(t *testing.T, runtime string) {
 	t.Helper()
-	b, _ := exec.Command("podman", "--version").Output()
-	return strings.TrimSpace(string(b))
+	rt := requireRuntime(t, runtime)
+	b, _ := exec.Command(testutil.RequireCommand(t, "podman"), "--version").Output()
+	t.Logf("peer: %s with %s", strings.TrimSpace(string(b)), rt.version)
 }

@@ -47,8 +47,7 @@ func (c *cdiCase) kernelProcCDIHook(t *testing.T, rootfs string) *cdispecs.Hook 
 func TestCDIPodmanDeviceNodeModification(t *testing.T) {
 	for _, runtime := range []string{"runc", "crun"} {
 		t.Run(runtime, func(t *testing.T) {
-			rt := requireRuntime(t, runtime)
-			t.Logf("peer: %s with %s", podmanVersion(t), rt.version)
+			requirePodman(t, runtime)
 			c := newCDICase(t, uniqueClass())
 			script := strings.Join([]string{`p() { echo "$1=$(eval "$2" 2>&1 | busybox tr '\n' '|')"; }`,
 				"p params 'busybox grep ModifyDeviceFiles /proc/driver/nvidia/params'",
@@ -110,8 +109,7 @@ func compatImage(t *testing.T, compat string) string {
 // ldconfig -p lists it first. With an older one (major - 15) the
 // driver's is loaded and the compat dir is not in the cache.
 func TestCDIPodmanCUDACompat(t *testing.T) {
-	rt := requireRuntime(t, "crun")
-	t.Logf("peer: %s with %s", podmanVersion(t), rt.version)
+	requirePodman(t, "crun")
 	c := newCDICase(t, uniqueClass())
 	if hookIndex(c.spec, "enable-cuda-compat") < 0 {
 		t.Fatalf("the spec has no enable-cuda-compat hook: %+v", c.spec.ContainerEdits.Hooks)

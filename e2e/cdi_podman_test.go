@@ -128,8 +128,7 @@ func isMissing(s string) bool { return strings.Contains(s, "No such file") }
 func TestCDIPodman(t *testing.T) {
 	for _, runtime := range []string{"runc", "crun"} {
 		t.Run(runtime, func(t *testing.T) {
-			rt := requireRuntime(t, runtime)
-			t.Logf("peer: %s with %s", podmanVersion(t), rt.version)
+			requirePodman(t, runtime)
 			c := newCDICase(t, "gpu")
 			t.Run("gpu=0", func(t *testing.T) { c.runDevice0(t, runtime) })
 			t.Run("gpu=all", func(t *testing.T) { c.runAll(t, runtime) })
@@ -323,8 +322,7 @@ func (c *cdiCase) checkInjection(t *testing.T, cache *cdi.Cache) {
 // no other GPU. The simulated host is the Debian layout, so the loader
 // cache is checked with glibc's ldconfig rather than by the program.
 func TestCDIPodmanSimulatedMIG(t *testing.T) {
-	rt := requireRuntime(t, "runc")
-	t.Logf("peer: %s with %s", podmanVersion(t), rt.version)
+	requirePodman(t, "runc")
 	ctk, hook := buildExample(t, "nvidia-ctk", false), staticExample(t, "nvidia-cdi-hook")
 	file := cdiSpecPath(t, ".yaml")
 	env := append(os.Environ(), "TMPDIR="+t.TempDir()) // the simulated host's dir

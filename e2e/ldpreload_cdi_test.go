@@ -29,8 +29,7 @@ import (
 func TestLDPreloadCDIHooks(t *testing.T) {
 	for _, runtime := range []string{"runc", "crun"} {
 		t.Run(runtime, func(t *testing.T) {
-			rt := requireRuntime(t, runtime)
-			t.Logf("peer: %s with %s", podmanVersion(t), rt.version)
+			requirePodman(t, runtime)
 			c := newCDICase(t, uniqueClass())
 			canary := dynamicProgram(t, "true")
 			t.Run("generated-spec", func(t *testing.T) {
