@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -135,26 +134,13 @@ func newBundle(tb testing.TB, rootfs, script string, env []string, hooks *specs.
 	if out, err := exec.Command(testutil.RequireCommand(tb, "runc"), "spec", "--bundle", dir).CombinedOutput(); err != nil {
 		tb.Fatalf("runc spec: %v\n%s", err, out)
 	}
-	file := filepath.Join(dir, "config.json")
-	data, err := os.ReadFile(file)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var spec specs.Spec
-	if err := json.Unmarshal(data, &spec); err != nil {
-		tb.Fatal(err)
-	}
-	spec.Root = &specs.Root{Path: rootfs}
-	spec.Process.Terminal = false
-	spec.Process.Args = []string{"/bin/sh", "-c", script}
-	spec.Process.Env = append(spec.Process.Env, env...)
-	spec.Hooks = hooks
-	if data, err = json.MarshalIndent(&spec, "", "\t"); err != nil {
-		tb.Fatal(err)
-	}
-	if err := os.WriteFile(file, data, 0o644); err != nil {
-		tb.Fatal(err)
-	}
+	editBundle(tb, dir, func(spec *specs.Spec) {
+		spec.Root = &specs.Root{Path: rootfs}
+		spec.Process.Terminal = false
+		spec.Process.Args = []string{"/bin/sh", "-c", script}
+		spec.Process.Env = append(spec.Process.Env, env...)
+		spec.Hooks = hooks
+	})
 	return dir
 }
 

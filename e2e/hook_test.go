@@ -12,6 +12,7 @@ import (
 
 	"github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/nvcontainer"
 )
 
@@ -21,19 +22,11 @@ import (
 // rootfs through /proc/PID/root at its host path.
 func hookBundle(t *testing.T, env ...string) (bundle, state string) {
 	t.Helper()
-	bundle = t.TempDir()
 	spec := specs.Spec{Version: "1.0.2", Root: &specs.Root{Path: "rootfs"},
 		Process: &specs.Process{Args: []string{"sh"}, Env: append([]string{"PATH=/bin"}, env...)}}
 	data, _ := json.Marshal(spec)
-	if err := os.WriteFile(filepath.Join(bundle, "config.json"), data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(bundle, "rootfs/etc"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(bundle, "rootfs/etc/debian_version"), []byte("12.5\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	bundle = testutil.Bundle(t, string(data))
+	testutil.BuildTree(t, bundle, `file rootfs/etc/debian_version "12.5\n"`)
 	return bundle, fmt.Sprintf(`{"ociVersion":"1.0.2","id":"c1","status":"creating","pid":%d,"bundle":%q}`, os.Getpid(), bundle)
 }
 

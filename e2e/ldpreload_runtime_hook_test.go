@@ -61,7 +61,7 @@ func TestLDPreloadRuntimeHook(t *testing.T) {
 }
 
 // editBundle changes the bundle's config.json.
-func editBundle(t *testing.T, bundle string, change func(*specs.Spec)) {
+func editBundle(t testing.TB, bundle string, change func(*specs.Spec)) {
 	t.Helper()
 	spec := readSpec(t, bundle)
 	change(spec)

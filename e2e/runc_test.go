@@ -202,7 +202,7 @@ func (c *runtimeCase) checkConfigured(t *testing.T, got map[string]string, rootf
 	checkCacheListsLibcuda(t, rootfs, "/usr/lib/x86_64-linux-gnu")
 }
 
-func readSpec(t *testing.T, bundle string) *specs.Spec {
+func readSpec(t testing.TB, bundle string) *specs.Spec {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(bundle, "config.json"))
 	if err != nil {
