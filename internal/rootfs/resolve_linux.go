@@ -9,11 +9,9 @@ import (
 
 	pathrs "github.com/cyphar/filepath-securejoin/pathrs-lite"
 	"golang.org/x/sys/unix"
-)
 
-// openat2Retries bounds retries of openat2 when a concurrent rename or
-// mount makes RESOLVE_IN_ROOT answer EAGAIN.
-const openat2Retries = 128
+	"github.com/go-nvc/nvc/internal/inroot"
+)
 
 // components splits an unsafePath into names, dropping empty and "." ones.
 func components(unsafePath string) []string {
@@ -55,20 +53,11 @@ func (r *Root) openInRoot(comps []string, flags int) (*handle, error) {
 }
 
 func (r *Root) openat2(rel string, flags int) (*handle, error) {
-	how := &unix.OpenHow{
-		Flags:   uint64(unix.O_PATH | unix.O_CLOEXEC | flags),
-		Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS,
+	fd, err := inroot.Openat2(r.fd, rel, unix.O_PATH|flags, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "openat2", Path: "/" + rel, Err: err}
 	}
-	for i := 0; ; i++ {
-		fd, err := unix.Openat2(r.fd, rel, how)
-		if err == unix.EAGAIN && i < openat2Retries {
-			continue
-		}
-		if err != nil {
-			return nil, &os.PathError{Op: "openat2", Path: "/" + rel, Err: err}
-		}
-		return newHandle(fd, "/"+rel), nil
-	}
+	return newHandle(fd, "/"+rel), nil
 }
 
 func (r *Root) openPathrs(rel string, flags int) (*handle, error) {
