@@ -6,10 +6,13 @@ import (
 	"path/filepath"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	"github.com/go-nvc/nvc/internal/nvmlmock"
 )
 
-// DefaultDriverVersion is the driver version of go-nvml's DGX mocks.
-const DefaultDriverVersion = "550.54.15"
+// DefaultDriverVersion is the driver version of go-nvml's DGX mocks, the
+// one nvmlmock reports by default.
+const DefaultDriverVersion = nvmlmock.DefaultDriverVersion
 
 // Layout chooses where the driver's libraries live.
 type Layout string
