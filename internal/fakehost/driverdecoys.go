@@ -74,7 +74,7 @@ func classicTLS(ver string) libFile {
 
 func mesaGL(l layout) libFile {
 	return libFile{
-		dir: l.lib64 + "/" + mesaDir, file: "libGL.so.1.2.0", soname: "libGL.so.1",
+		dir: l.lib64 + "/" + mesaDir, file: "libGL.so.1.2.0",
 		links: []string{"libGL.so.1"},
 		obj:   libObject("libGL.so.1", elf.ELFCLASS64, []string{"libglapi.so.0", "libX11.so.6"}),
 	}

@@ -19,7 +19,7 @@ var eglPlatformLibs = []struct{ file, soname string }{
 func eglPlatformFiles(dir string) ([]fstree.Entry, error) {
 	var es []fstree.Entry
 	for _, l := range eglPlatformLibs {
-		f := libFile{dir: dir, file: l.file, soname: l.soname, links: []string{l.soname},
+		f := libFile{dir: dir, file: l.file, links: []string{l.soname},
 			obj: libObject(l.soname, elf.ELFCLASS64, nil)}
 		e, err := f.entries()
 		if err != nil {

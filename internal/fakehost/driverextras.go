@@ -96,8 +96,8 @@ func xorgModules(ver string, l Layout) ([]fstree.Entry, error) {
 		return nil, err
 	}
 	glx := libFile{dir: dir + "/extensions", file: "libglxserver_nvidia.so." + ver,
-		soname: "libglxserver_nvidia.so", links: []string{"libglxserver_nvidia.so"},
-		obj: elfwriter.Library("libglxserver_nvidia.so")}
+		links: []string{"libglxserver_nvidia.so"},
+		obj:   elfwriter.Library("libglxserver_nvidia.so")}
 	es, err := glx.entries()
 	if err != nil {
 		return nil, err

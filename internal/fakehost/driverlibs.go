@@ -89,11 +89,10 @@ var driverLibs = []libSpec{
 
 // libFile is one library file placed in a directory, with its links.
 type libFile struct {
-	dir    string // physical dir, slash-separated, relative to the root
-	file   string // file name (libcuda.so.550.54.15)
-	soname string
-	links  []string // symlink names in dir pointing at the chain (SONAME, dev)
-	obj    *elfwriter.Object
+	dir   string   // physical dir, slash-separated, relative to the root
+	file  string   // file name (libcuda.so.550.54.15)
+	links []string // symlink names in dir pointing at the chain (SONAME, dev)
+	obj   *elfwriter.Object
 }
 
 // entries returns the fstree entries that create f and its links.
@@ -113,16 +112,17 @@ func (f libFile) entries() ([]fstree.Entry, error) {
 
 // driverLib returns the file spec s gives at version ver in dir.
 func driverLib(s libSpec, ver, dir string, class elf.Class) libFile {
-	f := libFile{dir: path.Join(dir, s.subdir), file: s.name + "." + ver, soname: s.soname}
-	if f.soname == "" {
-		f.soname = f.file
+	f := libFile{dir: path.Join(dir, s.subdir), file: s.name + "." + ver}
+	soname := s.soname
+	if soname == "" {
+		soname = f.file
 	} else {
-		f.links = append(f.links, f.soname)
+		f.links = append(f.links, soname)
 	}
 	if s.dev {
 		f.links = append(f.links, s.name)
 	}
-	f.obj = libObject(f.soname, class, expand(s.needs, ver))
+	f.obj = libObject(soname, class, expand(s.needs, ver))
 	if s.tls {
 		f.obj.ABITag = &elfwriter.ABITag{Major: 2, Minor: 3, Patch: 99}
 	}
