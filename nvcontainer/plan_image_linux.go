@@ -8,9 +8,10 @@ import (
 	"slices"
 	"strings"
 
-	pathrs "github.com/cyphar/filepath-securejoin/pathrs-lite"
 	"github.com/cyphar/filepath-securejoin/pathrs-lite/procfs"
 	"golang.org/x/sys/unix"
+
+	"github.com/go-nvc/nvc/internal/inroot"
 )
 
 // maxCompatEntries bounds the directory entries read from the image's
@@ -30,8 +31,8 @@ type rootfsView interface {
 }
 
 // imageRoot is a rootfs opened as an O_PATH directory; every lookup
-// in it goes through pathrs-lite (openat2 RESOLVE_IN_ROOT, or its
-// emulation), so symlinks and ".." stay inside.
+// in it goes through inroot.Open (openat2 RESOLVE_IN_ROOT, or
+// filepath-securejoin's emulation), so symlinks and ".." stay inside.
 type imageRoot struct {
 	dir  *os.File
 	real string // the rootfs path as the kernel names it
@@ -57,13 +58,14 @@ func openRootfs(rootfs string) (rootfsView, error) {
 func (r *imageRoot) close() { r.dir.Close() }
 
 func (r *imageRoot) resolve(unsafePath string) (string, uint32, error) {
-	h, err := pathrs.OpenatInRoot(r.dir, unsafePath)
+	fd, err := inroot.Open(r.dir, unsafePath, unix.O_PATH)
 	if err != nil {
 		return "", 0, fmt.Errorf("resolving %q in rootfs %q: %w", unsafePath, r.dir.Name(), err)
 	}
+	h := os.NewFile(uintptr(fd), unsafePath)
 	defer h.Close()
 	var st unix.Stat_t
-	if err := unix.Fstat(int(h.Fd()), &st); err != nil {
+	if err := unix.Fstat(fd, &st); err != nil {
 		return "", 0, fmt.Errorf("resolving %q in rootfs %q: %w", unsafePath, r.dir.Name(), os.NewSyscallError("fstat", err))
 	}
 	p, err := procfs.ProcSelfFdReadlink(h)
@@ -90,15 +92,11 @@ func underRoot(root, p string) (string, bool) {
 }
 
 func (r *imageRoot) list(inRoot string) ([]string, error) {
-	h, err := pathrs.OpenatInRoot(r.dir, inRoot)
+	fd, err := inroot.Open(r.dir, inRoot, unix.O_RDONLY|unix.O_DIRECTORY)
 	if err != nil {
 		return nil, fmt.Errorf("listing %q in rootfs %q: %w", inRoot, r.dir.Name(), err)
 	}
-	defer h.Close()
-	d, err := pathrs.Reopen(h, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
-	if err != nil {
-		return nil, fmt.Errorf("listing %q in rootfs %q: %w", inRoot, r.dir.Name(), err)
-	}
+	d := os.NewFile(uintptr(fd), inRoot)
 	defer d.Close()
 	names, err := d.Readdirnames(maxCompatEntries)
 	if err != nil && !errors.Is(err, io.EOF) {
