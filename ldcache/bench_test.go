@@ -112,7 +112,7 @@ func writeCache(b *testing.B, root string, c *ldcache.Cache) {
 }
 
 func benchAgainst(b *testing.B, c benchCase) {
-	ldconfig := ldconfig(b)
+	ldconfig := testutil.GlibcLdconfig(b)
 	testutil.RequireRoot(b)
 	root, ours := c.root(b), c.ours
 	peer := newPeer(b, ldconfig, append([]string{"-r", root}, c.args...))

@@ -7,46 +7,15 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/ldcache"
 )
 
-// The peer these tests compare against: glibc's ldconfig. Its version is
-// logged by every test that uses it; the expected one is Debian's 2.36.
-var (
-	ldconfigOnce    sync.Once
-	ldconfigPath    string
-	ldconfigVersion string
-)
-
-// ldconfig returns the path of glibc's ldconfig, gating tb on its presence,
-// and logs its version.
-func ldconfig(tb testing.TB) string {
-	tb.Helper()
-	ldconfigOnce.Do(func() {
-		for _, p := range []string{"/usr/sbin/ldconfig", "/sbin/ldconfig"} {
-			if _, err := os.Stat(p); err == nil {
-				ldconfigPath = p
-				break
-			}
-		}
-		if ldconfigPath == "" {
-			return
-		}
-		out, _ := exec.Command(ldconfigPath, "--version").Output()
-		ldconfigVersion, _, _ = strings.Cut(string(out), "\n")
-	})
-	if ldconfigPath == "" {
-		testutil.Unavailable(tb, "needs glibc's ldconfig (/usr/sbin/ldconfig)")
-	}
-	tb.Logf("peer: %s", ldconfigVersion)
-	return ldconfigPath
-}
-
-// runLdconfig runs glibc's ldconfig with args and returns its stdout,
+// runLdconfig runs glibc's ldconfig (the peer these tests compare
+// against, from testutil.GlibcLdconfig, which logs its version; the
+// expected one is Debian's 2.36) with args and returns its stdout,
 // failing tb on a non-zero exit. With -r it gates on root: only then does
 // ldconfig chroot into ROOT, which the comparisons assume (without it,
 // it resolves paths itself and rejects relative include patterns).
@@ -55,7 +24,7 @@ func runLdconfig(tb testing.TB, args ...string) []byte {
 	if slices.Contains(args, "-r") {
 		testutil.RequireRoot(tb)
 	}
-	cmd := exec.Command(ldconfig(tb), args...)
+	cmd := exec.Command(testutil.GlibcLdconfig(tb), args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
