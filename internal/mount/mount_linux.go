@@ -78,7 +78,7 @@ func (m *Mount) Target() string { return m.target }
 // mounts inside it.
 func (m *Mount) OpenDir(name string) (*os.File, error) {
 	shown := m.target + "/" + name
-	dir, err := unix.Dup(m.fd)
+	dir, err := unix.FcntlInt(uintptr(m.fd), unix.F_DUPFD_CLOEXEC, 0)
 	for _, c := range strings.Split(name, "/") {
 		if err != nil || c == "" || c == "." {
 			continue

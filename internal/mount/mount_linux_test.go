@@ -262,3 +262,37 @@ func TestCloseTouchesOnlyItsOwn(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenDir: OpenDir walks below the mount's root without ".." and
+// hands back a close-on-exec descriptor, also for the root itself (a
+// duplicate of the Mount's own).
+func TestOpenDir(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(root+"/gpus/0", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newMount(fd, "tmpfs", "/proc/driver/nvidia")
+	defer m.Close()
+	for _, name := range []string{"", ".", "gpus", "gpus/0"} {
+		d, err := m.OpenDir(name)
+		if err != nil {
+			t.Errorf("OpenDir(%q): %v", name, err)
+			continue
+		}
+		flags, err := unix.FcntlInt(d.Fd(), unix.F_GETFD, 0)
+		if err != nil || flags&unix.FD_CLOEXEC == 0 {
+			t.Errorf("OpenDir(%q): F_GETFD %#x, %v; want FD_CLOEXEC", name, flags, err)
+		}
+		d.Close()
+	}
+	if d, err := m.OpenDir("gpus/../.."); !errors.Is(err, unix.EXDEV) {
+		if d != nil {
+			d.Close()
+		}
+		t.Errorf("OpenDir(\"gpus/../..\") = %v, want EXDEV", err)
+	}
+}
