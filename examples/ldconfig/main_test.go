@@ -34,10 +34,7 @@ func ours(t *testing.T, args ...string) string {
 	t.Helper()
 	bin := filepath.Join(binDir, "ldconfig")
 	if _, err := os.Stat(bin); err != nil {
-		out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-		if err != nil {
-			t.Fatalf("go build: %v\n%s", err, out)
-		}
+		testutil.GoBuild(t, ".", ".", bin)
 	}
 	cmd := exec.Command(bin, args...)
 	var stderr bytes.Buffer
