@@ -68,6 +68,25 @@ type Host struct {
 // Generate writes a host into dir, which must exist and be empty.
 func Generate(dir string, opts *Options) (*Host, error) {
 	o := withDefaults(opts)
+	if err := checkEmpty(dir); err != nil {
+		return nil, err
+	}
+	h, err := newHost(dir, o)
+	if err != nil {
+		return nil, fmt.Errorf("generating host in %s: %w", dir, err)
+	}
+	if err := writeGPUs(h, o); err != nil {
+		return nil, fmt.Errorf("generating host in %s: %w", dir, err)
+	}
+	if err := writeDriver(h, o); err != nil {
+		return nil, fmt.Errorf("generating host in %s: %w", dir, err)
+	}
+	return h, nil
+}
+
+// newHost is the Host of o in dir, before anything is written: its NVML is
+// o.NVML or the mock of o.Machine.
+func newHost(dir string, o Options) (*Host, error) {
 	h := &Host{
 		Root:          dir,
 		ProcRoot:      filepath.Join(dir, "proc"),
@@ -76,21 +95,12 @@ func Generate(dir string, opts *Options) (*Host, error) {
 		DriverVersion: o.DriverVersion,
 		Layout:        o.Layout,
 	}
-	if err := checkEmpty(dir); err != nil {
-		return nil, err
-	}
 	if h.NVML == nil {
 		n, err := defaultNVML(o)
 		if err != nil {
-			return nil, fmt.Errorf("generating host in %s: %w", dir, err)
+			return nil, err
 		}
 		h.NVML = n
-	}
-	if err := writeGPUs(h, o); err != nil {
-		return nil, fmt.Errorf("generating host in %s: %w", dir, err)
-	}
-	if err := writeDriver(h, o); err != nil {
-		return nil, fmt.Errorf("generating host in %s: %w", dir, err)
 	}
 	return h, nil
 }

@@ -17,14 +17,9 @@ import (
 func gpuHost(t *testing.T, o Options) *Host {
 	t.Helper()
 	o = withDefaults(&o)
-	dir := t.TempDir()
-	h := &Host{Root: dir, ProcRoot: filepath.Join(dir, "proc"), DevRoot: filepath.Join(dir, "dev"), NVML: o.NVML, DriverVersion: o.DriverVersion}
-	if h.NVML == nil {
-		n, err := defaultNVML(o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		h.NVML = n
+	h, err := newHost(t.TempDir(), o)
+	if err != nil {
+		t.Fatal(err)
 	}
 	if err := writeGPUs(h, o); err != nil {
 		t.Fatal(err)
