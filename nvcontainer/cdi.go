@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/go-nvc/nvc/capabilities"
 	specs "tags.cncf.io/container-device-interface/specs-go"
@@ -214,16 +215,6 @@ func (p *Plan) cdiDevices(o *CDIOptions) ([]specs.Device, error) {
 	if !o.NoAllDevice && len(all.DeviceNodes) > 0 {
 		devs = append(devs, specs.Device{Name: "all", ContainerEdits: *all})
 	}
-	slices.SortStableFunc(devs, func(a, b specs.Device) int { return cmpString(a.Name, b.Name) })
+	slices.SortStableFunc(devs, func(a, b specs.Device) int { return strings.Compare(a.Name, b.Name) })
 	return devs, nil
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
