@@ -30,7 +30,6 @@ const (
 	endianLittle     = 2
 	endianBig        = 3
 	newAlign         = 8 // __alignof__ (struct cache_file_new) on 64-bit hosts
-	maxCacheSize     = MaxCacheSize
 	maxReasonableLen = 1 << 30
 )
 
@@ -125,7 +124,7 @@ func readLimited(path string, max int64) ([]byte, error) {
 }
 
 func tooLarge(size int64) error {
-	return &ParseError{Msg: fmt.Sprintf("%d bytes is larger than any cache (limit %d)", size, maxCacheSize), Err: ErrCorrupt}
+	return &ParseError{Msg: fmt.Sprintf("%d bytes is larger than any cache (limit %d)", size, MaxCacheSize), Err: ErrCorrupt}
 }
 
 // Parse decodes a cache in any of the three layouts. It checks every count,
@@ -133,7 +132,7 @@ func tooLarge(size int64) error {
 // error (matching ErrNotCache or ErrCorrupt) instead of a panic, and it
 // allocates in proportion to len(b). Parse does not keep b.
 func Parse(b []byte) (*Cache, error) {
-	if len(b) > maxCacheSize {
+	if len(b) > MaxCacheSize {
 		return nil, tooLarge(int64(len(b)))
 	}
 	p := &parser{b: b, s: string(b)}

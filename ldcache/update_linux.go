@@ -152,7 +152,7 @@ func OpenInRoot(rootfs, unsafePath string) (*Cache, error) {
 		return nil, fmt.Errorf("reading ld.so.cache: %w", err)
 	}
 	defer r.close()
-	b, err := r.readFile(unsafePath, maxCacheSize)
+	b, err := r.readFile(unsafePath, MaxCacheSize)
 	if err != nil {
 		return nil, fmt.Errorf("reading ld.so.cache %s in %s: %w", unsafePath, rootfs, err)
 	}
