@@ -74,12 +74,15 @@ func (f *procFacts) capFileMinor(proc string) (uint32, bool) {
 	if err != nil {
 		return 0, false
 	}
-	kv := keyValues(data)
-	if _, ok := kv["DeviceFileMinor"]; !ok {
-		return 0, false
-	}
-	m, err := uintValue(kv, "DeviceFileMinor", 0)
-	return m, err == nil
+	return deviceFileMinor(keyValues(data))
+}
+
+// deviceFileMinor reads a capability file's DeviceFileMinor, which it must
+// have.
+func deviceFileMinor(kv map[string]string) (uint32, bool) {
+	s, ok := kv["DeviceFileMinor"]
+	m, err := strconv.ParseUint(s, 10, 32)
+	return uint32(m), ok && err == nil
 }
 
 // gpuMIGMinors lists the mig-minors entries "gpu<minor>/…", as

@@ -192,10 +192,9 @@ func capNodes(f *procFacts) ([]wantNode, error) {
 		if err != nil {
 			return nil, err
 		}
-		kv := keyValues(data)
-		minor, err := uintValue(kv, "DeviceFileMinor", 0)
-		p, perr := parseFileParams(data)
-		if _, has := kv["DeviceFileMinor"]; err != nil || perr != nil || !has {
+		minor, ok := deviceFileMinor(keyValues(data))
+		p, err := parseFileParams(data)
+		if !ok || err != nil {
 			return nil, fmt.Errorf("%w: capability file %s", ErrInvalid, f.path(proc))
 		}
 		p.uid, p.gid = 0, 0

@@ -113,6 +113,21 @@ func TestParseFileParams(t *testing.T) {
 	}
 }
 
+func TestDeviceFileMinor(t *testing.T) {
+	for in, want := range map[string]int64{
+		"DeviceFileMinor: 3\nDeviceFileMode: 256\n": 3,
+		"DeviceFileMode: 256\n":                     -1,
+		"DeviceFileMinor: x\n":                      -1,
+		"DeviceFileMinor: -1\n":                     -1,
+		"DeviceFileMinor: 4294967296\n":             -1,
+	} {
+		m, ok := deviceFileMinor(keyValues([]byte(in)))
+		if ok != (want >= 0) || (ok && int64(m) != want) {
+			t.Errorf("%q: %d, %v; want %d", in, m, ok, want)
+		}
+	}
+}
+
 func FuzzParseInformation(f *testing.F) {
 	f.Add([]byte(h100Information))
 	f.Fuzz(func(t *testing.T, data []byte) {
