@@ -345,8 +345,8 @@ func unescape(s string) string {
 	return sb.String()
 }
 
-// detectFamily: /etc/debian_version marks Debian; a musl loader and no
-// glibc one marks musl; anything else is the lib64 default.
+// detectFamily: /etc/debian_version marks Debian; a musl loader marks
+// musl; anything else is the lib64 default.
 func detectFamily(r *root, t *target) Family {
 	if _, err := r.lstat("/etc/debian_version"); err == nil {
 		return FamilyDebian
