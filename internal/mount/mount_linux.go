@@ -70,9 +70,6 @@ func (m *Mount) ID() uint64 {
 	return m.id
 }
 
-// Target is the target's path inside the rootfs, for messages.
-func (m *Mount) Target() string { return m.target }
-
 // OpenDir opens the directory name below the mount's root, component by
 // component, never following a symlink or "..", for attaching further
 // mounts inside it.

@@ -177,9 +177,6 @@ func (s *Source) Path() string { return s.path }
 // Method is the method the source was prepared for (never Auto).
 func (s *Source) Method() Method { return s.method }
 
-// Attr is the attribute set the mount gets.
-func (s *Source) Attr() Attr { return s.attr }
-
 // Mode is the source's file type and permissions, to create a matching
 // placeholder.
 func (s *Source) Mode() fs.FileMode {
