@@ -1,8 +1,6 @@
 package nvcontainer
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 
 	"go.yaml.in/yaml/v3"
@@ -21,14 +19,11 @@ const (
 func MarshalCDISpec(spec *specs.Spec, format string) ([]byte, error) {
 	switch format {
 	case CDIFormatJSON:
-		var b bytes.Buffer
-		enc := json.NewEncoder(&b)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(spec); err != nil {
+		b, err := indentJSON(spec)
+		if err != nil {
 			return nil, fmt.Errorf("encoding CDI spec as JSON: %w", err)
 		}
-		return b.Bytes(), nil
+		return b, nil
 	case CDIFormatYAML:
 		b, err := yaml.Marshal(spec)
 		if err != nil {

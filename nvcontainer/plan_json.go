@@ -11,12 +11,22 @@ import (
 // newline and without HTML escaping ("cuda>=12.4", not "cuda\u003e=12.4"):
 // what a dry run prints. Two plans that are equal give equal bytes.
 func (p *Plan) JSON() ([]byte, error) {
+	b, err := indentJSON(p)
+	if err != nil {
+		return nil, fmt.Errorf("encoding plan: %w", err)
+	}
+	return b, nil
+}
+
+// indentJSON encodes v indented by two spaces, with a final newline and
+// without HTML escaping: the layout of a plan and of a CDI spec in JSON.
+func indentJSON(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(p); err != nil {
-		return nil, fmt.Errorf("encoding plan: %w", err)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
 	}
 	return b.Bytes(), nil
 }
