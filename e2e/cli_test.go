@@ -191,16 +191,7 @@ func TestCLIShortOptions(t *testing.T) {
 // debianRootfsDir is a Debian-layout rootfs directory (no process).
 func debianRootfsDir(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	for _, d := range []string{"etc", "usr/lib/x86_64-linux-gnu", "usr/bin"} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(dir, "etc/debian_version"), []byte("12.5\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return testutil.Tree(t, "file etc/debian_version \"12.5\\n\"\ndir usr/lib/x86_64-linux-gnu\ndir usr/bin\n")
 }
 
 // TestCLIErrors checks nvidia-container-cli's error lines and exit status.
