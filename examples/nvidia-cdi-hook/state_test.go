@@ -7,22 +7,14 @@ import (
 	"testing"
 
 	"github.com/go-nvc/nvc/internal/oci"
+	"github.com/go-nvc/nvc/internal/testutil"
 )
 
 // The hook finds the root with internal/oci (tested there); this checks
 // the wiring: crun's root first, root.path joined to the bundle, refusals.
 func TestContainerRoot(t *testing.T) {
-	bundle := t.TempDir()
-	spec := func(dir, root string) {
-		t.Helper()
-		doc := `{"ociVersion":"1.0.2","process":{},"root":{"path":"` + root + `"}}`
-		if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(doc), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	spec(bundle, "rootfs")
-	slash := t.TempDir()
-	spec(slash, "/..")
+	spec := func(root string) string { return `{"ociVersion":"1.0.2","process":{},"root":{"path":"` + root + `"}}` }
+	bundle, slash := testutil.Bundle(t, spec("rootfs")), testutil.Bundle(t, spec("/.."))
 	tests := []struct {
 		name, state, want, err string
 	}{
