@@ -1,7 +1,6 @@
 package nvcontainer_test
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -149,7 +148,7 @@ func findTmpfs(p *nvcontainer.Plan, target string) (nvcontainer.Tmpfs, bool) {
 // encode is the plan's JSON, as a dry run prints it.
 func encode(tb testing.TB, p *nvcontainer.Plan) []byte {
 	tb.Helper()
-	b, err := json.MarshalIndent(p, "", "  ")
+	b, err := p.JSON()
 	if err != nil {
 		tb.Fatal(err)
 	}
