@@ -18,13 +18,6 @@ import (
 	"github.com/go-nvc/nvc/internal/testutil/container"
 )
 
-// newerSyscalls are what a RHEL 8 kernel (4.18) lacks: the new mount API
-// (5.2, mount_setattr 5.12), openat2 (5.6) and fchmodat2 (6.6).
-var newerSyscalls = []uintptr{
-	unix.SYS_OPEN_TREE, unix.SYS_MOVE_MOUNT, unix.SYS_FSOPEN, unix.SYS_FSCONFIG,
-	unix.SYS_FSMOUNT, unix.SYS_MOUNT_SETATTR, unix.SYS_OPENAT2, unix.SYS_FCHMODAT2,
-}
-
 // envOldKernel gives TestApplyOldKernel's child the plan file to apply.
 const envOldKernel = "NVC_APPLY_OLD_KERNEL_PLAN"
 
@@ -66,7 +59,7 @@ func oldKernelChild(t *testing.T, file string) {
 	}
 	c := startIn(t, fedoraLayout, false)
 	host := recordHost(t, filepath.Dir(file))
-	if err := container.DenySyscalls(newerSyscalls...); err != nil {
+	if err := container.DenyNewerSyscalls(); err != nil {
 		t.Fatal(err)
 	}
 	if mount.HasNewAPI() {

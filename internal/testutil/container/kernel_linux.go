@@ -105,3 +105,11 @@ func DenySyscalls(nrs ...uintptr) error {
 	}
 	return nil
 }
+
+// DenyNewerSyscalls is [DenySyscalls] for what a RHEL 8 kernel (4.18)
+// lacks: the new mount API (5.2, mount_setattr 5.12), openat2 (5.6) and
+// fchmodat2 (6.6). Call it in a child ([InChild]).
+func DenyNewerSyscalls() error {
+	return DenySyscalls(unix.SYS_OPEN_TREE, unix.SYS_MOVE_MOUNT, unix.SYS_FSOPEN, unix.SYS_FSCONFIG,
+		unix.SYS_FSMOUNT, unix.SYS_MOUNT_SETATTR, unix.SYS_OPENAT2, unix.SYS_FCHMODAT2)
+}
