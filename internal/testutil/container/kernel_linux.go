@@ -55,7 +55,8 @@ func InPrivateMountNS(t *testing.T) bool {
 
 // reexec runs the calling top-level test in a child of the test binary
 // (started through prefix, if any) with env naming it, fails t if the
-// child fails and passes on the child's test log lines.
+// child fails, skips t (through the gate) if the child skipped, and
+// passes on the child's test log lines.
 func reexec(t *testing.T, env string, prefix ...string) {
 	t.Helper()
 	args := append(prefix, os.Args[0], "-test.run=^"+regexp.QuoteMeta(t.Name())+"$", "-test.v")
@@ -65,6 +66,9 @@ func reexec(t *testing.T, env string, prefix ...string) {
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), env+"="+t.Name())
 	out, err := cmd.CombinedOutput()
+	if err == nil && strings.Contains(string(out), "--- SKIP: "+t.Name()+" (") {
+		testutil.Unavailable(t, "child %s skipped:\n%s", t.Name(), out)
+	}
 	if err != nil || !strings.Contains(string(out), "--- PASS: "+t.Name()) {
 		t.Errorf("child %s did not pass: %v\n%s", t.Name(), err, out)
 		return
