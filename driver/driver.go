@@ -98,8 +98,6 @@ type Driver struct {
 	// elfMemo keeps what was read from each library file (elfKey →
 	// elfInfo), so that later Files calls read only file metadata.
 	elfMemo sync.Map
-	// linkMemo keeps symlink targets (linkKey → string).
-	linkMemo sync.Map
 	// linkedDirs are the directory paths whose walk met a symlink, a hint
 	// for the next Files call (string → struct{}).
 	linkedDirs sync.Map

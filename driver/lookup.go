@@ -32,8 +32,8 @@ import (
 // driver root itself cannot be opened.
 //
 // Every call looks at the files again. What it read inside a library (its
-// ELF headers) and symlink targets are kept by the Driver, keyed by device,
-// inode, size and times, so a later call only stats files it saw before.
+// ELF headers) is kept by the Driver, keyed by device, inode, size and
+// times, so a later call only stats files it saw before.
 // Symlinks and missing names are also kept by directory: while a
 // directory's ctime is unchanged (and was at least a second old when they
 // were looked up), a later call stats the directory once instead of each
@@ -45,7 +45,7 @@ func (d *Driver) Files(caps capabilities.Set) (*Files, error) {
 		return nil, fmt.Errorf("looking up driver files in %s: %w", d.root, err)
 	}
 	defer r.close()
-	r.links, r.linkedDirs = &d.linkMemo, &d.linkedDirs
+	r.linkedDirs = &d.linkedDirs
 	r.memo = &memos{shared: &d.dirMemo, start: time.Now()}
 	fs := d.filesIn(r, caps)
 	r.memo.publish()

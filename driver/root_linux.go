@@ -41,10 +41,6 @@ type rootDir struct {
 	// seen are the results of lookup by directory and name, for this
 	// rootDir's life.
 	seen map[dirName]lookupResult
-	// links, when set, keeps symlink targets across rootDirs, by the
-	// link's identity (linkKey → string): a symlink's target cannot
-	// change without a new inode or ctime.
-	links *sync.Map
 	// linkedDirs, when set, keeps the directory paths whose walk met a
 	// symlink (string → struct{}), across rootDirs: openDir then goes
 	// straight to the walk that follows symlinks. It is only a hint: either
@@ -64,12 +60,6 @@ type lookupResult struct {
 	res    resolved
 	target string
 	err    error
-}
-
-// linkKey identifies a symlink.
-type linkKey struct {
-	dev, ino uint64
-	ctime    int64
 }
 
 // dirHandle is an open directory inside the root.
@@ -284,7 +274,7 @@ func (r *rootDir) lookupNew(d dirHandle, name string) (resolved, string, error) 
 		return resolved{}, "", &os.PathError{Op: "fstatat", Path: d.path + "/" + name, Err: err}
 	}
 	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
-		t, err := r.readlink(d, name, linkKey{st.Dev, st.Ino, st.Ctim.Nano()})
+		t, err := r.readlink(d, name)
 		if err == nil {
 			r.memo.keep(d, name, memoEntry{target: t})
 		}
@@ -307,20 +297,11 @@ func (r *rootDir) follow(d dirHandle, target string) string {
 	return strings.TrimSuffix(d.path, "/") + "/" + target
 }
 
-// readlink returns the target of the symlink name in d, from r.links when
-// it has the link.
-func (r *rootDir) readlink(d dirHandle, name string, k linkKey) (string, error) {
-	if r.links != nil {
-		if t, ok := r.links.Load(k); ok {
-			return t.(string), nil
-		}
-	}
+// readlink returns the target of the symlink name in d.
+func (r *rootDir) readlink(d dirHandle, name string) (string, error) {
 	t, err := readlinkat(d.fd, name)
 	if err != nil || t == "" {
 		return "", &os.PathError{Op: "readlinkat", Path: d.path + "/" + name, Err: err}
-	}
-	if r.links != nil {
-		r.links.Store(k, t)
 	}
 	return t, nil
 }
