@@ -49,7 +49,7 @@ func TestCDIPodmanDeviceNodeModification(t *testing.T) {
 		t.Run(runtime, func(t *testing.T) {
 			requirePodman(t, runtime)
 			c := newCDICase(t, uniqueClass())
-			script := strings.Join([]string{`p() { echo "$1=$(eval "$2" 2>&1 | busybox tr '\n' '|')"; }`,
+			script := strings.Join([]string{probeFunc,
 				"p params 'busybox grep ModifyDeviceFiles /proc/driver/nvidia/params'",
 				"p mount \"busybox grep ' /proc/driver/nvidia/params ' /proc/self/mountinfo\"",
 				"p gpus 'busybox ls /proc/driver/nvidia/gpus | busybox wc -l'"}, "\n")

@@ -94,7 +94,7 @@ func (c *cdiCase) inspect(t *testing.T, runtime string, paths []string, devices 
 	t.Helper()
 	rootfs := busyboxRootfs(t)
 	testutil.BuildTree(t, rootfs, "char nvidia1-node 195 1 0666")
-	script := []string{"cd /", `p() { echo "$1=$(eval "$2" 2>&1 | busybox tr '\n' '|')"; }`}
+	script := []string{"cd /", probeFunc}
 	for _, p := range paths {
 		script = append(script, fmt.Sprintf(`p %s "busybox stat -c '%%F %%t:%%T' %s"`, p, p))
 	}

@@ -166,10 +166,14 @@ func ourHook(hook, config, stage string) specs.Hook {
 		Env: []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}}
 }
 
+// probeFunc defines the shell function p KEY COMMAND, which prints
+// KEY=OUTPUT, the command's output (stderr too) on one line with '|' for
+// newlines, as parseProbe reads it.
+const probeFunc = `p() { echo "$1=$(eval "$2" 2>&1 | busybox tr '\n' '|')"; }`
+
 // probeScript runs in the container and prints key=value lines about what
 // it sees (see parseProbe).
-const probeScript = `cd /
-p() { echo "$1=$(eval "$2" 2>&1 | busybox tr '\n' '|')"; }
+const probeScript = "cd /\n" + probeFunc + `
 p dev0 'busybox ls -l /dev/nvidia0'
 p dev1 'busybox ls /dev/nvidia1'
 p dev2 'busybox ls -l /dev/nvidia2'
