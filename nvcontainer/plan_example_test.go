@@ -15,8 +15,8 @@ import (
 )
 
 // exampleHost opens a generated DGX A100 (driver 550.54.15) under dir the
-// way a runtime opens the real host: driver.Open and devices.Discover with
-// the host's roots (here without NVML, from procfs).
+// way a runtime opens the real host: OpenHost (driver.Open and
+// devices.Discover) with the host's roots (here without NVML, from procfs).
 func exampleHost(dir string) *nvcontainer.Host {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		log.Fatal(err)
@@ -25,15 +25,11 @@ func exampleHost(dir string) *nvcontainer.Host {
 	if err != nil {
 		log.Fatal(err)
 	}
-	drv, err := driver.Open(&driver.Options{Root: fh.Root, ProcRoot: fh.ProcRoot, DevRoot: fh.DevRoot})
+	host, err := nvcontainer.OpenHost(&driver.Options{Root: fh.Root, ProcRoot: fh.ProcRoot, DevRoot: fh.DevRoot}, devices.Procfs)
 	if err != nil {
 		log.Fatal(err)
 	}
-	dev, err := devices.Discover(&devices.Options{Backend: devices.Procfs, DriverRoot: fh.Root, ProcRoot: fh.ProcRoot, DevRoot: fh.DevRoot})
-	if err != nil {
-		log.Fatal(err)
-	}
-	return &nvcontainer.Host{Driver: drv, Devices: dev}
+	return host
 }
 
 // A plan for GPU 2 with compute and utility in a Fedora-like rootfs: the

@@ -49,16 +49,11 @@ func newTestHost(tb testing.TB, opts *fakehost.Options) *testHost {
 
 func openTestHost(tb testing.TB, fh *fakehost.Host, backend devices.Backend) *testHost {
 	tb.Helper()
-	drv, err := driver.Open(&driver.Options{Root: fh.Root, ProcRoot: fh.ProcRoot, DevRoot: fh.DevRoot, NVML: fh.NVML})
+	host, err := nvcontainer.OpenHost(&driver.Options{Root: fh.Root, ProcRoot: fh.ProcRoot, DevRoot: fh.DevRoot, NVML: fh.NVML}, backend)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	dev, err := devices.Discover(&devices.Options{Backend: backend, NVML: fh.NVML,
-		DriverRoot: fh.Root, ProcRoot: fh.ProcRoot, DevRoot: fh.DevRoot})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return &testHost{fake: fh, host: &nvcontainer.Host{Driver: drv, Devices: dev}}
+	return &testHost{fake: fh, host: host}
 }
 
 // request builds a request from an environment, privileged (so that
