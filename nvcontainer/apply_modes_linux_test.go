@@ -43,13 +43,8 @@ func TestApplyOldKernel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	unshare := testutil.RequireCommand(t, "unshare")
-	cmd := exec.Command(unshare, "--mount", "--propagation", "private", os.Args[0], "-test.run=^TestApplyOldKernel$", "-test.v")
-	cmd.Env = append(os.Environ(), envOldKernel+"="+file)
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "--- PASS: TestApplyOldKernel") {
-		t.Errorf("child: %v\n%s", err, out)
-	}
+	t.Setenv(envOldKernel, file) // the child inherits it
+	container.InPrivateMountNS(t)
 }
 
 func oldKernelChild(t *testing.T, file string) {
