@@ -143,7 +143,7 @@ func (a *applier) run() (err error) {
 		return stepError(StepEnter, a.ctr.Rootfs, err)
 	}
 	kept = true
-	a.host.Release().Discard()
+	a.host.Discard()
 	return nil
 }
 
@@ -221,7 +221,7 @@ func (a *applier) inNamespace() (err error) {
 		return err
 	}
 	kept = true
-	a.inner.Release().Discard()
+	a.inner.Discard()
 	return nil
 }
 
