@@ -28,3 +28,8 @@ func OpenInRoot(rootfs, unsafePath string) (*Cache, error) {
 func WriteFileInRoot(rootfs, unsafePath string, c *Cache) error {
 	return fmt.Errorf("writing ld.so.cache %s in %s: %w", unsafePath, rootfs, ErrNotSupported)
 }
+
+// MuslPathFile needs Linux; elsewhere it fails.
+func MuslPathFile(rootfs, goarch string, dirs []string) (string, []byte, error) {
+	return "", nil, fmt.Errorf("reading the musl path file of %s: %w", rootfs, ErrNotSupported)
+}

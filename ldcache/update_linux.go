@@ -77,7 +77,35 @@ func updateCache(r *root, t *target, dirs []string, o *UpdateOptions, rootfs str
 var muslDefaultPath = []string{"/lib", "/usr/local/lib", "/usr/lib"}
 
 func updateMusl(r *root, t *target, dirs []string, rootfs string) error {
-	file := "/etc/ld-musl-" + t.muslArch + ".path"
+	file, data := muslPath(r, t, dirs)
+	if err := writeInRoot(r, file, data); err != nil {
+		return fmt.Errorf("updating musl path file %s in %s: %w", file, rootfs, err)
+	}
+	return nil
+}
+
+// MuslPathFile is what Update writes in a musl root, without writing it:
+// the path file of rootfs's loader for goarch ("": the running one) and
+// its new content, dirs first, then the file's present entries (musl's
+// defaults when it has none), each once. A caller that records its own
+// undo (nvcontainer's Apply) writes it through its own rootfs handle.
+func MuslPathFile(rootfs, goarch string, dirs []string) (file string, data []byte, err error) {
+	t, r, err := openTarget(rootfs, goarch)
+	if err != nil {
+		return "", nil, fmt.Errorf("reading the musl path file: %w", err)
+	}
+	defer r.close()
+	if t.muslArch == "" {
+		return "", nil, fmt.Errorf("reading the musl path file of %s: musl has no loader for %s", rootfs, t.goarch)
+	}
+	file, data = muslPath(r, t, dirs)
+	return file, data, nil
+}
+
+// muslPath is the path file of t's musl loader and its content with dirs
+// put first.
+func muslPath(r *root, t *target, dirs []string) (file string, data []byte) {
+	file = "/etc/ld-musl-" + t.muslArch + ".path"
 	old := muslDefaultPath
 	if b, err := r.readFile(file, 1<<20); err == nil {
 		old = strings.FieldsFunc(string(b), func(c rune) bool { return c == '\n' || c == ':' })
@@ -88,10 +116,7 @@ func updateMusl(r *root, t *target, dirs []string, rootfs string) error {
 			out = append(out, d)
 		}
 	}
-	if err := writeInRoot(r, file, []byte(strings.Join(out, "\n")+"\n")); err != nil {
-		return fmt.Errorf("updating musl path file %s in %s: %w", file, rootfs, err)
-	}
-	return nil
+	return file, []byte(strings.Join(out, "\n") + "\n")
 }
 
 // writeInRoot replaces unsafePath inside the root with data, atomically,

@@ -37,8 +37,12 @@ func (a *applier) writeLDCache(root *rootfs.Root, dirs []string) error {
 		return err
 	}
 	if family == ldcache.FamilyMusl {
-		u := a.plan.LDCache
-		return ldcache.Update(rootPath, &ldcache.UpdateOptions{FirstDirs: u.FirstDirs, Dirs: u.Dirs, Family: family})
+		// Written through root, like the cache, so that undo restores it.
+		file, data, err := ldcache.MuslPathFile(rootPath, "", dirs)
+		if err != nil {
+			return err
+		}
+		return root.WriteFile(file, data, 0o644)
 	}
 	c, err := ldcache.Build(rootPath, &ldcache.BuildOptions{Dirs: dirs, Family: family})
 	if err != nil {
