@@ -268,3 +268,24 @@ func TestDevRootDefault(t *testing.T) {
 		t.Errorf("default roots: %v, %+v", err, d.Roots)
 	}
 }
+
+// TestNVMLCUDAVersion: NVML gives the CUDA driver version as
+// major*1000 + minor*10, so a two-digit minor is read whole (12.10, not 12.0).
+func TestNVMLCUDAVersion(t *testing.T) {
+	h := genHost(t, nil)
+	for v, want := range map[int]string{12040: "12.4", 12100: "12.10", 13000: "13.0"} {
+		s, err := nvmlmock.New("dgxa100", &nvmlmock.Options{CUDADriverVersion: v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := optionsFor(h, devices.NVML)
+		o.NVML = s
+		d, err := devices.Discover(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.CUDAVersion != want {
+			t.Errorf("NVML CUDA version %d: got %q, want %q", v, d.CUDAVersion, want)
+		}
+	}
+}

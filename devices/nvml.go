@@ -55,7 +55,7 @@ func nvmlVersions(h *Host, lib nvml.Interface) error {
 	if ret != nvml.SUCCESS {
 		return fmt.Errorf("getting CUDA version: %w", ret)
 	}
-	h.CUDAVersion = fmt.Sprintf("%d.%d", cuda/1000, cuda%100/10)
+	h.CUDAVersion = fmt.Sprintf("%d.%d", cuda/1000, cuda%1000/10) // NVML: major*1000 + minor*10
 	return nil
 }
 
