@@ -3,9 +3,10 @@
 // it. It uses openat2 with RESOLVE_IN_ROOT (Linux 5.6+), and
 // filepath-securejoin's userspace walk where the kernel lacks openat2.
 //
-// It is the shared primitive of the read-only walkers (ldcache's scan of a
-// root, driver's look at a driver root); internal/rootfs, which also
-// creates and records, has its own resolver with the same rules.
+// It is the one in-root opener of the project: ldcache's scan of a root,
+// driver's look at a driver root, nvcontainer's inspection of an image
+// for a plan, and internal/rootfs (which adds creation and undo on top)
+// all resolve through it.
 package inroot
 
 import (
@@ -18,8 +19,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// retries bounds how often Openat2 repeats a walk the kernel gave up on.
-const retries = 16
+// retries bounds how often Openat2 repeats a walk the kernel gave up on
+// (filepath-securejoin allows as many): a rootfs whose directories are
+// renamed in a loop during Apply must not make it fail.
+const retries = 128
 
 // HaveOpenat2 reports whether the kernel has openat2, probed once per
 // process.
