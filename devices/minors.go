@@ -3,7 +3,7 @@ package devices
 import (
 	"bytes"
 	"fmt"
-	"strconv"
+	"math"
 	"strings"
 )
 
@@ -43,8 +43,8 @@ func (t *minorTable) add(line string) error {
 		return nil
 	}
 	name, num, ok := strings.Cut(line, " ")
-	m, err := strconv.ParseUint(strings.TrimSpace(num), 10, 32)
-	if !ok || err != nil {
+	m, okNum := digits(strings.TrimSpace(num), math.MaxUint32)
+	if !ok || !okNum {
 		return ErrInvalid
 	}
 	if !strings.HasPrefix(name, "gpu") {
@@ -77,7 +77,9 @@ func (t *minorTable) lookup(name string) (uint32, bool) {
 	return m, ok
 }
 
-// capKeyOf parses "gpuN/giG/access" and "gpuN/giG/ciC/access".
+// capKeyOf parses "gpuN/giG/access" and "gpuN/giG/ciC/access" (numbers
+// up to 65535). It runs for each of mig-minors' some 4300 lines at every
+// discovery, so it reads the digits itself rather than cutting strings.
 func capKeyOf(name string) (capKey, bool) {
 	rest, ok := strings.CutPrefix(name, "gpu")
 	if !ok {
@@ -85,19 +87,41 @@ func capKeyOf(name string) (capKey, bool) {
 	}
 	k := capKey{ci: -1}
 	var okGPU, okGI, okCI bool
-	k.gpu, rest, okGPU = cutNumber(rest, "/gi")
-	k.gi, rest, okGI = cutNumber(rest, "/")
+	k.gpu, rest, okGPU = numberThen(rest, "/gi")
+	k.gi, rest, okGI = numberThen(rest, "/")
 	if ci, ok := strings.CutPrefix(rest, "ci"); ok {
-		k.ci, rest, okCI = cutNumber(ci, "/")
+		k.ci, rest, okCI = numberThen(ci, "/")
 	} else {
 		okCI = true
 	}
 	return k, okGPU && okGI && okCI && rest == "access"
 }
 
-// cutNumber reads a decimal up to sep and returns what follows sep.
-func cutNumber(s, sep string) (int32, string, bool) {
-	num, rest, ok := strings.Cut(s, sep)
-	n, err := strconv.ParseUint(num, 10, 16)
-	return int32(n), rest, ok && err == nil && num != "" && num[0] != '+'
+// numberThen reads a decimal up to 65535 at the start of s, which sep must
+// follow, and returns what follows sep.
+func numberThen(s, sep string) (int32, string, bool) {
+	i := 0
+	for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+		i++
+	}
+	n, ok := digits(s[:i], math.MaxUint16)
+	rest, okSep := strings.CutPrefix(s[i:], sep)
+	return int32(n), rest, ok && okSep
+}
+
+// digits is s, a non-empty string of decimal digits only, if its value
+// is at most max.
+func digits(s string, max uint64) (uint64, bool) {
+	if s == "" {
+		return 0, false
+	}
+	var n uint64
+	for i := 0; i < len(s); i++ {
+		d := uint64(s[i] - '0')
+		if s[i] < '0' || s[i] > '9' || n > (max-d)/10 {
+			return 0, false
+		}
+		n = n*10 + d
+	}
+	return n, true
 }

@@ -2,6 +2,7 @@ package devices
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -137,11 +138,8 @@ func hasPrefixFold(s, prefix string) bool {
 
 // decimal parses a non-negative decimal made of digits only.
 func decimal(s string) (int, bool) {
-	if s == "" || strings.Trim(s, "0123456789") != "" {
-		return 0, false
-	}
-	n, err := strconv.Atoi(s)
-	return n, err == nil
+	n, ok := digits(s, math.MaxInt)
+	return int(n), ok
 }
 
 // normalizeBusID turns a PCI bus id in any accepted short form into
