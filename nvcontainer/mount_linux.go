@@ -1,7 +1,6 @@
 package nvcontainer
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -151,16 +150,7 @@ func (a *applier) placeholder(root *rootfs.Root, m Mount, src *mount.Source) (*r
 
 // recordMount registers how to detach mnt; the undo runs on the confined
 // thread (inNamespace), where Detach works.
-func (a *applier) recordMount(mnt *mount.Mount) {
-	a.inner.AddStep(func() error {
-		defer mnt.Close()
-		err := mnt.Detach()
-		if errors.Is(err, mount.ErrNotMounted) {
-			return nil
-		}
-		return err
-	}, func() { mnt.Close() })
-}
+func (a *applier) recordMount(mnt *mount.Mount) { mnt.AddUndo(&a.inner, nil) }
 
 // relPath splits rel (a path below a mount's root) into the directory to
 // open and the name in it.

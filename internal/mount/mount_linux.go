@@ -124,12 +124,17 @@ func (m *Mount) undoFailed(err error) error {
 
 // AddUndo records on u how to take the mount back: Detach it on a fresh
 // thread confined to n (so the step works whether or not it runs inside
-// n.Run), treating a mount already gone as done, then Close it. Releasing
-// the step only closes the descriptor.
+// n.Run), or, with n nil, on the thread that runs the undo (one already
+// confined to the mount's namespace); a mount already gone counts as done.
+// Then Close it. Releasing the step only closes the descriptor.
 func (m *Mount) AddUndo(u *undo.Stack, n *ns.Namespace) {
 	u.AddStep(func() error {
 		defer m.Close()
-		err := n.Run(m.Detach)
+		detach := m.Detach
+		if n != nil {
+			detach = func() error { return n.Run(m.Detach) }
+		}
+		err := detach()
 		if errors.Is(err, ErrNotMounted) {
 			return nil
 		}
