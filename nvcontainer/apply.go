@@ -13,10 +13,17 @@ var (
 	// changed.
 	ErrInvalidPlan = errors.New("invalid plan")
 	// ErrNoProcess is matched when a plan has device cgroup rules but the
-	// container has no process (rootfs-only mode) whose cgroup could take
+	// container has no process (ModeRootfsOnly) whose cgroup could take
 	// them. Plan with PlanOptions.NoCgroups and hand the devices to the
 	// runtime instead. Nothing was changed.
 	ErrNoProcess = errors.New("container has no process")
+	// ErrInvalidPID is matched when the container's PID cannot be the
+	// container's process in its Mode: out of range (0 or less, above the
+	// kernel's pid_max), gone, a zombie, or — in ModeProcess — sharing
+	// the caller's mount namespace (a host process; a PID of 0 names no
+	// process, and rootfs-only mode must be asked for as ModeRootfsOnly).
+	// The error names the pid. Nothing was changed.
+	ErrInvalidPID = errors.New("invalid container pid")
 	// ErrWrongType is matched when something in the rootfs or on the host
 	// has another file type than the plan needs: a symlink, FIFO, socket
 	// or directory where a file should be, a symlink or a file where a
@@ -39,8 +46,8 @@ type ApplyOptions struct {
 	ProcRoot string
 	// Owner owns everything Apply creates in the rootfs (placeholders,
 	// parent directories, symlinks, the new ld.so.cache). Nil: the owner
-	// of /proc/PID, as with libnvidia-container; in rootfs-only mode
-	// (PID 0), the caller's uid and gid.
+	// of /proc/PID, as with libnvidia-container; in ModeRootfsOnly, the
+	// caller's uid and gid.
 	Owner *Owner
 	// LegacyMounts forces libnvidia-container's mount method: bind each
 	// host path inside the container's namespace, then remount it with
@@ -104,7 +111,7 @@ type ApplyError struct {
 	// when all of them were taken back.
 	UndoErr error
 
-	kind error // ErrInvalidPlan, ErrNoProcess or ErrWrongType, or nil
+	kind error // ErrInvalidPlan, ErrNoProcess, ErrInvalidPID or ErrWrongType, or nil
 }
 
 // Error reads like: applying plan: mount "/usr/bin/nvidia-smi": ...

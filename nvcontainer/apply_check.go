@@ -18,11 +18,11 @@ func checkPlan(p *Plan, ctr Container) *ApplyError {
 	if p.Version != PlanVersion {
 		return invalid("", fmt.Sprintf("plan version %d, want %d", p.Version, PlanVersion))
 	}
-	if ctr.Rootfs == "" || ctr.PID < 0 {
-		return invalid("", fmt.Sprintf("container %+v: need a rootfs and a PID >= 0", ctr))
+	if ctr.Rootfs == "" {
+		return invalid("", fmt.Sprintf("container %+v: need a rootfs", ctr))
 	}
-	if len(p.CgroupRules) > 0 && ctr.PID == 0 {
-		return &ApplyError{Step: StepCheck, Err: fmt.Errorf("%d device cgroup rules: %w", len(p.CgroupRules), ErrNoProcess), kind: ErrNoProcess}
+	if err := checkContainer(p, ctr); err != nil {
+		return err
 	}
 	for _, t := range p.Tmpfs {
 		if err := checkTmpfs(t); err != nil {
@@ -35,6 +35,40 @@ func checkPlan(p *Plan, ctr Container) *ApplyError {
 		}
 	}
 	return checkRest(p)
+}
+
+// checkContainer checks ctr's Mode and PID, as far as that needs no
+// look at the process (pinProcess does the rest): only ModeRootfsOnly
+// goes without a process, and asks for none.
+func checkContainer(p *Plan, ctr Container) *ApplyError {
+	switch ctr.Mode {
+	case ModeRootfsOnly:
+		if ctr.PID != 0 {
+			return checkPID(ctr.PID, "rootfs-only mode takes no process")
+		}
+		if len(p.CgroupRules) > 0 {
+			return &ApplyError{Step: StepCheck, Err: fmt.Errorf("%d device cgroup rules: %w", len(p.CgroupRules), ErrNoProcess), kind: ErrNoProcess}
+		}
+		return nil
+	case ModeProcess, ModeStandalone:
+	default:
+		return invalid("", fmt.Sprintf("container mode %q", ctr.Mode))
+	}
+	switch {
+	case ctr.PID == 0:
+		return checkPID(0, "names no process (rootfs-only mode is Container.Mode ModeRootfsOnly)")
+	case ctr.PID < 0 || ctr.PID > pidMaxLimit:
+		return checkPID(ctr.PID, fmt.Sprintf("out of range 1 to %d", pidMaxLimit))
+	}
+	return nil
+}
+
+// pidMaxLimit is the kernel's PID_MAX_LIMIT on 64-bit, the largest
+// pid_max can be; it bounds a pid where pid_max cannot be read.
+const pidMaxLimit = 1 << 22
+
+func checkPID(pid int, why string) *ApplyError {
+	return &ApplyError{Step: StepCheck, Err: fmt.Errorf("container pid %d: %s: %w", pid, why, ErrInvalidPID), kind: ErrInvalidPID}
 }
 
 func checkTmpfs(t Tmpfs) *ApplyError {

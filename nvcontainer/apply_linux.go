@@ -22,13 +22,21 @@ import (
 // withdrawn, the previous ld.so.cache put back) and the error is an
 // *ApplyError naming the step and the path.
 //
-// The container is ctr: with a PID, Apply works in the mount namespace of
-// that process (ProcRoot/PID/ns/mnt) and ctr.Rootfs is the rootfs as seen
-// there — its host path while an OCI hook runs (before pivot_root), "/"
-// once the workload runs. With PID 0 (rootfs-only mode, for a runtime that
-// has not started the process yet) Apply works in the caller's own mount
-// namespace on the rootfs directory ctr.Rootfs; the plan must then have no
-// cgroup rules (ErrNoProcess): give the devices to the runtime instead.
+// The container is ctr. In ModeProcess (the zero Mode) Apply works in the
+// mount namespace of the process ctr.PID (ProcRoot/PID/ns/mnt) and
+// ctr.Rootfs is the rootfs as seen there — its host path while an OCI hook
+// runs (before pivot_root), "/" once the workload runs. The PID is not
+// trusted (an OCI state can carry anything): it must be within pid_max and
+// its process alive — not a zombie — and in a mount namespace other than
+// the caller's; otherwise the error matches ErrInvalidPID and names the pid.
+// The process's /proc/PID directory is opened once and everything is read
+// through it (namespace, cgroup, owner), so a process that exits, or whose
+// number is reused, cannot redirect Apply. In ModeRootfsOnly (for a runtime
+// that has not started the process yet), asked for by name, Apply works in
+// the caller's own mount namespace on the rootfs directory ctr.Rootfs; PID
+// must be 0 and the plan must have no cgroup rules (ErrNoProcess): give
+// the devices to the runtime instead. ModeStandalone is for a caller inside
+// the container's mount namespace (see Mode).
 // The same plan may be applied to several containers with the same rootfs
 // layout, concurrently.
 //
@@ -125,10 +133,10 @@ func (a *applier) run() (err error) {
 			err = withUndo(err, a.host.Undo())
 		}
 	}()
-	if err := a.findOwner(); err != nil {
+	if err := a.openNamespace(); err != nil {
 		return err
 	}
-	if err := a.openNamespace(); err != nil {
+	if err := a.findOwner(); err != nil {
 		return err
 	}
 	th := startConfined(a.ns, a.inNamespace)
@@ -156,6 +164,7 @@ type applier struct {
 	method mount.Method
 	owner  *rootfs.Owner
 
+	proc    *process // nil in ModeRootfsOnly
 	ns      *ns.Namespace
 	cg      *cgroup.Cgroup
 	tmpfs   []*tmpfsMount   // one per plan.Tmpfs
@@ -309,6 +318,7 @@ func (a *applier) close() {
 	if a.ns != nil {
 		a.ns.Close()
 	}
+	a.proc.close()
 }
 
 // stepError wraps err for step and path, classifying type errors.

@@ -98,7 +98,7 @@ func rootfsOnlyChild(t *testing.T) {
 	p := h.testPlan(t, debianLayout, 8)
 	dir := newRootfs(t, debianLayout)
 	t.Cleanup(func() { unmountBelow(t, dir) })
-	err := p.Apply(context.Background(), Container{Rootfs: dir}, nil)
+	err := p.Apply(context.Background(), Container{Rootfs: dir, Mode: ModeRootfsOnly}, nil)
 	if !errors.Is(err, ErrNoProcess) {
 		t.Fatalf("Apply with cgroup rules and no process = %v, want ErrNoProcess", err)
 	}
@@ -107,7 +107,7 @@ func rootfsOnlyChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Apply(context.Background(), Container{Rootfs: dir}, nil); err != nil {
+	if err := p.Apply(context.Background(), Container{Rootfs: dir, Mode: ModeRootfsOnly}, nil); err != nil {
 		t.Fatal(err)
 	}
 	self := &container.Container{PID: os.Getpid(), Rootfs: dir, HostRootfs: dir}

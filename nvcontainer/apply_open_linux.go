@@ -123,30 +123,33 @@ func (a *applier) openAll() error {
 }
 
 // findOwner settles who owns what Apply creates: ApplyOptions.Owner,
-// else the owner of /proc/PID, else (no process) the caller.
+// else the owner of the pinned process's /proc/PID, else (ModeRootfsOnly)
+// the caller.
 func (a *applier) findOwner() error {
 	switch {
 	case a.opts.Owner != nil:
 		a.owner = &rootfs.Owner{UID: a.opts.Owner.UID, GID: a.opts.Owner.GID}
-	case a.ctr.PID != 0:
-		o, err := rootfs.ProcessOwner(a.opts.ProcRoot, a.ctr.PID)
+	case a.proc != nil:
+		o, err := a.proc.owner()
 		if err != nil {
-			return stepError(StepOpen, "", err)
+			return err
 		}
 		a.owner = &o
 	}
 	return nil
 }
 
+// openNamespace pins the container's process and its mount namespace
+// (see pinProcess); in ModeRootfsOnly the namespace is the caller's.
 func (a *applier) openNamespace() error {
-	if a.ctr.PID == 0 {
+	if a.ctr.Mode == ModeRootfsOnly {
 		a.ns = ns.Current()
 		return nil
 	}
-	n, err := ns.OpenPID(a.opts.ProcRoot, a.ctr.PID)
+	p, n, err := pinProcess(a.opts.ProcRoot, a.ctr)
 	if err != nil {
-		return stepError(StepOpen, "", err)
+		return err
 	}
-	a.ns = n
+	a.proc, a.ns = p, n
 	return nil
 }

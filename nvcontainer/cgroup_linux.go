@@ -6,12 +6,18 @@ import (
 
 // openCgroup finds and opens the container process's device cgroup, seen
 // from the caller's (host) mount namespace; nothing when the plan has no
-// rules. Its point is passed by openPoints.
+// rules. The cgroup file is read through the pinned process (checked by
+// openNamespace), never by its number. Its point is passed by openPoints.
 func (a *applier) openCgroup() error {
 	if len(a.plan.CgroupRules) == 0 {
 		return nil
 	}
-	cg, err := cgroup.Open(a.ctr.PID, &cgroup.Options{ProcRoot: a.opts.ProcRoot})
+	f, err := a.proc.open("cgroup")
+	if err != nil {
+		return pidError(a.proc.pid, "reading its cgroup", err)
+	}
+	defer f.Close()
+	cg, err := cgroup.OpenFrom(f, a.proc.pid, &cgroup.Options{ProcRoot: a.opts.ProcRoot})
 	if err != nil {
 		return stepError(StepOpen, "", err)
 	}

@@ -25,11 +25,16 @@ const procRootIno = 1
 // above 0 is that process and procRoot is "" (the running kernel's
 // /proc). A ROOTFS that is not absolute, or is "/", is [ErrInvalidRootfs].
 //
-// A pid of 0 or less is standalone mode: the caller runs inside the
-// container's namespaces (a hook the runtime starts there), so the
-// container is the caller's parent process (getppid) and its procfs is
-// ROOTFS/proc, from which the plan and Apply read the process's cgroup,
-// mount namespace and owner. Files the image ships there would choose
+// A pid above 0 is [ModeProcess]: Apply refuses it unless it is a live
+// process in another mount namespace than the caller's.
+//
+// A pid of 0 or less is standalone mode ([ModeStandalone]), as in
+// libnvidia-container: the caller runs inside the container's namespaces
+// (a hook the runtime starts there), so the container is the caller's
+// parent process (getppid) and its procfs is ROOTFS/proc, from which the
+// plan and Apply read the process's cgroup, mount namespace and owner;
+// Apply refuses the parent unless it is alive and its mount namespace is
+// the caller's. The CLI never uses [ModeRootfsOnly]. Files the image ships there would choose
 // which host cgroup gets the device rules or which mount namespace is
 // entered, so ROOTFS/proc must be a real procfs mount: it is opened
 // inside the rootfs without following it (O_PATH|O_NOFOLLOW, parents
@@ -53,7 +58,7 @@ func CLIContainer(pid int, rootfsPath string) (ctr Container, procRoot string, e
 	if err := checkRootfsProc(rootfsPath); err != nil {
 		return Container{}, "", err
 	}
-	return Container{PID: os.Getppid(), Rootfs: rootfsPath}, path.Join(rootfsPath, "proc"), nil
+	return Container{PID: os.Getppid(), Rootfs: rootfsPath, Mode: ModeStandalone}, path.Join(rootfsPath, "proc"), nil
 }
 
 // checkRootfsProc checks that ROOTFS/proc is the root of a procfs mount.

@@ -75,7 +75,7 @@
 // ([PlanVersion]) is one object (fields marked ? are left out when empty):
 //
 //	version       1
-//	container     {pid, rootfs}
+//	container     {pid, rootfs, mode?} (mode: "rootfs-only" or "standalone", see Mode)
 //	driver        {root, version, cudaVersion?}
 //	capabilities  "compat32,compute,…" (requested, canonical order)
 //	layout        {debian, libDir, lib32Dir, binDir, hostPaths?}

@@ -56,9 +56,10 @@ func (pl *planner) inspectRootfs() error {
 }
 
 // rootfsView is the path the rootfs is inspected through: as the
-// container's process sees it when there is one, else its own path.
+// container's process sees it when there is one, else (ModeRootfsOnly, or
+// no PID: a plan that is only printed) its own path.
 func (pl *planner) rootfsView() string {
-	if pl.ctr.PID <= 0 {
+	if pl.ctr.PID <= 0 || pl.ctr.Mode == ModeRootfsOnly {
 		return pl.ctr.Rootfs
 	}
 	procRoot := pl.opts.ProcRoot
@@ -70,7 +71,7 @@ func (pl *planner) rootfsView() string {
 
 // seenBy names the process the rootfs is inspected as, for errors.
 func (pl *planner) seenBy() string {
-	if pl.ctr.PID <= 0 {
+	if pl.ctr.PID <= 0 || pl.ctr.Mode == ModeRootfsOnly {
 		return ""
 	}
 	return fmt.Sprintf(" as process %d sees it", pl.ctr.PID)

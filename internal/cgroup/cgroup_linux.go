@@ -49,9 +49,16 @@ func Find(pid int, opts *Options) (Location, error) {
 		return Location{}, fmt.Errorf("finding the device cgroup of pid %d: %w", pid, err)
 	}
 	defer f.Close()
+	return FindFrom(f, pid, opts)
+}
+
+// FindFrom is [Find] with process pid's cgroup file already open as f
+// (through a descriptor of its /proc/PID directory, say, that stays bound
+// to the process whatever becomes of its number); pid is for errors.
+func FindFrom(f *os.File, pid int, opts *Options) (Location, error) {
 	entries, err := ParseProcCgroup(f)
 	if err != nil {
-		return Location{}, fmt.Errorf("finding the device cgroup of pid %d: %s: %w", pid, cgFile, err)
+		return Location{}, fmt.Errorf("finding the device cgroup of pid %d: %s: %w", pid, f.Name(), err)
 	}
 	mounts, err := readMountInfo(opts.mountInfo())
 	if err != nil {
@@ -95,6 +102,20 @@ func Open(pid int, opts *Options) (*Cgroup, error) {
 	if err != nil {
 		return nil, err
 	}
+	return openLocation(loc, pid)
+}
+
+// OpenFrom is [Open] with process pid's cgroup file already open as f (see
+// [FindFrom]).
+func OpenFrom(f *os.File, pid int, opts *Options) (*Cgroup, error) {
+	loc, err := FindFrom(f, pid, opts)
+	if err != nil {
+		return nil, err
+	}
+	return openLocation(loc, pid)
+}
+
+func openLocation(loc Location, pid int) (*Cgroup, error) {
 	c, err := OpenPath(loc.Path)
 	if err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -63,6 +64,27 @@ func Current() *Namespace {
 // (not whether an opened namespace happens to equal the caller's).
 func (n *Namespace) IsCurrent() bool {
 	return n.file == nil
+}
+
+// IsCaller reports whether n is the calling thread's own mount namespace:
+// [Current], or an opened namespace file with the same device and inode
+// as /proc/thread-self/ns/mnt. A process's namespace that is the caller's
+// is one Run would not leave: a host process, for a caller on the host.
+func (n *Namespace) IsCaller() (bool, error) {
+	if n.file == nil {
+		return true, nil
+	}
+	var held, own unix.Stat_t
+	if err := unix.Fstat(int(n.file.Fd()), &held); err != nil {
+		return false, fmt.Errorf("comparing mount namespace %q with the caller's: %w", n.file.Name(), os.NewSyscallError("fstat", err))
+	}
+	runtime.LockOSThread() // thread-self is this thread until the stat is done
+	err := unix.Stat("/proc/thread-self/ns/mnt", &own)
+	runtime.UnlockOSThread()
+	if err != nil {
+		return false, fmt.Errorf("comparing mount namespace %q with the caller's: %w", n.file.Name(), &os.PathError{Op: "stat", Path: "/proc/thread-self/ns/mnt", Err: err})
+	}
+	return held.Dev == own.Dev && held.Ino == own.Ino, nil
 }
 
 // String names the namespace: its file name, or "current".
