@@ -70,22 +70,69 @@ func (p *process) namespace(mode Mode) (*ns.Namespace, error) {
 		n.Close()
 		return nil, err
 	}
-	same, err := n.IsCaller()
-	switch {
-	case err != nil:
+	if err := checkNamespace(p.pid, n, mode); err != nil {
 		n.Close()
-		return nil, pidError(p.pid, "", err)
-	case same && mode != ModeStandalone:
-		n.Close()
-		return nil, pidError(p.pid, "shares the caller's mount namespace (a host process, not a container's)", nil)
-	case !same && mode == ModeStandalone:
-		n.Close()
-		return nil, pidError(p.pid, "standalone mode, but not in the caller's mount namespace", nil)
-	case same:
+		return nil, err
+	}
+	if mode == ModeStandalone {
 		n.Close()
 		return ns.Current(), nil
 	}
 	return n, nil
+}
+
+// checkNamespace compares the process's mount namespace n with the
+// caller's: in ModeProcess it must be another, and not that of pid 1 of
+// the caller's procfs either (init's: the host's, for a caller that is
+// itself in a container's namespace, as a createContainer hook is); in
+// ModeStandalone it must be the caller's.
+func checkNamespace(pid int, n *ns.Namespace, mode Mode) error {
+	same, err := n.IsCaller()
+	switch {
+	case err != nil:
+		return pidError(pid, "", err)
+	case mode == ModeStandalone && !same:
+		return pidError(pid, "standalone mode, but not in the caller's mount namespace", nil)
+	case mode == ModeStandalone:
+		return nil
+	case same:
+		return pidError(pid, "shares the caller's mount namespace (a host process, not a container's)", nil)
+	}
+	// Unreadable (no ptrace access to pid 1): then setns could not enter
+	// it either.
+	if init, err := n.SameAs("/proc/1/ns/mnt"); err == nil && init {
+		return pidError(pid, "shares the mount namespace of pid 1 (init's, the host's)", nil)
+	}
+	return nil
+}
+
+// CheckContainer checks, changing nothing, that [Plan.Apply] would take
+// ctr's Mode and PID, with the process found in procRoot ("" means
+// /proc): what Apply's check and open steps refuse with [ErrInvalidPID]
+// (or [ErrInvalidPlan] for an unknown Mode). A hook calls it before
+// planning, so that a bad OCI state is reported as such and not as a
+// rootfs the plan could not inspect through /proc/PID/root. Apply checks
+// again: the process may be gone by then.
+func CheckContainer(ctr Container, procRoot string) error {
+	if err := checkContainer(&Plan{}, ctr); err != nil {
+		return err.Err
+	}
+	if ctr.Mode == ModeRootfsOnly {
+		return nil
+	}
+	if procRoot == "" {
+		procRoot = "/proc"
+	}
+	p, n, err := pinProcess(procRoot, ctr)
+	if err != nil {
+		if ae, ok := err.(*ApplyError); ok {
+			return ae.Err
+		}
+		return err
+	}
+	n.Close()
+	p.close()
+	return nil
 }
 
 // alive reads the process's state from its stat file: a zombie ('Z') or a

@@ -18,10 +18,13 @@ import (
 const configureSynopsis = `nvidia-container-cli configure [OPTION...] ROOTFS
 Configure a container with GPU support by exposing device drivers to it.
 
-The container is the process PID (or, without --pid, the parent process,
-whose procfs is then ROOTFS/proc, which must be a procfs mount: standalone
-mode is for a hook running inside the container's namespaces); it must be
-created but not started, with the host filesystem still visible. Everything is undone if a step fails.
+The container is the process PID, which must be alive and in another mount
+namespace than this command's (a host process is refused); or, without --pid,
+the parent process, whose procfs is then ROOTFS/proc, which must be a procfs
+mount, and whose mount namespace must be this command's (standalone mode is
+for a hook running inside the container's namespaces). It must be created but
+not started, with the host filesystem still visible. Everything is undone if a
+step fails.
 The container's ld.so.cache is written in Go: no ldconfig is run, and
 --ldconfig is accepted for compatibility only.`
 
@@ -88,12 +91,14 @@ func configureCommand(g *globals, args []string, stdout io.Writer) error {
 	} else if err != nil {
 		return fail("input error", err)
 	}
+	if !o.dryRun {
+		if err := checkContainer(ctr, procRoot); err != nil {
+			return err
+		}
+	}
 	plan, err := makePlan(g, &o, req, ctr)
 	if err != nil || o.dryRun {
 		return printPlan(plan, err, stdout)
-	}
-	if os.Geteuid() != 0 {
-		return fail("permission error", errors.New("configure needs root (CAP_SYS_ADMIN); use --dry-run to see the plan"))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -102,6 +107,18 @@ func configureCommand(g *globals, args []string, stdout io.Writer) error {
 		return nvcontainer.CLIErrorFor(err)
 	}
 	g.log.Info("configured", "pid", ctr.PID, "rootfs", ctr.Rootfs, "mounts", len(plan.Mounts), "gpus", len(plan.GPUs))
+	return nil
+}
+
+// checkContainer refuses, before anything is planned or changed, a caller
+// without root and a pid Apply would refuse (a host process, a zombie, …).
+func checkContainer(ctr nvcontainer.Container, procRoot string) error {
+	if os.Geteuid() != 0 {
+		return fail("permission error", errors.New("configure needs root (CAP_SYS_ADMIN); use --dry-run to see the plan"))
+	}
+	if err := nvcontainer.CheckContainer(ctr, procRoot); err != nil {
+		return fail("input error", err)
+	}
 	return nil
 }
 

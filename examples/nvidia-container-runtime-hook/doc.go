@@ -37,7 +37,13 @@
 // # When not to use it
 //
 // Only in prestart or createRuntime, where the state has the container's
-// PID (runc gives pid 1 and crun pid 0 at createContainer); never with
-// the container's environment. A runtime that speaks CDI should use a spec
+// PID; never with the container's environment. The state's pid is not
+// trusted: a pid that is 0, beyond pid_max, gone, a zombie, or whose mount
+// namespace is the hook's own (a host process) or init's is refused
+// ("container pid N: ...: invalid container pid") before anything is
+// changed. So is a hook registered at createContainer, which runs in the
+// container's mount namespace and gets pid 0 from crun and pid 1 from runc:
+// it cannot tell that namespace from the host's, and never works in its
+// own. A runtime that speaks CDI should use a spec
 // from examples/nvidia-ctk instead.
 package main

@@ -88,6 +88,12 @@ func configureFromHook(o *options, cfg *nvcontainer.Config, file string, stdin i
 	if o.dryRun {
 		return printCommand(cfg, req, ctr, stdout)
 	}
+	// The state's pid is not trusted: refuse one that is not a live
+	// container process outside this hook's mount namespace before
+	// anything (Apply checks again, through the process it pins).
+	if err := nvcontainer.CheckContainer(ctr, ""); err != nil {
+		return fmt.Errorf("container error: %w", err)
+	}
 	return configure(cfg, roots, req, ctr, log)
 }
 

@@ -74,17 +74,26 @@ func (n *Namespace) IsCaller() (bool, error) {
 	if n.file == nil {
 		return true, nil
 	}
-	var held, own unix.Stat_t
-	if err := unix.Fstat(int(n.file.Fd()), &held); err != nil {
-		return false, fmt.Errorf("comparing mount namespace %q with the caller's: %w", n.file.Name(), os.NewSyscallError("fstat", err))
-	}
 	runtime.LockOSThread() // thread-self is this thread until the stat is done
-	err := unix.Stat("/proc/thread-self/ns/mnt", &own)
-	runtime.UnlockOSThread()
-	if err != nil {
-		return false, fmt.Errorf("comparing mount namespace %q with the caller's: %w", n.file.Name(), &os.PathError{Op: "stat", Path: "/proc/thread-self/ns/mnt", Err: err})
+	defer runtime.UnlockOSThread()
+	return n.SameAs("/proc/thread-self/ns/mnt")
+}
+
+// SameAs reports whether n, an opened namespace, is the namespace the
+// file at path (such as /proc/1/ns/mnt) refers to: same device and inode.
+// For [Current] it is an error.
+func (n *Namespace) SameAs(path string) (bool, error) {
+	if n.file == nil {
+		return false, fmt.Errorf("comparing the current mount namespace with %q: not an opened namespace", path)
 	}
-	return held.Dev == own.Dev && held.Ino == own.Ino, nil
+	var held, other unix.Stat_t
+	if err := unix.Fstat(int(n.file.Fd()), &held); err != nil {
+		return false, fmt.Errorf("comparing mount namespace %q with %q: %w", n.file.Name(), path, os.NewSyscallError("fstat", err))
+	}
+	if err := unix.Stat(path, &other); err != nil {
+		return false, fmt.Errorf("comparing mount namespace %q with %q: %w", n.file.Name(), path, &os.PathError{Op: "stat", Path: path, Err: err})
+	}
+	return held.Dev == other.Dev && held.Ino == other.Ino, nil
 }
 
 // String names the namespace: its file name, or "current".

@@ -309,3 +309,42 @@ func TestRunSetnsFailureSkipsFn(t *testing.T) {
 		t.Errorf("error %v does not keep the errno", err)
 	}
 }
+
+// TestIsCaller tells the caller's own namespace, opened by path or made by
+// Current, from a container's, also on a thread confined to the
+// container's namespace (where thread-self is that thread).
+func TestIsCaller(t *testing.T) {
+	c, n := startContainer(t)
+	own, err := OpenPID("", os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer own.Close()
+	for _, tc := range []struct {
+		name string
+		n    *Namespace
+		want bool
+	}{{"current", Current(), true}, {"own, opened", own, true}, {"container's", n, false}} {
+		if got, err := tc.n.IsCaller(); got != tc.want || err != nil {
+			t.Errorf("%s: IsCaller = %v, %v; want %v", tc.name, got, err, tc.want)
+		}
+	}
+	if same, err := n.SameAs(c.NSPath()); !same || err != nil {
+		t.Errorf("SameAs(the container's ns file) = %v, %v; want true", same, err)
+	}
+	if _, err := Current().SameAs(c.NSPath()); err == nil {
+		t.Error("Current().SameAs: no error")
+	}
+	err = n.Run(func() error {
+		if got, err := n.IsCaller(); !got || err != nil {
+			return fmt.Errorf("inside the container, IsCaller(container's) = %v, %v; want true", got, err)
+		}
+		if got, err := own.IsCaller(); got || err != nil {
+			return fmt.Errorf("inside the container, IsCaller(host's) = %v, %v; want false", got, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Error(err)
+	}
+}
