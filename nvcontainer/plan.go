@@ -39,7 +39,8 @@ type PlanOptions struct {
 	// namespace before the hook (a volume at /usr/local/cuda or /etc)
 	// count. A standalone caller, running inside the container's
 	// namespaces, passes what it gives ApplyOptions.ProcRoot
-	// (ROOTFS/proc). Without a PID the rootfs is read at its path.
+	// (ROOTFS/proc). Without a PID (or in ModeRootfsOnly) the rootfs is
+	// read at its path.
 	// Empty: "/proc".
 	ProcRoot string
 }
