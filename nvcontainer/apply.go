@@ -20,8 +20,9 @@ var (
 	// ErrInvalidPID is matched when the container's PID cannot be the
 	// container's process in its Mode: out of range (0 or less, above the
 	// kernel's pid_max), gone, a zombie, or — in ModeProcess — sharing
-	// the caller's mount namespace (a host process; a PID of 0 names no
-	// process, and rootfs-only mode must be asked for as ModeRootfsOnly).
+	// the caller's mount namespace or that of pid 1 (a host process; a
+	// PID of 0 names no process, and rootfs-only mode must be asked for
+	// as ModeRootfsOnly).
 	// The error names the pid. Nothing was changed.
 	ErrInvalidPID = errors.New("invalid container pid")
 	// ErrWrongType is matched when something in the rootfs or on the host

@@ -217,3 +217,60 @@ func TestApplyPIDRacer(t *testing.T) {
 	}
 	t.Logf("%d applied before the kill, %d refused", done, refused)
 }
+
+// TestCheckContainer: what Apply refuses, CheckContainer (which a hook
+// calls before planning) refuses with the same sentinel; a container's
+// process and rootfs-only mode pass.
+func TestCheckContainer(t *testing.T) {
+	testutil.RequireRoot(t)
+	c := startIn(t, debianLayout, false)
+	for _, tc := range []struct {
+		ctr Container
+		ok  bool
+	}{
+		{Container{PID: c.PID, Rootfs: "/r"}, true},
+		{Container{Rootfs: "/r", Mode: ModeRootfsOnly}, true},
+		{Container{Rootfs: "/r"}, false},
+		{Container{PID: os.Getpid(), Rootfs: "/r"}, false},
+		{Container{PID: c.PID, Rootfs: "/r", Mode: ModeStandalone}, false},
+		{Container{PID: c.PID, Rootfs: "/r", Mode: ModeRootfsOnly}, false},
+		{Container{PID: pidMax(t) + 1, Rootfs: "/r"}, false},
+	} {
+		err := CheckContainer(tc.ctr, "")
+		if tc.ok != (err == nil) || (err != nil && (!errors.Is(err, ErrInvalidPID) || !strings.HasPrefix(err.Error(), "container pid "))) {
+			t.Errorf("CheckContainer(%+v) = %v; want ok %v, else ErrInvalidPID naming the pid", tc.ctr, err, tc.ok)
+		}
+	}
+}
+
+// envStandalone makes TestApplyStandalone's child do the work.
+const envStandalone = "NVC_APPLY_STANDALONE"
+
+// TestApplyStandalone: in ModeStandalone the caller is inside the
+// container's mount namespace and the PID is a process there (here the
+// test binary itself, run by unshare(1) in a private mount namespace, as
+// an LXC hook runs in the container's): Apply works there, device rules
+// and all.
+func TestApplyStandalone(t *testing.T) {
+	testutil.RequireRoot(t)
+	if os.Getenv(envStandalone) == "1" {
+		h := newTestHost(t)
+		p := h.testPlan(t, debianLayout, 2)
+		dir := newRootfs(t, debianLayout)
+		t.Cleanup(func() { unmountBelow(t, dir) })
+		if err := p.Apply(context.Background(), Container{PID: os.Getpid(), Rootfs: dir, Mode: ModeStandalone}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(hostMountsBelow(t, dir)); n < mountCount(p) {
+			t.Errorf("%d mounts below the rootfs, want at least %d", n, mountCount(p))
+		}
+		return
+	}
+	unshare := testutil.RequireCommand(t, "unshare")
+	cmd := exec.Command(unshare, "--mount", "--propagation", "private", os.Args[0], "-test.run=^TestApplyStandalone$", "-test.v")
+	cmd.Env = append(os.Environ(), envStandalone+"=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestApplyStandalone") {
+		t.Errorf("child: %v\n%s", err, out)
+	}
+}

@@ -138,7 +138,8 @@ type Mode string
 const (
 	// ModeProcess (the zero value) applies in the mount namespace of the
 	// container's process PID: it must be a live process (not a zombie)
-	// whose mount namespace is not the caller's. Apply pins the process
+	// whose mount namespace is neither the caller's nor that of pid 1
+	// (init's, the host's). Apply pins the process
 	// and its namespace once and acts only through them; anything else
 	// is an error matching [ErrInvalidPID]. This is the mode of OCI hooks
 	// (prestart, createRuntime) and of nvidia-container-cli --pid.
