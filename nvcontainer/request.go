@@ -139,10 +139,10 @@ const (
 	// ModeProcess (the zero value) applies in the mount namespace of the
 	// container's process PID: it must be a live process (not a zombie)
 	// whose mount namespace is neither the caller's nor that of pid 1
-	// (init's, the host's). Apply pins the process
-	// and its namespace once and acts only through them; anything else
-	// is an error matching [ErrInvalidPID]. This is the mode of OCI hooks
-	// (prestart, createRuntime) and of nvidia-container-cli --pid.
+	// (init's, the host's). Apply pins the process and its namespace once
+	// and acts only through them; anything else is an error matching
+	// [ErrInvalidPID]. This is the mode of OCI hooks (prestart,
+	// createRuntime) and of nvidia-container-cli --pid.
 	ModeProcess Mode = ""
 	// ModeRootfsOnly applies in the caller's own mount namespace on the
 	// directory Rootfs, for a runtime that prepares a rootfs before it
