@@ -1,3 +1,5 @@
+//go:build !cgo
+
 // Command nvidia-cdi-hook is the createContainer hook that CDI specs written
 // by examples/nvidia-ctk run: it finishes a container's driver setup from
 // inside the runtime, after the spec's mounts are in place.
@@ -52,10 +54,18 @@
 //
 // A static binary has no dynamic loader, so LD_PRELOAD or LD_LIBRARY_PATH
 // leaking from a container's environment into the hook's cannot load code
-// into it (CVE-2025-23266). A build with cgo (the go command's default
-// where a C compiler is found) still compiles, so that `go build ./...`
-// and `go vet ./...` work, but refuses to run: it prints why and exits 1.
-// Generated specs also give every hook an explicit environment.
+// into it (CVE-2025-23266). A cgo build cannot be made: every file of this
+// package, tests included, is constrained to !cgo, so with cgo on (the go
+// command's default where a C compiler is found) `go build
+// ./examples/nvidia-cdi-hook` fails with "build constraints exclude all Go
+// files". A check at run time would come too late: the loader runs an
+// LD_PRELOAD constructor before main. Patterns such as `go build ./...`
+// and `go vet ./...` skip a package whose files are all excluded, so they
+// still work with cgo on and leave this one out; vet and test it with
+// CGO_ENABLED=0 (the Makefile and .ci/run do). TestShippedHookIsStatic
+// builds the hook as above and checks that it has no PT_INTERP and no
+// DT_NEEDED, and that a cgo build fails. Generated specs also give every
+// hook an explicit environment.
 //
 // As NVIDIA's nvidia-cdi-hook does, an unknown subcommand or flag prints a
 // warning and exits 0, so that a spec written by a newer generator still

@@ -1,3 +1,5 @@
+//go:build !cgo
+
 package main
 
 import (
@@ -45,17 +47,8 @@ var commands = map[string]command{
 }
 
 func main() {
-	if builtWithCgo {
-		drain(os.Stdin)
-		fmt.Fprintln(os.Stderr, cgoRefusal)
-		os.Exit(1)
-	}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stderr, os.Getenv("NVIDIA_CTK_DEBUG")))
 }
-
-// cgoRefusal is what a hook built with cgo prints before exiting 1.
-const cgoRefusal = "nvidia-cdi-hook: built with cgo, refusing to run: a dynamically linked hook would load an image's " +
-	"LD_PRELOAD (CVE-2025-23266); rebuild with CGO_ENABLED=0 go build ./examples/nvidia-cdi-hook"
 
 // run is the whole program; it returns the exit status. debugEnv is the
 // value of NVIDIA_CTK_DEBUG. Whatever happens, stdin is read to its end
