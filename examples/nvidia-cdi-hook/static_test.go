@@ -52,3 +52,21 @@ func TestShippedHookIsStatic(t *testing.T) {
 	}
 	t.Logf("CGO_ENABLED=1: %s", strings.TrimSpace(string(out)))
 }
+
+// TestEveryFileIsNotCgo checks the constraint that keeps a cgo build from
+// compiling: a file without it would be the whole package under cgo.
+func TestEveryFileIsNotCgo(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("listing the package's files: %v", err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(string(b), "//go:build !cgo\n") {
+			t.Errorf("%s does not start with //go:build !cgo (see the package doc)", f)
+		}
+	}
+}
