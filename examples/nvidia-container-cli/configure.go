@@ -102,10 +102,10 @@ func configureCommand(g *globals, args []string, stdout io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	g.keepSim = true
 	if err := plan.Apply(ctx, ctr, &nvcontainer.ApplyOptions{ProcRoot: procRoot}); err != nil {
-		return nvcontainer.CLIErrorFor(err)
+		return nvcontainer.CLIErrorFor(err) // undone: the simulated host can go
 	}
+	g.applied = true
 	g.log.Info("configured", "pid", ctr.PID, "rootfs", ctr.Rootfs, "mounts", len(plan.Mounts), "gpus", len(plan.GPUs))
 	return nil
 }

@@ -11,7 +11,10 @@
 //
 // Global options come before the command. Extras: --simulate runs any
 // command against a generated host (a go-nvml mock of a DGX and a driver
-// tree in a temp dir) so the tool can be tried without a GPU; --proc-root
+// tree in a temp dir) so the tool can be tried without a GPU; the temp dir
+// is removed at exit, also when a command fails, unless --simulate-keep is
+// given or configure applied it (its files are then mounted in the
+// container, and the dir is named on stderr to be removed later); --proc-root
 // and --dev-root point discovery at another procfs and /dev; configure
 // --dry-run prints the plan as JSON instead of applying it.
 //

@@ -29,12 +29,13 @@ type globals struct {
 	root, ldcache, user, debug  string
 	procRoot, devRoot, simulate string
 	loadKmods, noPivot, noIMEX  bool
+	keepSim                     bool // --simulate-keep
 
 	stderr  io.Writer
 	log     *slog.Logger
 	logFile *os.File
 	simDir  string // the generated host of --simulate; removed by close
-	keepSim bool   // configure applied it: its files are mounted somewhere
+	applied bool   // configure applied it: its files are mounted somewhere
 }
 
 func (g *globals) flagSet() *pflag.FlagSet {
@@ -51,6 +52,7 @@ func (g *globals) flagSet() *pflag.FlagSet {
 	fs.StringVar(&g.procRoot, "proc-root", "", "Read the host's procfs from `DIR` (default /proc)")
 	fs.StringVar(&g.devRoot, "dev-root", "", "Read the host's device nodes from `DIR` (default: the driver root's /dev)")
 	fs.StringVar(&g.simulate, "simulate", "", "Run against a generated `MACHINE`: "+strings.Join(nvmlmock.Machines(), ", "))
+	fs.BoolVar(&g.keepSim, "simulate-keep", false, "Keep the --simulate host's temp dir (removed at exit unless configure applied it)")
 	return fs
 }
 
@@ -70,8 +72,15 @@ func (g *globals) openLog() error {
 	return nil
 }
 
+// close removes the --simulate host unless --simulate-keep asks to keep
+// it or a configure applied it (its files are then mounted in a container:
+// removing a bind-mounted directory's entries would empty it there too).
 func (g *globals) close() {
-	if g.simDir != "" && !g.keepSim {
+	switch {
+	case g.simDir == "":
+	case g.keepSim || g.applied:
+		fmt.Fprintf(g.stderr, "%s: SIMULATED host kept in %s; remove it when done\n", progName(), g.simDir)
+	default:
 		os.RemoveAll(g.simDir)
 	}
 	if g.logFile != nil {
