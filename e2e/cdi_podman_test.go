@@ -326,7 +326,7 @@ func TestCDIPodmanSimulatedMIG(t *testing.T) {
 	ctk, hook := buildExample(t, "nvidia-ctk", false), staticExample(t, "nvidia-cdi-hook")
 	file := cdiSpecPath(t, ".yaml")
 	env := append(os.Environ(), "TMPDIR="+t.TempDir()) // the simulated host's dir
-	_, stderr, code := run(t, env, "", ctk, "cdi", "generate", "--simulate", "dgxa100", "--simulate-mig", "1=3g.20gb,3g.20gb",
+	_, stderr, code := run(t, env, "", ctk, "cdi", "generate", "--simulate", "dgxa100", "--simulate-keep", "--simulate-mig", "1=3g.20gb,3g.20gb",
 		"--hook-path", hook, "--class", uniqueClass(), "--output", file)
 	if code != 0 || !strings.Contains(stderr, "SIMULATED") {
 		t.Fatalf("nvidia-ctk: exit %d\n%s", code, stderr)

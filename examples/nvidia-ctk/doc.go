@@ -6,7 +6,7 @@
 //	nvidia-ctk cdi generate [--output FILE] [--format json|yaml] [--vendor V] [--class C]
 //	                        [--device-name-strategy index|uuid|type-index]... [--no-all-device]
 //	                        [--driver-root DIR] [--dev-root DIR] [--proc-root DIR]
-//	                        [--hook-path PATH] [--simulate MACHINE [--simulate-mig INDEX=PROFILE,...]]
+//	                        [--hook-path PATH] [--simulate MACHINE [--simulate-mig INDEX=PROFILE,...] [--simulate-keep]]
 //	nvidia-ctk cdi list [--spec-dir DIR]...
 //
 // The spec's kind is VENDOR/CLASS (nvidia.com/gpu). Each GPU is named by
@@ -19,8 +19,9 @@
 // environment.
 //
 // --simulate generates a host (go-nvml mock and driver tree) into a new
-// temp dir and writes the spec for it; the dir is kept, since the spec
-// points into it. As in NVIDIA's tool, --dev-root is the root /dev is under
+// temp dir and writes the spec for it; the dir is removed at exit, on
+// success and on failure, unless --simulate-keep keeps it for the spec,
+// whose host paths point into it. As in NVIDIA's tool, --dev-root is the root /dev is under
 // and defaults to the driver root; --proc-root is where procfs is.
 //
 // # What it reads and changes
@@ -28,7 +29,8 @@
 // generate reads the host's driver files, procfs and /dev (and NVML when
 // it loads) and writes the spec to stdout or, atomically, to --output;
 // with --simulate it also writes the generated host into a new temp dir
-// (real device nodes when run as root). list reads the spec dirs. Neither
+// (real device nodes when run as root), removed again unless
+// --simulate-keep. list reads the spec dirs. Neither
 // needs privileges beyond reading the host's driver and writing the
 // output; no particular kernel.
 //

@@ -25,6 +25,8 @@ type generateOptions struct {
 	driverRoot, devRoot, procRoot string
 	hookPath, simulate            string
 	simulateMIG                   []string
+	simulateKeep                  bool
+	simDir                        string // the generated host; removed by cleanup
 }
 
 func generateCommand(args []string, stdout, stderr io.Writer, log *slog.Logger) error {
@@ -43,6 +45,7 @@ func generateCommand(args []string, stdout, stderr io.Writer, log *slog.Logger) 
 	fs.StringVar(&o.hookPath, "nvidia-cdi-hook-path", nvcontainer.DefaultCDIHookPath, "alias of --hook-path, as NVIDIA's tool names it")
 	fs.StringVar(&o.simulate, "simulate", "", "write the spec for a generated host: "+strings.Join(nvmlmock.Machines(), ", "))
 	fs.StringArrayVar(&o.simulateMIG, "simulate-mig", nil, "with --simulate, a GPU in MIG mode and its MIG devices, as `INDEX=PROFILE,...` (repeatable)")
+	fs.BoolVar(&o.simulateKeep, "simulate-keep", false, "keep the --simulate host (the spec's host paths point into it; removed at exit otherwise)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -65,6 +68,7 @@ func generate(o *generateOptions, stdout, stderr io.Writer, log *slog.Logger) er
 	if err != nil {
 		return err
 	}
+	defer o.cleanup()
 	host, err := nvcontainer.OpenHost(d, "")
 	if err != nil {
 		return fmt.Errorf("opening the host: %w", err)
@@ -143,7 +147,8 @@ func (o *generateOptions) driverOptions(stderr io.Writer) (*driver.Options, erro
 }
 
 // simulateHost generates the --simulate machine into a new temp dir,
-// which is kept: the spec's host paths point into it.
+// which cleanup removes unless --simulate-keep keeps it (the spec's host
+// paths point into it).
 func (o *generateOptions) simulateHost(stderr io.Writer) (*driver.Options, error) {
 	if o.driverRoot != "/" || o.devRoot != "" || o.procRoot != "/proc" {
 		return nil, errors.New("cdi generate: --simulate cannot be combined with --driver-root, --dev-root or --proc-root")
@@ -156,9 +161,22 @@ func (o *generateOptions) simulateHost(stderr io.Writer) (*driver.Options, error
 	if err != nil {
 		return nil, fmt.Errorf("cdi generate: %w", err)
 	}
-	fmt.Fprintf(stderr, "nvidia-ctk: SIMULATED host %q (go-nvml mock, driver %s) generated in %s and kept for the spec; "+
-		"remove it when done. Nothing in this spec describes this machine.\n", o.simulate, h.DriverVersion, h.Root)
+	o.simDir = h.Root
+	fate := "removed at exit (--simulate-keep keeps it for the spec's host paths)"
+	if o.simulateKeep {
+		fate = "kept for the spec; remove it when done"
+	}
+	fmt.Fprintf(stderr, "nvidia-ctk: SIMULATED host %q (go-nvml mock, driver %s) generated in %s, %s. "+
+		"Nothing in this spec describes this machine.\n", o.simulate, h.DriverVersion, h.Root, fate)
 	return &driver.Options{Root: h.Root, ProcRoot: h.ProcRoot, DevRoot: h.DevRoot, NVML: h.NVML}, nil
+}
+
+// cleanup removes the --simulate host unless --simulate-keep asks to keep
+// it, whether generate succeeded or not.
+func (o *generateOptions) cleanup() {
+	if o.simDir != "" && !o.simulateKeep {
+		os.RemoveAll(o.simDir)
+	}
 }
 
 // parseSimulateMIG reads --simulate-mig values: "1=3g.20gb,1g.5gb".

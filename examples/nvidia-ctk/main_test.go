@@ -254,3 +254,33 @@ func TestList(t *testing.T) {
 		t.Errorf("the refused spec is not reported: %q", stderr)
 	}
 }
+
+// TestGenerateSimulateLeavesNothing: cdi generate --simulate removes the
+// generated host when it is done, after a spec is written and after a
+// failure; --simulate-keep keeps it.
+func TestGenerateSimulateLeavesNothing(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "spec.json")
+	for _, tt := range []struct {
+		name string
+		args []string
+		code int
+		left int
+	}{
+		{"stdout", nil, 0, 0},
+		{"output", []string{"--output", out}, 0, 0},
+		{"output fails", []string{"--output", filepath.Join(out, "missing", "spec.json")}, 1, 0},
+		{"keep", []string{"--simulate-keep", "--output", out}, 0, 1},
+	} {
+		tmp := t.TempDir()
+		t.Setenv("TMPDIR", tmp)
+		var stdout, stderr bytes.Buffer
+		code := run(append([]string{"cdi", "generate", "--simulate", "dgxa100"}, tt.args...), &stdout, &stderr)
+		entries, err := os.ReadDir(tmp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if code != tt.code || len(entries) != tt.left {
+			t.Errorf("%s: exit %d, %d entries left in TMPDIR; want %d, %d\n%s", tt.name, code, len(entries), tt.code, tt.left, stderr.String())
+		}
+	}
+}
