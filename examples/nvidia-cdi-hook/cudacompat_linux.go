@@ -36,8 +36,10 @@ const (
 // cudaCompatFlags declares enable-cuda-compat's flags and returns its
 // action: when the image holds exactly one libcuda.so.X.Y.Z (a regular
 // file) in /usr/local/cuda/compat and X is greater than the host driver's
-// major version, write /etc/ld.so.conf.d/00-compat-<random>.conf naming
-// that directory, for update-ldcache to scan first. Nothing is mounted.
+// major version, write /etc/ld.so.conf.d/00-compat-nvidia-cdi-hook.conf
+// naming that directory, for update-ldcache to scan first; otherwise make
+// sure no entry of an earlier run is left (see convergeCompatConf).
+// Nothing is mounted.
 func cudaCompatFlags(fs *pflag.FlagSet) action {
 	driver := fs.String("host-driver-version", "", "the host driver's `VERSION` (550.54.15); empty: do nothing")
 	return func(rootfsPath string, h *hookEnv) error {
@@ -59,26 +61,41 @@ func cudaCompatFlags(fs *pflag.FlagSet) action {
 }
 
 // enableCompat writes the compat configuration if the image's compat
-// library is newer than the host driver (major hostMajor).
+// library is newer than the host driver (major hostMajor), and removes
+// what earlier runs wrote otherwise.
 func enableCompat(root *rootfs.Root, hostMajor int, h *hookEnv) error {
-	libs, err := compatLibs(root)
+	use, err := compatNewer(root, hostMajor, h)
 	if err != nil {
 		return err
 	}
+	name, removed, err := convergeCompatConf(root, use)
+	if len(removed) > 0 {
+		h.log.Debug("removed stale CUDA compat entries", "dir", ldsoconfDir, "files", removed)
+	}
+	if err == nil && use {
+		h.log.Debug("CUDA compat enabled", "conf", name)
+	}
+	return err
+}
+
+// compatNewer reports whether the image has exactly one compat library
+// and it is newer than the host driver (major hostMajor).
+func compatNewer(root *rootfs.Root, hostMajor int, h *hookEnv) (bool, error) {
+	libs, err := compatLibs(root)
+	if err != nil {
+		return false, err
+	}
 	if len(libs) != 1 {
 		h.log.Debug("CUDA compat not used: want exactly one library", "dir", compatDir, "found", libs)
-		return nil
+		return false, nil
 	}
 	v, err := majorVersion(strings.TrimPrefix(libs[0], "libcuda.so."))
 	if err != nil || v <= hostMajor {
 		h.log.Debug("CUDA compat not used: library not newer than the driver", "library", libs[0], "host-major", hostMajor)
-		return nil
+		return false, nil
 	}
-	name, err := writeCompatConf(root, compatDir)
-	if err == nil {
-		h.log.Debug("CUDA compat enabled", "library", libs[0], "conf", name)
-	}
-	return err
+	h.log.Debug("CUDA compat library newer than the driver", "library", libs[0], "host-major", hostMajor)
+	return true, nil
 }
 
 // majorVersion is the number before the first dot of v ("550.54.15").
@@ -109,18 +126,6 @@ func compatLibs(root *rootfs.Root) ([]string, error) {
 		return len(libs) < 2
 	})
 	return libs, err
-}
-
-// writeCompatConf writes a new 00-compat-<random>.conf holding dir in
-// /etc/ld.so.conf.d, both resolved inside the root (rootfs.WriteFile:
-// missing parents 0755, the file renamed into place). It returns the
-// file's name.
-func writeCompatConf(root *rootfs.Root, dir string) (string, error) {
-	name := path.Join(ldsoconfDir, "00-compat-"+randomSuffix()+".conf")
-	if err := root.WriteFile(name, []byte(dir+"\n"), compatConfPerms); err != nil {
-		return "", fmt.Errorf("creating %s: %w", name, err)
-	}
-	return name, nil
 }
 
 // readCompatConfs returns the directories the root's

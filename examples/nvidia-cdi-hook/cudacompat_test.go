@@ -3,6 +3,7 @@
 package main
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -194,5 +195,50 @@ file    srv/c.conf "/srv/lib\n"
 	}
 	if got, err := compatDirs(testutil.Tree(t, "dir etc\n")); err != nil || got != nil {
 		t.Errorf("without ld.so.conf.d: %q, %v", got, err)
+	}
+}
+
+// Every container start runs the hooks again on the same writable layer:
+// enable-cuda-compat must converge to what one run leaves. Two runs with
+// a compat library newer than the driver leave one entry (its own name;
+// the entries of an earlier version of this hook and of NVIDIA's are
+// removed, a file of the image that names another dir is kept) and the compat libcuda.so.1 is
+// first in the cache; a run after the host driver was upgraded past the
+// compat library leaves none, and the driver's libcuda.so.1 is first.
+func TestCompatConverges(t *testing.T) {
+	root := compatRoot(t, "570.86.10")
+	testutil.BuildTree(t, root, `
+file etc/ld.so.conf.d/00-compat-0123456789ab.conf "/usr/local/cuda/compat\n"
+file etc/ld.so.conf.d/00-compat-3f2504e0-4f89-11d3-9a0c-0305e82c3301.conf "/usr/local/cuda/compat\n"
+file etc/ld.so.conf.d/00-compat-fedcba987654.conf "/opt/image\n"
+`)
+	image := map[string]string{"00-compat-fedcba987654.conf": "/opt/image\n"}
+	for _, tc := range []struct {
+		driver, first string
+		ours          bool
+	}{
+		{"550.54.15", "/usr/local/cuda/compat/libcuda.so.1", true},
+		{"550.54.15", "/usr/local/cuda/compat/libcuda.so.1", true},
+		{"575.10.01", "/usr/lib64/libcuda.so.1", false},
+		{"575.10.01", "/usr/lib64/libcuda.so.1", false},
+	} {
+		for _, args := range [][]string{
+			{"enable-cuda-compat", "--host-driver-version", tc.driver},
+			{"update-ldcache", "--folder", "/usr/lib64"},
+		} {
+			if code, stderr := runHook(t, root, args...); code != 0 {
+				t.Fatalf("%v: exit %d: %s", args, code, stderr)
+			}
+		}
+		want := maps.Clone(image)
+		if tc.ours {
+			want[compatConfName] = "/usr/local/cuda/compat\n"
+		}
+		if got := compatConfs(t, root); !maps.Equal(got, want) {
+			t.Errorf("driver %s: ld.so.conf.d holds %q, want %q", tc.driver, got, want)
+		}
+		if got := findInCache(t, root, "libcuda.so.1"); len(got) == 0 || got[0].Path != tc.first {
+			t.Errorf("driver %s: cache entries for libcuda.so.1: %+v, want %s first", tc.driver, got, tc.first)
+		}
 	}
 }

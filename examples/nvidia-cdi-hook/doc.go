@@ -17,8 +17,14 @@
 //   - enable-cuda-compat looks for the image's CUDA forward-compatibility
 //     library: when /usr/local/cuda/compat holds exactly one regular file
 //     libcuda.so.X.Y.Z and X is greater than the host driver's major
-//     version, it writes /etc/ld.so.conf.d/00-compat-<random>.conf naming
-//     that directory. It mounts nothing (mounting an image's libraries was
+//     version, it writes /etc/ld.so.conf.d/00-compat-nvidia-cdi-hook.conf
+//     naming that directory; otherwise it writes nothing. Every run
+//     converges (every container start runs it again on the same writable
+//     layer): entries of earlier runs, of this hook's older versions
+//     (00-compat-<12 hex>.conf) and of NVIDIA's (00-compat-<uuid>.conf)
+//     that name only the compat dir are removed, so after the host driver
+//     is upgraded past the compat library none is left to put the older
+//     libcuda.so.1 first (TestCompatConverges). It mounts nothing (mounting an image's libraries was
 //     CVE-2024-0132 and CVE-2025-23359). Unlike the toolkit's, it does not
 //     read the library's .note.cuda.fwd_compatibility ELF note.
 //   - update-ldcache rewrites the container's /etc/ld.so.cache (with
