@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 
 	"github.com/go-nvc/nvc/internal/cgroup"
 	"github.com/go-nvc/nvc/internal/mount"
 	"github.com/go-nvc/nvc/internal/ns"
+	"github.com/go-nvc/nvc/internal/liblink"
 	"github.com/go-nvc/nvc/internal/rootfs"
 	"github.com/go-nvc/nvc/internal/undo"
 )
@@ -274,27 +274,13 @@ func (a *applier) symlinks(root *rootfs.Root) error {
 	return nil
 }
 
-// symlink makes one link of the plan: a SONAME link replaces a symlink
-// the image has there; an extra link is not made where the image has
-// anything already.
+// symlink makes one link of the plan with the rule the CDI hook's
+// create-symlinks shares (package liblink): a SONAME link replaces a
+// symlink the image has there and refuses anything else; an extra link
+// is not made where the image has anything already.
 func symlink(root *rootfs.Root, s Symlink) error {
-	if s.Replace {
-		return closeEntry(root.ReplaceSymlink(s.Target, s.Path))
-	}
-	err := closeEntry(root.Symlink(s.Target, s.Path))
-	if err != nil && imageHas(root, s.Path, err) {
-		return nil
-	}
+	_, err := liblink.Place(root, s.Target, s.Path, s.Replace)
 	return err
-}
-
-// imageHas reports whether err, Symlink's, says that something is
-// already at unsafePath (not that its parent is missing or wrong).
-func imageHas(root *rootfs.Root, unsafePath string, err error) bool {
-	if !errors.Is(err, fs.ErrExist) && !errors.Is(err, rootfs.ErrWrongType) {
-		return false
-	}
-	return closeEntry(root.Lookup(unsafePath)) == nil
 }
 
 func closeEntry(e *rootfs.Entry, err error) error {

@@ -12,8 +12,12 @@
 // The generated specs run them in that order, as the NVIDIA Container
 // Toolkit's do:
 //
-//   - create-symlinks makes each LINK a symlink to TARGET, replacing what
-//     is there atomically.
+//   - create-symlinks makes each LINK a symlink to TARGET with Apply's
+//     rule (package internal/liblink, shared code): a SONAME link
+//     (libnvidia-ml.so.1 -> libnvidia-ml.so.550.54.15) replaces a symlink
+//     the image has there atomically, and a regular file or directory the
+//     image ships there is an error naming it; any other link (libcuda.so)
+//     keeps what the image has at its path, and the log names it.
 //   - enable-cuda-compat looks for the image's CUDA forward-compatibility
 //     library: when /usr/local/cuda/compat holds exactly one regular file
 //     libcuda.so.X.Y.Z and X is greater than the host driver's major

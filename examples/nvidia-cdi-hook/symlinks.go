@@ -3,17 +3,13 @@
 package main
 
 import (
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
 	"fmt"
-	"io/fs"
 	"path"
 	"strings"
 
 	"github.com/spf13/pflag"
-	"golang.org/x/sys/unix"
 
+	"github.com/go-nvc/nvc/internal/liblink"
 	"github.com/go-nvc/nvc/internal/rootfs"
 )
 
@@ -33,7 +29,7 @@ func createSymlinksFlags(fs *pflag.FlagSet) action {
 		defer root.Close()
 		for _, p := range pairs {
 			h.log.Debug("creating symlink", "link", p.link, "target", p.target)
-			if err := symlink(root, p.target, p.link); err != nil {
+			if err := symlink(root, p.target, p.link, h); err != nil {
 				return err
 			}
 		}
@@ -62,48 +58,17 @@ func parseLinks(args []string) ([]linkPair, error) {
 	return out, nil
 }
 
-// symlink makes link (a path in root) a symlink to target. A missing link
-// is created (parents 0755); the same link already there is left alone;
-// a different symlink or a file there is replaced atomically: the new link
-// is made under a temporary name in the same directory, pinned by its
-// descriptor, and renamed over the old one. A directory is an error.
-func symlink(root *rootfs.Root, target, link string) error {
-	e, err := root.Symlink(target, link)
-	if err == nil {
-		return e.Close()
+// symlink makes link (a path in root) a symlink to target with the rule
+// Apply shares (package liblink): a SONAME link (libnvidia-ml.so.1 ->
+// libnvidia-ml.so.550.54.15, see liblink.IsSONAME) is created, or
+// replaces a symlink the image has there, atomically; a regular file or
+// directory the image ships there is left alone and is an error naming
+// it. Any other link (libcuda.so -> libcuda.so.1) keeps whatever the
+// image has at its path, and the log says so.
+func symlink(root *rootfs.Root, target, link string, h *hookEnv) error {
+	kept, err := liblink.Place(root, target, link, liblink.IsSONAME(link, target))
+	if kept != "" {
+		h.log.Info("keeping the image's file where a link was asked for", "link", link, "target", target, "found", kept)
 	}
-	if !errors.Is(err, fs.ErrExist) && !errors.Is(err, rootfs.ErrWrongType) {
-		return err
-	}
-	old, lerr := root.Lookup(link)
-	if lerr != nil {
-		return lerr
-	}
-	defer old.Close()
-	if old.Mode().IsDir() {
-		return err
-	}
-	if err := replaceLink(old, target); err != nil {
-		return fmt.Errorf("replacing %q with a symlink to %q in rootfs %q: %w", link, target, root.Path(), err)
-	}
-	return nil
-}
-
-func replaceLink(old *rootfs.Entry, target string) error {
-	dir := int(old.Dir().Fd())
-	tmp := "." + old.Name() + ".nvc-" + randomSuffix()
-	if err := unix.Symlinkat(target, dir, tmp); err != nil {
-		return fmt.Errorf("symlinkat %s: %w", tmp, err)
-	}
-	if err := unix.Renameat(dir, tmp, dir, old.Name()); err != nil {
-		unix.Unlinkat(dir, tmp, 0)
-		return fmt.Errorf("renameat %s over %s: %w", tmp, old.Name(), err)
-	}
-	return nil
-}
-
-func randomSuffix() string {
-	b := make([]byte, 6)
-	rand.Read(b)
-	return hex.EncodeToString(b)
+	return err
 }
