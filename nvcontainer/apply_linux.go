@@ -6,9 +6,9 @@ import (
 	"fmt"
 
 	"github.com/go-nvc/nvc/internal/cgroup"
+	"github.com/go-nvc/nvc/internal/liblink"
 	"github.com/go-nvc/nvc/internal/mount"
 	"github.com/go-nvc/nvc/internal/ns"
-	"github.com/go-nvc/nvc/internal/liblink"
 	"github.com/go-nvc/nvc/internal/rootfs"
 	"github.com/go-nvc/nvc/internal/undo"
 )
