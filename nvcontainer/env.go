@@ -27,12 +27,26 @@ const (
 // environ is a parsed environment; a later entry for a key wins.
 type environ map[string]string
 
-func parseEnv(list []string) (environ, error) {
-	env := make(environ, len(list))
+// parseEnv keeps the variables the request reads (see requestVar; swarm
+// are the config's swarm variables), each at most MaxEnvValue bytes and
+// MaxEnvSize together. Every entry must have "=".
+func parseEnv(list []string, swarm []string) (environ, error) {
+	env := make(environ)
+	size := 0
 	for i, kv := range list {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok {
-			return nil, fmt.Errorf("parsing environment entry %d %q: no \"=\"", i, kv)
+			return nil, fmt.Errorf("parsing environment entry %d %s: no \"=\"", i, shortQuote(kv))
+		}
+		if !requestVar(k, swarm) {
+			continue
+		}
+		if err := checkEnvValue(k, v); err != nil {
+			return nil, err
+		}
+		if size += len(kv); size > MaxEnvSize {
+			return nil, fmt.Errorf("reading the environment: the NVIDIA_* (and NV_GPU, CUDA_VERSION, swarm) entries, "+
+				"up to %s, take more than MaxEnvSize (%d bytes): %w", k, MaxEnvSize, ErrRequestTooLarge)
 		}
 		env[k] = v
 	}
@@ -145,7 +159,7 @@ func (b *builder) mig() error {
 	}{{EnvMIGConfigDevices, &b.req.MIGConfig}, {EnvMIGMonitorDevices, &b.req.MIGMonitor}} {
 		val := b.env[v.name]
 		if val != "" && !b.in.Privileged {
-			return fmt.Errorf("reading %s %q: %w", v.name, val, ErrUnprivileged)
+			return fmt.Errorf("reading %s %s: %w", v.name, shortQuote(val), ErrUnprivileged)
 		}
 		*v.dst = val
 	}
@@ -157,6 +171,10 @@ func (b *builder) mig() error {
 func (b *builder) imex(m mountRequests) error {
 	if b.cfg.Features.IgnoreIMEXChannelRequests {
 		return nil
+	}
+	if len(m.imex) > MaxIMEXChannels {
+		return fmt.Errorf("reading IMEX channel volume mounts: %d channels, more than MaxIMEXChannels (%d): %w",
+			len(m.imex), MaxIMEXChannels, ErrRequestTooLarge)
 	}
 	if len(m.imex) > 0 {
 		b.req.IMEXChannels = m.imex
@@ -233,6 +251,10 @@ func (b *builder) requirements() error {
 			keys = append(keys, k)
 		}
 	}
+	if n := len(keys) + legacyRequirement(b.env); n > MaxRequirements {
+		return fmt.Errorf("reading %s*: %d requirements, more than MaxRequirements (%d): %w: %w",
+			EnvRequirePrefix, n, MaxRequirements, ErrTooManyRequirements, ErrRequestTooLarge)
+	}
 	slices.Sort(keys)
 	for _, k := range keys {
 		b.req.Requirements = append(b.req.Requirements, b.env[k])
@@ -242,8 +264,17 @@ func (b *builder) requirements() error {
 	}
 	mm, err := cudaMajorMinor(b.env[EnvCUDAVersion])
 	if err != nil {
-		return fmt.Errorf("reading %s %q: %w", EnvCUDAVersion, b.env[EnvCUDAVersion], err)
+		return fmt.Errorf("reading %s %s: %w", EnvCUDAVersion, shortQuote(b.env[EnvCUDAVersion]), err)
 	}
 	b.req.Requirements = append(b.req.Requirements, "cuda>="+mm)
 	return nil
+}
+
+// legacyRequirement is 1 for a legacy image, whose CUDA_VERSION adds a
+// requirement, else 0.
+func legacyRequirement(e environ) int {
+	if e.legacy() {
+		return 1
+	}
+	return 0
 }

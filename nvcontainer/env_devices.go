@@ -77,9 +77,16 @@ var ErrInvalidDevice = errors.New("invalid device")
 //
 // The hook passes items on unchecked; ParseDevices refuses only items that
 // could not be one argument on nvidia-container-cli's command line: those
-// with a space or a byte outside printable ASCII.
+// with a space or a byte outside printable ASCII, and lists of more than
+// [MaxDevices] distinct items ([ErrRequestTooLarge]).
 func ParseDevices(list string) (Devices, error) {
-	ids, err := splitList(list)
+	return parseDevices(list, MaxDevices, "devices", "MaxDevices")
+}
+
+// parseDevices is ParseDevices with at most max distinct items, named
+// what and bound in the error.
+func parseDevices(list string, max int, what, bound string) (Devices, error) {
+	ids, err := splitList(list, max, what, bound)
 	if err != nil {
 		return Devices{}, err
 	}
@@ -94,8 +101,9 @@ func ParseDevices(list string) (Devices, error) {
 	return Devices{Mode: DevicesList, IDs: ids}, nil
 }
 
-// splitList splits on commas, trims, drops empty items and duplicates.
-func splitList(list string) ([]string, error) {
+// splitList splits on commas, trims, drops empty items and duplicates;
+// more than max items left is an error naming what and bound.
+func splitList(list string, max int, what, bound string) ([]string, error) {
 	var ids []string
 	seen := make(map[string]bool)
 	for item := range strings.SplitSeq(list, ",") {
@@ -104,8 +112,12 @@ func splitList(list string) ([]string, error) {
 			continue
 		}
 		if i := strings.IndexFunc(item, notPrintable); i >= 0 {
-			return nil, fmt.Errorf("parsing device list %q: device %q: byte %#x at offset %d: %w",
-				list, item, item[i], i, ErrInvalidDevice)
+			return nil, fmt.Errorf("parsing device list %s: device %s: byte %#x at offset %d: %w",
+				shortQuote(list), shortQuote(item), item[i], i, ErrInvalidDevice)
+		}
+		if len(ids) == max {
+			return nil, fmt.Errorf("parsing device list %s: more than %s (%d) %s: %w",
+				shortQuote(list), bound, max, what, ErrRequestTooLarge)
 		}
 		seen[item] = true
 		ids = append(ids, item)
@@ -130,9 +142,10 @@ const maxIMEXChannel = 1 << 20
 // ParseIMEXChannels reads an NVIDIA_IMEX_CHANNELS value: a list like
 // NVIDIA_VISIBLE_DEVICES, where "all", "none", "void" and the empty list
 // mean no explicit channel (the hook sends no --imex-channel), and every
-// other item must be a decimal channel number below 2^20.
+// other item must be a decimal channel number below 2^20. More than
+// [MaxIMEXChannels] distinct items is an error ([ErrRequestTooLarge]).
 func ParseIMEXChannels(list string) ([]uint32, error) {
-	d, err := ParseDevices(list)
+	d, err := parseDevices(list, MaxIMEXChannels, "IMEX channels", "MaxIMEXChannels")
 	if err != nil || d.Mode != DevicesList {
 		return nil, err
 	}
@@ -141,7 +154,7 @@ func ParseIMEXChannels(list string) ([]uint32, error) {
 	for _, id := range d.IDs {
 		n, err := parseIMEXChannel(id)
 		if err != nil {
-			return nil, fmt.Errorf("parsing IMEX channel list %q: %w", list, err)
+			return nil, fmt.Errorf("parsing IMEX channel list %s: %w", shortQuote(list), err)
 		}
 		if !seen[n] {
 			seen[n] = true

@@ -204,17 +204,45 @@ func (pl *planner) migCap(c devices.Cap, id string) {
 	pl.node(*c.Node, id)
 }
 
-// planIMEX binds the requested IMEX channels; a channel without a node on
-// the host is left out with a warning.
+// planIMEX binds the requested IMEX channels; the channels without a
+// node on the host are left out with one warning for them all (a request
+// may name up to MaxIMEXChannels), which names the first few.
 func (pl *planner) planIMEX() {
+	var missing []uint32
 	for _, id := range pl.req.IMEXChannels {
 		ch, ok := pl.imexChannel(id)
 		if !ok {
-			pl.warn(fmt.Sprintf("missing IMEX channel node %s/channel%d", devices.DevIMEXChannels, id))
+			missing = append(missing, id)
 			continue
 		}
 		pl.node(ch.Node, "")
 	}
+	switch {
+	case len(missing) == 1:
+		pl.warn(fmt.Sprintf("missing IMEX channel node %s/channel%d", devices.DevIMEXChannels, missing[0]))
+	case len(missing) > 1:
+		pl.warn(summary(fmt.Sprintf("missing IMEX channel nodes in %s:", devices.DevIMEXChannels), "channel%d", missing))
+	}
+}
+
+// summaryItems is how many items a summary warning names.
+const summaryItems = 8
+
+// summary is prefix, then the first summaryItems items formatted with
+// format, then the count when there are more.
+func summary(prefix, format string, items []uint32) string {
+	var b strings.Builder
+	b.WriteString(prefix)
+	for i, it := range items[:min(len(items), summaryItems)] {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, " "+format, it)
+	}
+	if len(items) > summaryItems {
+		fmt.Fprintf(&b, ", … (%d in all)", len(items))
+	}
+	return b.String()
 }
 
 func (pl *planner) imexChannel(id uint32) (devices.IMEXChannel, bool) {

@@ -85,12 +85,15 @@ type RequestInput struct {
 // Errors name the variable and value at fault: an environment entry without
 // "=", an invalid device list or IMEX channel, NVIDIA_MIG_* in an
 // unprivileged container ([ErrUnprivileged]), an unknown or unsupported
-// capability, an invalid CUDA_VERSION on a legacy image.
+// capability, an invalid CUDA_VERSION on a legacy image, a request past
+// one of the bounds ([MaxDevices], [MaxIMEXChannels], [MaxRequirements],
+// [MaxEnvValue], [MaxEnvSize]: [ErrRequestTooLarge]). Only the variables
+// a request reads are looked at beyond the "=" check.
 func NewRequest(in RequestInput, cfg *Config) (*Request, error) {
 	if cfg == nil {
 		cfg = DefaultConfig()
 	}
-	env, err := parseEnv(in.Env)
+	env, err := parseEnv(in.Env, cfg.swarmResourceVars())
 	if err != nil {
 		return nil, err
 	}
