@@ -1,0 +1,89 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/go-nvc/nvc/internal/fakehost"
+	"github.com/go-nvc/nvc/internal/testutil"
+	"github.com/go-nvc/nvc/internal/testutil/container"
+	"github.com/go-nvc/nvc/nvcontainer"
+)
+
+// channels is NVIDIA_IMEX_CHANNELS for n channels from first on.
+func channels(first, n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(first + i))
+	}
+	return "NVIDIA_IMEX_CHANNELS=" + b.String()
+}
+
+// hookCase is a simulated host, its config (no cgroups: the test
+// container shares the test's cgroup) and a test container.
+type hookCase struct {
+	config string
+	ctr    *container.Container
+}
+
+func newHookCase(t *testing.T) *hookCase {
+	t.Helper()
+	testutil.RequireRoot(t) // Apply mounts in the container's namespace
+	fh, err := fakehost.Generate(t.TempDir(), &fakehost.Options{RealNodes: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	config := filepath.Join(t.TempDir(), "config.toml")
+	toml := fmt.Sprintf("[nvidia-container-cli]\nroot = %q\nload-kmods = false\nno-cgroups = true\n"+
+		"[nvc]\nproc-root = %q\ndev-root = %q\nbackend = \"procfs\"\n", fh.Root, fh.ProcRoot, fh.DevRoot)
+	if err := os.WriteFile(config, []byte(toml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return &hookCase{config: config, ctr: container.Start(t, &container.Options{Spec: `file etc/debian_version "12.5\n"`})}
+}
+
+// prestart runs the hook with -debug for a container whose process has
+// env, and returns its exit status and log.
+func (c *hookCase) prestart(t *testing.T, env ...string) (int, string) {
+	t.Helper()
+	spec := specs.Spec{Version: "1.0.2", Root: &specs.Root{Path: c.ctr.Rootfs},
+		Process: &specs.Process{Args: []string{"sh"}, Env: append([]string{"PATH=/bin"}, env...)}}
+	data, err := json.Marshal(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bundle := testutil.Bundle(t, string(data))
+	state := fmt.Sprintf(`{"ociVersion":"1.0.2","id":"c1","status":"created","pid":%d,"bundle":%q}`, c.ctr.PID, bundle)
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"-config", c.config, "-debug", "prestart"}, strings.NewReader(state), &stdout, &stderr)
+	return code, stderr.String()
+}
+
+// An image's NVIDIA_IMEX_CHANNELS cannot make the debug log grow with
+// it: MaxIMEXChannels channels the host lacks give one summary line (one
+// line each before), and all 2^20 channels are refused with one error.
+func TestDebugLogBounded(t *testing.T) {
+	c := newHookCase(t)
+	code, log := c.prestart(t, "NVIDIA_VISIBLE_DEVICES=0", channels(1<<19, nvcontainer.MaxIMEXChannels))
+	lines := strings.Count(log, "\n")
+	if code != 0 || lines > 20 || len(log) > 8<<10 || strings.Count(log, "missing IMEX channel node") != 1 {
+		t.Fatalf("%d channels: exit %d, %d log lines, %d bytes, want 0 and a few lines with one IMEX summary\n%.4000s",
+			nvcontainer.MaxIMEXChannels, code, lines, len(log), log)
+	}
+	code, log = c.prestart(t, "NVIDIA_VISIBLE_DEVICES=0", channels(0, 1<<20))
+	if code != 1 || strings.Count(log, "\n") > 4 || len(log) > 2<<10 || !strings.Contains(log, "NVIDIA_IMEX_CHANNELS") {
+		t.Errorf("2^20 channels: exit %d, %d bytes of log, want 1 and a short error naming NVIDIA_IMEX_CHANNELS\n%.4000s", code, len(log), log)
+	}
+	t.Logf("2^20 channels: %s", log)
+}
