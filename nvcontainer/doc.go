@@ -38,7 +38,12 @@
 // is a requirement, in sorted variable order, plus cuda>=MAJOR.MINOR on a
 // legacy image; NVIDIA_DISABLE_REQUIRE drops them all. Device lists are
 // deduplicated in first-seen order. Every rejection names the variable and
-// its value.
+// its value (at most its first 64 bytes).
+//
+// The image chooses its environment, so what a request carries is bounded
+// ([MaxDevices], [MaxIMEXChannels], [MaxRequirements], [MaxEnvValue],
+// [MaxEnvSize]); past a bound the request is refused with
+// [ErrRequestTooLarge], and only the variables a request reads are kept.
 //
 // A request prints as the nvidia-container-cli command line the runtime hook
 // would execute ([Request.CLIArgs]), so a dry run shows exactly what the
