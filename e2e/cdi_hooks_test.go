@@ -32,7 +32,10 @@ func hookIndex(s *cdispecs.Spec, name string) int {
 // as the NVIDIA kernel driver's /proc/driver/nvidia would be there.
 func (c *cdiCase) kernelProcCDIHook(t *testing.T, rootfs string) *cdispecs.Hook {
 	busybox := testutil.RequireCommand(t, "busybox")
-	const script = `busybox mount -o bind "$1" "$2/proc/driver"`
+	// The state is read to its end first: crun fails the container when a
+	// hook exits before it has written the state ("writing to pipe: Broken
+	// pipe"), which happened now and then under load.
+	const script = `busybox cat >/dev/null; busybox mount -o bind "$1" "$2/proc/driver"`
 	return &cdispecs.Hook{HookName: "createContainer", Path: busybox,
 		Args: []string{"busybox", "sh", "-c", script, "kernel-proc", filepath.Join(c.host.ProcRoot, "driver"), rootfs},
 		Env:  []string{"PATH=/usr/bin:/bin"}}
