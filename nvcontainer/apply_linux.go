@@ -283,13 +283,6 @@ func symlink(root *rootfs.Root, s Symlink) error {
 	return err
 }
 
-func closeEntry(e *rootfs.Entry, err error) error {
-	if err != nil {
-		return err
-	}
-	return e.Close()
-}
-
 func (a *applier) close() {
 	for _, t := range a.tmpfs {
 		t.close()

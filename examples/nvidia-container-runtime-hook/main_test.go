@@ -81,6 +81,7 @@ func TestDebugLogBounded(t *testing.T) {
 		t.Fatalf("%d channels: exit %d, %d log lines, %d bytes, want 0 and a few lines with one IMEX summary\n%.4000s",
 			nvcontainer.MaxIMEXChannels, code, lines, len(log), log)
 	}
+	t.Logf("%d channels: %d log lines, %d bytes", nvcontainer.MaxIMEXChannels, lines, len(log))
 	code, log = c.prestart(t, "NVIDIA_VISIBLE_DEVICES=0", channels(0, 1<<20))
 	if code != 1 || strings.Count(log, "\n") > 4 || len(log) > 2<<10 || !strings.Contains(log, "NVIDIA_IMEX_CHANNELS") {
 		t.Errorf("2^20 channels: exit %d, %d bytes of log, want 1 and a short error naming NVIDIA_IMEX_CHANNELS\n%.4000s", code, len(log), log)
