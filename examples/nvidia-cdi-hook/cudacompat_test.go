@@ -240,5 +240,14 @@ file etc/ld.so.conf.d/00-compat-fedcba987654.conf "/opt/image\n"
 		if got := findInCache(t, root, "libcuda.so.1"); len(got) == 0 || got[0].Path != tc.first {
 			t.Errorf("driver %s: cache entries for libcuda.so.1: %+v, want %s first", tc.driver, got, tc.first)
 		}
+		var libcuda []string // what glibc's ldconfig -p (the peer) reads, first is what the loader takes
+		for _, e := range testutil.LdconfigEntries(t, filepath.Join(root, "etc/ld.so.cache")) {
+			if strings.HasPrefix(e, "libcuda.so.1 ") {
+				libcuda = append(libcuda, e)
+			}
+		}
+		if len(libcuda) == 0 || !strings.HasSuffix(libcuda[0], "=> "+tc.first) {
+			t.Errorf("driver %s: ldconfig -p lists libcuda.so.1 as %q, want %s first", tc.driver, libcuda, tc.first)
+		}
 	}
 }
