@@ -140,6 +140,9 @@ func (a *applier) run() (err error) {
 	if err := a.findOwner(); err != nil {
 		return err
 	}
+	if err := a.openProc(); err != nil {
+		return err
+	}
 	th := startConfined(a.ns, a.inNamespace)
 	defer th.stop()
 	if err := a.open(); err != nil {
@@ -171,6 +174,7 @@ type applier struct {
 	tmpfs   []*tmpfsMount   // one per plan.Tmpfs
 	sources []*mount.Source // one per plan.Mounts
 	under   []underTmpfs    // one per plan.Mounts
+	vol     *volumeGuard    // keeps Apply out of volumes (apply_volumes_linux.go)
 
 	host  undo.Stack // changes made from the host (cgroup rules)
 	inner undo.Stack // changes made inside the namespace
@@ -216,9 +220,9 @@ func (a *applier) inNamespace() (err error) {
 	if err := a.at(StepEnter, a.ctr.Rootfs); err != nil {
 		return err
 	}
-	root, err := rootfs.Open(a.ctr.Rootfs, &rootfs.Options{Owner: a.owner, Undo: &a.inner, KeepDirs: true})
+	root, err := a.openRoot()
 	if err != nil {
-		return stepError(StepEnter, a.ctr.Rootfs, err)
+		return err
 	}
 	defer root.Close()
 	if err := a.openCompat(root); err != nil {
@@ -284,6 +288,7 @@ func symlink(root *rootfs.Root, s Symlink) error {
 }
 
 func (a *applier) close() {
+	a.vol.close()
 	for _, t := range a.tmpfs {
 		t.close()
 	}

@@ -166,6 +166,9 @@ func (a *applier) attachTmpfs(root *rootfs.Root, tm *tmpfsMount) error {
 		return stepError(StepTmpfs, target, err)
 	}
 	defer e.Close()
+	if err := a.vol.mayMountOn(e, target); err != nil {
+		return stepError(StepTmpfs, target, err)
+	}
 	mnt, err := tm.src.AttachEntry(e)
 	if err != nil {
 		return stepError(StepTmpfs, target, err)

@@ -80,6 +80,9 @@ func (r *Root) mkdirIn(dir *handle, comps []string, perm fs.FileMode) (*handle, 
 	if name == ".." {
 		return nil, fmt.Errorf("%q: \"..\" after a missing directory: %w", shown, ErrInvalidPath)
 	}
+	if err := r.mayCreate(dir); err != nil {
+		return nil, err
+	}
 	err := unix.Mkdirat(dir.fd, name, uint32(perm))
 	if err == unix.EEXIST {
 		return r.openExisting(comps)
@@ -208,7 +211,12 @@ func (r *Root) create(unsafePath string, typ uint32, mk makeFunc, perm fs.FileMo
 }
 
 func (r *Root) createIn(dir *handle, name, unsafePath string, typ uint32, mk makeFunc, perm fs.FileMode, target string) (*Entry, error) {
-	fd, err := mk(dir.fd, name)
+	fd, err := -1, error(unix.EEXIST) // refused: use what is there, as when mk finds it
+	if refused := r.mayCreate(dir); refused == nil {
+		fd, err = mk(dir.fd, name)
+	} else if !entryExists(dir.fd, name) {
+		return nil, refused
+	}
 	created := err == nil
 	if err != nil && err != unix.EEXIST {
 		return nil, &os.PathError{Op: "create", Path: unsafePath, Err: err}

@@ -56,6 +56,9 @@ func (r *Root) relinkIn(dir *handle, name, unsafePath, target string) (*Entry, e
 // exchangeLink makes the new link under a temporary name, owns it, and
 // exchanges it with the symlink at name, which must still be one.
 func (r *Root) exchangeLink(dir *handle, name, unsafePath, target string) (*Entry, error) {
+	if err := r.mayCreate(dir); err != nil {
+		return nil, err
+	}
 	tmp := "." + name + ".nvc-" + randomSuffix()
 	if err := unix.Symlinkat(target, dir.fd, tmp); err != nil {
 		return nil, &os.PathError{Op: "symlinkat", Path: tmp, Err: err}

@@ -67,6 +67,15 @@ type Options struct {
 	// go, and they still cannot leave the root. False: every call
 	// resolves its parent afresh.
 	KeepDirs bool
+	// MayCreate, if not nil, is asked before anything is created in a
+	// directory (a directory, placeholder, link, node, or the temporary
+	// file or link that WriteFile and ReplaceSymlink rename into place):
+	// dirFd is the directory (an O_PATH descriptor, valid only during the
+	// call) and dir its path inside the root, for messages. An error
+	// refuses: nothing is created there, the call fails with that error
+	// wrapped, and an entry already there is still used as it is (a
+	// placeholder to mount onto, the same symlink). Nil allows everything.
+	MayCreate func(dirFd int, dir string) error
 }
 
 // Root is an open container rootfs. It is safe for concurrent use: a

@@ -42,6 +42,9 @@ func (r *Root) writeIn(dir *handle, name, unsafePath string, data []byte, perm f
 	if err := refuseDir(dir.fd, name, unsafePath); err != nil {
 		return err
 	}
+	if err := r.mayCreate(dir); err != nil {
+		return err
+	}
 	tmp, fd, err := r.writeTemp(dir.fd, name, data, perm)
 	if err != nil {
 		return err
