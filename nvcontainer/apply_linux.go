@@ -101,6 +101,10 @@ import (
 //     so never taken back). Nothing from the container is executed.
 //  9. commit: a last look at ctx; from here the changes are kept.
 //
+// Apply creates nothing in the runtime's volumes (host directories
+// mounted into the rootfs) and mounts nothing on a mount with shared
+// propagation: see ErrVolume and ErrSharedMount for the rules.
+//
 // While it runs, Apply holds about one file descriptor per mount (its
 // detached mount, which becomes the attached one, kept to take it back;
 // with LegacyMounts also the source file until it is attached) and one per

@@ -133,7 +133,7 @@ func TestApplySharedVolume(t *testing.T) {
 	}
 	host := testutil.Tree(t, volumeSpec)
 	for _, args := range [][]string{{"--bind", host, host}, {"--make-shared", host}} {
-		if out, err := exec.Command("mount", args...).CombinedOutput(); err != nil {
+		if out, err := exec.Command(testutil.RequireCommand(t, "mount"), args...).CombinedOutput(); err != nil {
 			t.Fatalf("mount %q: %v: %s", args, err, out)
 		}
 	}
