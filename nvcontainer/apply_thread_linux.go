@@ -3,9 +3,9 @@ package nvcontainer
 import "github.com/go-nvc/nvc/internal/ns"
 
 // confined is the thread Apply changes the container from: started early
-// (creating a thread and joining a namespace take a while), it waits for
-// its turn before calling its function, and returns without calling it if
-// Apply fails before.
+// (creating a thread and joining a namespace take a while), it calls its
+// prepare function (which only reads), waits for its turn before calling
+// its function, and returns without calling it if Apply fails before.
 type confined struct {
 	turn chan bool // true: call the function; false: return
 	done chan confinedResult
@@ -17,14 +17,15 @@ type confinedResult struct {
 	panic any // what Run panicked with
 }
 
-// startConfined starts n.Run for fn, which runs only once run is called.
-func startConfined(n *ns.Namespace, fn func() error) *confined {
+// startConfined starts n.Run for prepare, at once, and fn, which runs only
+// once run is called; an error of prepare is returned by run instead.
+func startConfined(n *ns.Namespace, prepare, fn func() error) *confined {
 	c := &confined{turn: make(chan bool, 1), done: make(chan confinedResult, 1)}
-	go c.wait(n, fn)
+	go c.wait(n, prepare, fn)
 	return c
 }
 
-func (c *confined) wait(n *ns.Namespace, fn func() error) {
+func (c *confined) wait(n *ns.Namespace, prepare, fn func() error) {
 	var r confinedResult
 	defer func() {
 		if v := recover(); v != nil {
@@ -33,8 +34,12 @@ func (c *confined) wait(n *ns.Namespace, fn func() error) {
 		c.done <- r
 	}()
 	r.err = n.Run(func() error {
+		err := prepare()
 		if !<-c.turn {
 			return nil
+		}
+		if err != nil {
+			return err
 		}
 		return fn()
 	})
