@@ -36,9 +36,11 @@ import "errors"
 //     any volume is rshared; runc's and crun's default, rslave, is not)
 //     has every target refused: give such volumes rslave propagation.
 //
-// In rootfs-only mode (no process) Apply works in the caller's own
-// namespace, whose mounts are the caller's: rule 1 allows only the
-// rootfs's own mount (and procfs, sysfs), and rule 2 is not checked.
+// In ModeRootfsOnly Apply works in the caller's own namespace, whose
+// mounts are the caller's: rule 1 allows only the rootfs's own mount (and
+// procfs, sysfs), and rule 2 is not checked. In ModeStandalone the caller
+// is inside the container and cannot see the host's mounts: rule 1 takes
+// any tmpfs mounted whole for the container's.
 var (
 	// ErrVolume is matched when Apply would create something (a
 	// placeholder, a link, a directory, a temporary file) in a directory

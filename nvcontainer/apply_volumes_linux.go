@@ -19,9 +19,9 @@ import (
 // table once per Apply, on the confined thread, and the caller's only
 // when a fresh-looking tmpfs has to be told from a host one.
 type volumeGuard struct {
-	proc    *os.File // the host's procfs, opened before entering
-	current bool     // rootfs-only mode: the caller's own namespace
-	rootfs  string   // the rootfs as mountinfo shows it (ctr.Rootfs)
+	proc   *os.File // the host's procfs, opened before entering
+	mode   Mode
+	rootfs string // the rootfs as mountinfo shows it (ctr.Rootfs)
 
 	rootID uint64                     // the rootfs's own mount
 	mounts map[uint64]*mountinfo.Info // the container namespace's, by ID
@@ -35,7 +35,7 @@ func (a *applier) openProc() error {
 	if err != nil {
 		return stepError(StepOpen, a.opts.ProcRoot, err)
 	}
-	a.vol = &volumeGuard{proc: f, current: a.ns.IsCurrent(), rootfs: path.Clean(a.ctr.Rootfs)}
+	a.vol = &volumeGuard{proc: f, mode: a.ctr.Mode, rootfs: path.Clean(a.ctr.Rootfs)}
 	return nil
 }
 
@@ -101,7 +101,7 @@ func (g *volumeGuard) mayCreate(dirFd int, dir string) error {
 // caller's business, and is not checked; nor are the mounts this Apply
 // made itself (a tmpfs, a directory), which are private.
 func (g *volumeGuard) mayMountOn(e *rootfs.Entry, target string) error {
-	if g.current {
+	if g.mode == ModeRootfsOnly {
 		return nil
 	}
 	id, err := g.mountID(e.Fd())
@@ -122,10 +122,16 @@ func (g *volumeGuard) mayMountOn(e *rootfs.Entry, target string) error {
 }
 
 // freshTmpfs tells a tmpfs the runtime made for the container (mounted
-// whole, and nowhere in the caller's namespace) from a host one.
+// whole, and nowhere in the caller's namespace) from a host one. In
+// ModeRootfsOnly every mount is the caller's; in ModeStandalone the
+// caller is in the container and cannot see the host's mounts: a tmpfs
+// mounted whole counts as the container's.
 func (g *volumeGuard) freshTmpfs(m *mountinfo.Info) (bool, error) {
-	if g.current || m.Root != "/" || (m.FSType != "tmpfs" && m.FSType != "ramfs") {
+	if g.mode == ModeRootfsOnly || m.Root != "/" || (m.FSType != "tmpfs" && m.FSType != "ramfs") {
 		return false, nil
+	}
+	if g.mode == ModeStandalone {
+		return true, nil
 	}
 	if g.host == nil {
 		host := map[string]bool{}
