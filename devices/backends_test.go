@@ -9,11 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
-
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/internal/fakehost"
-	"github.com/go-nvc/nvc/internal/nvmlmock"
+	"github.com/go-nvc/nvc/internal/fakenvml"
 )
 
 // Each board: GPU 1 is in MIG mode with a half and a single-slice instance,
@@ -35,8 +33,8 @@ var boards = map[string]struct {
 // only NVML knows are set by it and empty from procfs, and that both match
 // the mock's ground truth.
 func TestBackendsAgree(t *testing.T) {
-	if len(boards) != len(nvmlmock.Machines()) {
-		t.Fatalf("boards table covers %d of %v", len(boards), nvmlmock.Machines())
+	if len(boards) != len(fakenvml.Machines()) {
+		t.Fatalf("boards table covers %d of %v", len(boards), fakenvml.Machines())
 	}
 	for machine, b := range boards {
 		t.Run(machine, func(t *testing.T) {
@@ -67,7 +65,7 @@ func TestBackendsAgree(t *testing.T) {
 
 func checkTruth(t *testing.T, h *fakehost.Host, machine string, i int, bus string, g devices.GPU) {
 	t.Helper()
-	if g.Index != i || g.Minor != uint32(i) || g.UUID != nvmlmock.GPUUUID(machine, i) || g.BusID != bus {
+	if g.Index != i || g.Minor != uint32(i) || g.UUID != fakenvml.GPUUUID(machine, i) || g.BusID != bus {
 		t.Errorf("GPU %d: index %d minor %d uuid %s bus %s; want bus %s", i, g.Index, g.Minor, g.UUID, g.BusID, bus)
 	}
 	wantNode := devices.Node{Path: fmt.Sprintf("/dev/nvidia%d", i), Major: 195, Minor: uint32(i)}
@@ -157,13 +155,14 @@ func TestHostFacts(t *testing.T) {
 // TestAuto checks the backend choice: an injected NVML that initialises is
 // used; a driver root whose libnvidia-ml.so.1 is not NVML (the fake host's
 // is an ELF object without NVML's symbols) or has none falls back to
-// procfs and says why; forcing NVML then fails with ErrNVMLUnavailable.
+// procfs and says why (in a build without cgo, that NVML cannot be
+// loaded at all); forcing NVML then fails with ErrNVMLUnavailable.
 func TestAuto(t *testing.T) {
 	h := genHost(t, nil)
 	if d, err := devices.Discover(optionsFor(h, devices.Auto)); err != nil || d.Backend != devices.NVML || d.NVMLError != "" {
 		t.Errorf("auto with a working NVML: %v, backend %s, NVML error %q", err, d.Backend, d.NVMLError)
 	}
-	for root, want := range map[string]string{h.Root: "nvmlInit_v2", t.TempDir(): "libnvidia-ml.so.1"} {
+	for root, want := range map[string]string{h.Root: autoNVMLErrors[0], t.TempDir(): autoNVMLErrors[1]} {
 		o := optionsFor(h, devices.Auto)
 		o.NVML, o.DriverRoot = nil, root
 		d, err := devices.Discover(o)
@@ -171,7 +170,7 @@ func TestAuto(t *testing.T) {
 			t.Errorf("root %s: %v, backend %v, NVML error %q", root, err, d.Backend, d.NVMLError)
 		}
 		o.Backend = devices.NVML
-		if _, err := devices.Discover(o); !errors.Is(err, devices.ErrNVMLUnavailable) {
+		if _, err := devices.Discover(o); !errors.Is(err, devices.ErrNVMLUnavailable) || !strings.Contains(err.Error(), want) {
 			t.Errorf("forced NVML under %s: %v", root, err)
 		}
 	}
@@ -179,34 +178,34 @@ func TestAuto(t *testing.T) {
 
 func TestNVMLInitFailure(t *testing.T) {
 	h := genHost(t, nil)
-	s, _ := nvmlmock.New("dgxa100", nil)
-	s.InitFunc = func() nvml.Return { return nvml.ERROR_DRIVER_NOT_LOADED }
+	why := errors.New("ERROR_DRIVER_NOT_LOADED")
+	s := &countingNVML{NVMLInterface: h.NVML, initErr: why}
 	o := optionsFor(h, devices.Auto)
 	o.NVML = s
 	d, err := devices.Discover(o)
-	if err != nil || d.Backend != devices.Procfs || !strings.Contains(d.NVMLError, "ERROR_DRIVER_NOT_LOADED") {
+	if err != nil || d.Backend != devices.Procfs || d.NVMLError != "NVML unavailable: initialising NVML: ERROR_DRIVER_NOT_LOADED" {
 		t.Errorf("auto: %v %+v", err, d)
 	}
 	o.Backend = devices.NVML
 	_, err = devices.Discover(o)
-	if !errors.Is(err, devices.ErrNVMLUnavailable) || !errors.Is(err, nvml.ERROR_DRIVER_NOT_LOADED) {
+	if !errors.Is(err, devices.ErrNVMLUnavailable) || !errors.Is(err, why) {
 		t.Errorf("forced: %v", err)
 	}
-	if len(s.ShutdownCalls()) != 0 {
+	if s.shutdowns != 0 {
 		t.Error("Shutdown called after a failed Init")
 	}
 }
 
 func TestNVMLShutdownPaired(t *testing.T) {
 	h := genHost(t, nil)
-	s := h.NVML.(interface {
-		InitCalls() []struct{}
-		ShutdownCalls() []struct{}
-	})
-	inits, shutdowns := len(s.InitCalls()), len(s.ShutdownCalls())
-	discover(t, h, devices.NVML)
-	if i, sd := len(s.InitCalls())-inits, len(s.ShutdownCalls())-shutdowns; i != 1 || sd != 1 {
-		t.Errorf("Init called %d times, Shutdown %d", i, sd)
+	s := &countingNVML{NVMLInterface: h.NVML}
+	o := optionsFor(h, devices.NVML)
+	o.NVML = s
+	if _, err := devices.Discover(o); err != nil {
+		t.Fatal(err)
+	}
+	if s.inits != 1 || s.shutdowns != 1 {
+		t.Errorf("Init called %d times, Shutdown %d", s.inits, s.shutdowns)
 	}
 }
 
@@ -274,7 +273,7 @@ func TestDevRootDefault(t *testing.T) {
 func TestNVMLCUDAVersion(t *testing.T) {
 	h := genHost(t, nil)
 	for v, want := range map[int]string{12040: "12.4", 12100: "12.10", 13000: "13.0"} {
-		s, err := nvmlmock.New("dgxa100", &nvmlmock.Options{CUDADriverVersion: v})
+		s, err := fakenvml.New("dgxa100", &fakenvml.Options{CUDADriverVersion: v})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,18 +6,19 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
 )
 
 // Options change what Discover reads. A nil *Options means defaults.
 type Options struct {
 	// Backend chooses how GPUs are found. Empty: Auto.
 	Backend Backend
-	// NVML is the NVML library to use. Nil: libnvidia-ml.so.1 from the
+	// NVML is the NVML library to use (NewNVMLFromGoNVML wraps a go-nvml
+	// one in a cgo build). Nil: in a cgo build, libnvidia-ml.so.1 from the
 	// driver root (see NVMLLibrary), loaded in-process with go-nvml's
-	// nvml.New once it is known to export every function discovery calls.
-	NVML nvml.Interface
+	// nvml.New once it is known to export every function discovery calls;
+	// in a build without cgo, none (ErrNVMLUnavailable, and Auto falls
+	// back to Procfs).
+	NVML NVMLInterface
 	// NVMLLibrary is the path of libnvidia-ml.so.1 inside DriverRoot,
 	// resolved there. Empty: with DriverRoot "/" the dynamic loader finds
 	// it by name; under another driver root it is looked for in the usual

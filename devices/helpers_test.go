@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
-
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/internal/fakehost"
 )
@@ -26,9 +24,32 @@ func genHost(tb testing.TB, o *fakehost.Options) *fakehost.Host {
 func optionsFor(h *fakehost.Host, b devices.Backend) *devices.Options {
 	o := &devices.Options{Backend: b, NVML: h.NVML, DriverRoot: h.Root, ProcRoot: h.ProcRoot, DevRoot: h.DevRoot}
 	if b == devices.Procfs {
-		o.NVML = &mock.Interface{}
+		o.NVML = panicNVML{}
 	}
 	return o
+}
+
+// panicNVML panics on every call: its embedded interface is nil.
+type panicNVML struct{ devices.NVMLInterface }
+
+// countingNVML counts Init and Shutdown calls and can fail Init.
+type countingNVML struct {
+	devices.NVMLInterface
+	initErr          error
+	inits, shutdowns int
+}
+
+func (c *countingNVML) Init() error {
+	c.inits++
+	if c.initErr != nil {
+		return c.initErr
+	}
+	return c.NVMLInterface.Init()
+}
+
+func (c *countingNVML) Shutdown() error {
+	c.shutdowns++
+	return c.NVMLInterface.Shutdown()
 }
 
 func discover(tb testing.TB, h *fakehost.Host, b devices.Backend) *devices.Host {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/internal/fakehost"
-	"github.com/go-nvc/nvc/internal/nvmlmock"
+	"github.com/go-nvc/nvc/internal/fakenvml"
 )
 
 // mixedHost is a DGX A100 with GPU 1 in MIG mode (a 3g and a 1g
@@ -29,9 +29,9 @@ func TestMIGDiscoveryNVML(t *testing.T) {
 	d := discover(t, h, devices.NVML)
 	const caps = "/proc/driver/nvidia/capabilities/gpu1/mig"
 	want := []devices.MIGDevice{
-		{Index: 0, Parent: 1, GI: 1, CI: 0, UUID: nvmlmock.MIGUUID("dgxa100", 1, 1, 0), Profile: "3g.20gb",
+		{Index: 0, Parent: 1, GI: 1, CI: 0, UUID: fakenvml.MIGUUID("dgxa100", 1, 1, 0), Profile: "3g.20gb",
 			GIAccess: capOf(147, caps+"/gi1/access"), CIAccess: capOf(148, caps+"/gi1/ci0/access")},
-		{Index: 1, Parent: 1, GI: 11, CI: 0, UUID: nvmlmock.MIGUUID("dgxa100", 1, 11, 0), Profile: "1g.5gb",
+		{Index: 1, Parent: 1, GI: 11, CI: 0, UUID: fakenvml.MIGUUID("dgxa100", 1, 11, 0), Profile: "1g.5gb",
 			GIAccess: capOf(237, caps+"/gi11/access"), CIAccess: capOf(238, caps+"/gi11/ci0/access")},
 	}
 	g1 := d.GPUs[1]

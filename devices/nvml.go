@@ -1,41 +1,28 @@
 package devices
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strings"
-
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
 )
 
-// nvmlInitError is an NVML Init failure; it matches ErrNVMLUnavailable and
-// the nvml.Return.
-type nvmlInitError struct{ ret nvml.Return }
-
-func (e *nvmlInitError) Error() string {
-	return fmt.Sprintf("%v: initialising NVML: %v", ErrNVMLUnavailable, e.ret)
-}
-
-func (e *nvmlInitError) Is(target error) bool {
-	return target == ErrNVMLUnavailable || target == e.ret
-}
-
 // discoverNVML fills h from NVML, between Init and Shutdown.
-func discoverNVML(h *Host, lib nvml.Interface, f *procFacts) (err error) {
-	if ret := lib.Init(); ret != nvml.SUCCESS {
-		return &nvmlInitError{ret}
+func discoverNVML(h *Host, lib NVMLInterface, f *procFacts) (err error) {
+	if err := lib.Init(); err != nil {
+		return fmt.Errorf("%w: initialising NVML: %w", ErrNVMLUnavailable, err)
 	}
 	defer func() {
-		if ret := lib.Shutdown(); ret != nvml.SUCCESS && err == nil {
-			err = fmt.Errorf("shutting NVML down: %w", ret)
+		if serr := lib.Shutdown(); serr != nil && err == nil {
+			err = fmt.Errorf("shutting NVML down: %w", serr)
 		}
 	}()
 	if err := nvmlVersions(h, lib); err != nil {
 		return err
 	}
-	n, ret := lib.DeviceGetCount()
-	if ret != nvml.SUCCESS {
-		return fmt.Errorf("counting GPUs: %w", ret)
+	n, err := lib.DeviceCount()
+	if err != nil {
+		return fmt.Errorf("counting GPUs: %w", err)
 	}
 	h.GPUs = make([]GPU, n)
 	for i := range h.GPUs {
@@ -46,14 +33,14 @@ func discoverNVML(h *Host, lib nvml.Interface, f *procFacts) (err error) {
 	return nil
 }
 
-func nvmlVersions(h *Host, lib nvml.Interface) error {
-	var ret nvml.Return
-	if h.DriverVersion, ret = lib.SystemGetDriverVersion(); ret != nvml.SUCCESS {
-		return fmt.Errorf("getting driver version: %w", ret)
+func nvmlVersions(h *Host, lib NVMLInterface) error {
+	var err error
+	if h.DriverVersion, err = lib.SystemDriverVersion(); err != nil {
+		return fmt.Errorf("getting driver version: %w", err)
 	}
-	cuda, ret := lib.SystemGetCudaDriverVersion()
-	if ret != nvml.SUCCESS {
-		return fmt.Errorf("getting CUDA version: %w", ret)
+	cuda, err := lib.SystemCUDADriverVersion()
+	if err != nil {
+		return fmt.Errorf("getting CUDA version: %w", err)
 	}
 	h.CUDAVersion = fmt.Sprintf("%d.%d", cuda/1000, cuda%1000/10) // NVML: major*1000 + minor*10
 	return nil
@@ -62,30 +49,30 @@ func nvmlVersions(h *Host, lib nvml.Interface) error {
 // query collects the first failed NVML call.
 type query struct{ err error }
 
-func (q *query) ok(what string, ret nvml.Return) bool {
-	if q.err == nil && ret != nvml.SUCCESS {
-		q.err = fmt.Errorf("getting %s: %w", what, ret)
+func (q *query) ok(what string, err error) bool {
+	if q.err == nil && err != nil {
+		q.err = fmt.Errorf("getting %s: %w", what, err)
 	}
 	return q.err == nil
 }
 
-func nvmlGPU(lib nvml.Interface, i int, g *GPU, f *procFacts) error {
-	d, ret := lib.DeviceGetHandleByIndex(i)
-	if ret != nvml.SUCCESS {
-		return fmt.Errorf("getting handle: %w", ret)
+func nvmlGPU(lib NVMLInterface, i int, g *GPU, f *procFacts) error {
+	d, err := lib.DeviceByIndex(i)
+	if err != nil {
+		return fmt.Errorf("getting handle: %w", err)
 	}
 	g.Index = i
 	var q query
-	minor, ret := d.GetMinorNumber()
-	q.ok("minor number", ret)
+	minor, err := d.MinorNumber()
+	q.ok("minor number", err)
 	g.Minor = uint32(minor)
-	g.UUID, ret = d.GetUUID()
-	q.ok("UUID", ret)
-	pci, ret := d.GetPciInfo()
-	q.ok("PCI info", ret)
+	g.UUID, err = d.UUID()
+	q.ok("UUID", err)
+	pci, err := d.PCIInfo()
+	q.ok("PCI info", err)
 	g.BusID = formatBusID(pci.Domain, pci.Bus, pci.Device)
-	g.Model, ret = d.GetName()
-	q.ok("name", ret)
+	g.Model, err = d.Name()
+	q.ok("name", err)
 	nvmlDescribe(d, g, &q)
 	if q.err != nil {
 		return q.err
@@ -99,46 +86,46 @@ func nvmlGPU(lib nvml.Interface, i int, g *GPU, f *procFacts) error {
 
 // nvmlDescribe sets brand, architecture and compute capability. An
 // architecture NVML does not support (old drivers) stays empty.
-func nvmlDescribe(d nvml.Device, g *GPU, q *query) {
-	brand, ret := d.GetBrand()
-	q.ok("brand", ret)
-	g.Brand = brandName(brand)
-	arch, ret := d.GetArchitecture()
-	if ret != nvml.ERROR_NOT_SUPPORTED && ret != nvml.ERROR_FUNCTION_NOT_FOUND {
-		q.ok("architecture", ret)
-		g.Architecture = archName(arch)
+func nvmlDescribe(d NVMLDevice, g *GPU, q *query) {
+	var err error
+	g.Brand, err = d.Brand()
+	q.ok("brand", err)
+	arch, err := d.Architecture()
+	if !errors.Is(err, ErrNVMLNotSupported) {
+		q.ok("architecture", err)
+		g.Architecture = arch
 	}
-	major, minor, ret := d.GetCudaComputeCapability()
-	q.ok("compute capability", ret)
+	major, minor, err := d.CUDAComputeCapability()
+	q.ok("compute capability", err)
 	g.ComputeCapability = fmt.Sprintf("%d.%d", major, minor)
 }
 
 // nvmlMIG sets the MIG mode and, when MIG is on, lists the MIG devices as
 // libnvidia-container does: handles 0, 1, … up to the first missing one.
-func nvmlMIG(d nvml.Device, g *GPU) error {
-	cur, pending, ret := d.GetMigMode()
-	switch ret {
-	case nvml.SUCCESS:
+func nvmlMIG(d NVMLDevice, g *GPU) error {
+	cur, pending, err := d.MIGMode()
+	switch {
+	case err == nil:
 		g.MIGCapable = true
-		g.MIGEnabled = cur == nvml.DEVICE_MIG_ENABLE && cur == pending
-	case nvml.ERROR_NOT_SUPPORTED, nvml.ERROR_FUNCTION_NOT_FOUND:
+		g.MIGEnabled = cur && pending
+	case errors.Is(err, ErrNVMLNotSupported):
 		return nil
 	default:
-		return fmt.Errorf("getting MIG mode: %w", ret)
+		return fmt.Errorf("getting MIG mode: %w", err)
 	}
 	if !g.MIGEnabled {
 		return nil
 	}
-	n, ret := d.GetMaxMigDeviceCount()
-	if ret != nvml.SUCCESS {
-		return fmt.Errorf("getting MIG device count: %w", ret)
+	n, err := d.MaxMIGDeviceCount()
+	if err != nil {
+		return fmt.Errorf("getting MIG device count: %w", err)
 	}
 	for k := range n {
-		h, ret := d.GetMigDeviceHandleByIndex(k)
-		if ret == nvml.ERROR_NOT_FOUND {
+		h, err := d.MIGDeviceByIndex(k)
+		if errors.Is(err, ErrNVMLNotFound) {
 			break
 		}
-		m, err := nvmlMIGDevice(h, ret)
+		m, err := nvmlMIGDevice(h, err)
 		if err != nil {
 			return fmt.Errorf("MIG device %d: %w", k, err)
 		}
@@ -147,19 +134,19 @@ func nvmlMIG(d nvml.Device, g *GPU) error {
 	return nil
 }
 
-func nvmlMIGDevice(h nvml.Device, ret nvml.Return) (MIGDevice, error) {
+func nvmlMIGDevice(h NVMLDevice, err error) (MIGDevice, error) {
 	var m MIGDevice
 	q := query{}
-	q.ok("handle", ret)
+	q.ok("handle", err)
 	if q.err != nil {
 		return m, q.err
 	}
-	m.GI, ret = h.GetGpuInstanceId()
-	q.ok("GPU instance id", ret)
-	m.CI, ret = h.GetComputeInstanceId()
-	q.ok("compute instance id", ret)
-	m.UUID, ret = h.GetUUID()
-	q.ok("UUID", ret)
+	m.GI, err = h.GPUInstanceID()
+	q.ok("GPU instance id", err)
+	m.CI, err = h.ComputeInstanceID()
+	q.ok("compute instance id", err)
+	m.UUID, err = h.UUID()
+	q.ok("UUID", err)
 	m.Profile = migProfile(h)
 	return m, q.err
 }
@@ -168,53 +155,20 @@ func nvmlMIGDevice(h nvml.Device, ret nvml.Return) (MIGDevice, error) {
 // "MIG 3g.20gb". Lacking that, it is rebuilt from the device's attributes
 // (slices and memory, without media-engine suffixes); empty when NVML says
 // neither.
-func migProfile(h nvml.Device) string {
-	if name, ret := h.GetName(); ret == nvml.SUCCESS {
+func migProfile(h NVMLDevice) string {
+	if name, err := h.Name(); err == nil {
 		if i := strings.LastIndex(name, " MIG "); i >= 0 {
 			return name[i+len(" MIG "):]
 		}
 	}
-	a, ret := h.GetAttributes()
-	if ret != nvml.SUCCESS || a.GpuInstanceSliceCount == 0 {
+	a, err := h.Attributes()
+	if err != nil || a.GPUInstanceSliceCount == 0 {
 		return ""
 	}
 	gb := uint64(math.Round(float64(a.MemorySizeMB) / 1024))
-	p := fmt.Sprintf("%dg.%dgb", a.GpuInstanceSliceCount, gb)
-	if a.ComputeInstanceSliceCount != a.GpuInstanceSliceCount {
+	p := fmt.Sprintf("%dg.%dgb", a.GPUInstanceSliceCount, gb)
+	if a.ComputeInstanceSliceCount != a.GPUInstanceSliceCount {
 		p = fmt.Sprintf("%dc.%s", a.ComputeInstanceSliceCount, p)
 	}
 	return p
-}
-
-var brandNames = map[nvml.BrandType]string{
-	nvml.BRAND_QUADRO: "Quadro", nvml.BRAND_TESLA: "Tesla", nvml.BRAND_NVS: "NVS",
-	nvml.BRAND_GRID: "GRID", nvml.BRAND_GEFORCE: "GeForce", nvml.BRAND_TITAN: "TITAN",
-	nvml.BRAND_NVIDIA_VAPPS: "VApps", nvml.BRAND_NVIDIA_VPC: "VPC", nvml.BRAND_NVIDIA_VCS: "VCS",
-	nvml.BRAND_NVIDIA_VWS: "VWS", nvml.BRAND_NVIDIA_CLOUD_GAMING: "CloudGaming",
-	nvml.BRAND_QUADRO_RTX: "QuadroRTX", nvml.BRAND_NVIDIA_RTX: "NvidiaRTX", nvml.BRAND_NVIDIA: "Nvidia",
-	nvml.BRAND_GEFORCE_RTX: "GeForceRTX", nvml.BRAND_TITAN_RTX: "TitanRTX",
-}
-
-// brandName is the brand string libnvidia-container prints and matches
-// "brand=" requirements against.
-func brandName(b nvml.BrandType) string {
-	if n, ok := brandNames[b]; ok {
-		return n
-	}
-	return "Unknown"
-}
-
-var archNames = map[nvml.DeviceArchitecture]string{
-	nvml.DEVICE_ARCH_KEPLER: "Kepler", nvml.DEVICE_ARCH_MAXWELL: "Maxwell",
-	nvml.DEVICE_ARCH_PASCAL: "Pascal", nvml.DEVICE_ARCH_VOLTA: "Volta",
-	nvml.DEVICE_ARCH_TURING: "Turing", nvml.DEVICE_ARCH_AMPERE: "Ampere",
-	nvml.DEVICE_ARCH_ADA: "Ada", nvml.DEVICE_ARCH_HOPPER: "Hopper",
-	nvml.DEVICE_ARCH_BLACKWELL: "Blackwell", nvml.DEVICE_ARCH_RUBIN: "Rubin",
-}
-
-func archName(a nvml.DeviceArchitecture) string {
-	if n, ok := archNames[a]; ok {
-		return n
-	}
-	return "Unknown"
 }

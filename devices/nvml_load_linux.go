@@ -1,3 +1,5 @@
+//go:build cgo
+
 package devices
 
 import (
@@ -12,7 +14,6 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/dl"
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
-	pathrs "github.com/cyphar/filepath-securejoin/pathrs-lite"
 )
 
 // nvmlSymbols are the C functions of libnvidia-ml.so.1 that discovery
@@ -58,7 +59,7 @@ const nvmlSoname = "libnvidia-ml.so.1"
 
 // loadedNVML is libnvidia-ml.so.1 loaded for one Discover call.
 type loadedNVML struct {
-	api   nvml.Interface
+	api   NVMLInterface
 	probe *dl.DynamicLibrary // keeps the library loaded until close
 	file  *os.File           // the library pinned inside the driver root; nil when found by name
 }
@@ -97,10 +98,11 @@ func (l *loadedNVML) load(name, what string) error {
 	}
 	noArch := lookupAll(l.probe, nvmlArchSymbols) != nil
 	noMIG := lookupAll(l.probe, nvmlMIGSymbols) != nil
-	l.api = nvml.New(nvml.WithLibraryPath(name))
+	var api nvml.Interface = nvml.New(nvml.WithLibraryPath(name))
 	if noArch || noMIG {
-		l.api = limitedNVML{Interface: l.api, noArch: noArch, noMIG: noMIG}
+		api = limitedNVML{Interface: api, noArch: noArch, noMIG: noMIG}
 	}
+	l.api = NewNVMLFromGoNVML(api)
 	return nil
 }
 
@@ -146,24 +148,6 @@ func findNVML(o *Options) (*os.File, error) {
 	}
 	return nil, fmt.Errorf("finding %s under %s (in %s): %w", nvmlSoname, o.DriverRoot,
 		strings.Join(nvmlLibDirs, ", "), fs.ErrNotExist)
-}
-
-// openInRoot opens unsafePath inside root (openat2 RESOLVE_IN_ROOT or its
-// emulation) and checks that it is a regular file.
-func openInRoot(root, unsafePath string) (*os.File, error) {
-	f, err := pathrs.OpenInRoot(root, unsafePath)
-	if err != nil {
-		return nil, fmt.Errorf("opening %s under %s: %w", unsafePath, root, err)
-	}
-	st, err := f.Stat()
-	if err == nil && !st.Mode().IsRegular() {
-		err = fmt.Errorf("%w: %s is not a regular file (%v)", ErrInvalid, unsafePath, st.Mode().Type())
-	}
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("opening %s under %s: %w", unsafePath, root, err)
-	}
-	return f, nil
 }
 
 // limitedNVML is an NVML library that lacks the architecture or MIG

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/go-nvc/nvc/devices"
-	"github.com/go-nvc/nvc/internal/nvmlmock"
+	"github.com/go-nvc/nvc/internal/fakenvml"
 )
 
 // picked renders a selection as "gpus=1,3 mig=1:0 all" for comparison.
@@ -32,7 +32,7 @@ func picked(s *devices.Selection) string {
 
 func TestSelect(t *testing.T) {
 	d := discover(t, mixedHost(t), devices.NVML)
-	gpu2 := nvmlmock.GPUUUID("dgxa100", 2)
+	gpu2 := fakenvml.GPUUUID("dgxa100", 2)
 	mig := d.GPUs[1].MIGDevices[1].UUID
 	for _, tc := range []struct {
 		ids, want, unknown string

@@ -26,12 +26,13 @@
 // # Reading, not changing
 //
 // The package only reads. Open reads the version — from NVML when an
-// nvml.Interface is given, else from <proc>/driver/nvidia/version, else
+// [NVMLVersions] is given, else from <proc>/driver/nvidia/version, else
 // from the libcuda.so.<version> file name the cache leads to — and parses
 // the ld.so.cache once. Files then resolves paths; it can be called any
 // number of times, concurrently. Nothing is mounted, nothing is executed,
-// NVML is never loaded by the package itself (pass go-nvml's nvml.New() to
-// use the real library).
+// NVML is never loaded by the package itself (in a cgo build, pass
+// devices.NewNVMLFromGoNVML(nvml.New()) to use the real library). The
+// package needs no cgo.
 //
 // # Paths inside the driver root
 //

@@ -8,8 +8,6 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
-
 	"github.com/go-nvc/nvc/ldcache"
 )
 
@@ -54,7 +52,7 @@ type Options struct {
 	DevRoot string
 	// NVML, when set, gives the driver and CUDA versions. Open calls its
 	// Init and Shutdown. Nil: no NVML (the CUDA version is then unknown).
-	NVML nvml.Interface
+	NVML NVMLVersions
 	// Path is the binary search path, as $PATH, applied inside Root; an
 	// empty component means ".". nvidia-container-cli uses its own $PATH;
 	// the package reads no environment, so a CLI passes it here.

@@ -9,8 +9,6 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
 )
 
 // VersionSource says where the driver version came from.
@@ -65,19 +63,33 @@ func (d *Driver) findVersion() error {
 	return fmt.Errorf("opening driver in %s: %w: %w", d.root, ErrNoVersion, errors.Join(errs...))
 }
 
-func (d *Driver) versionFromNVML(n nvml.Interface) error {
-	if ret := n.Init(); ret != nvml.SUCCESS {
-		return fmt.Errorf("initializing NVML: %v", nvml.ErrorString(ret))
+// NVMLVersions is the part of NVML Open asks for the driver and CUDA
+// versions, in plain Go types so that the package builds without cgo.
+// devices.NVMLInterface has these methods, so one value serves Discover and
+// Open (devices.NewNVMLFromGoNVML wraps go-nvml's nvml.Interface in a cgo
+// build).
+type NVMLVersions interface {
+	Init() error
+	Shutdown() error
+	// SystemDriverVersion is the NVRM version, e.g. "550.54.15".
+	SystemDriverVersion() (string, error)
+	// SystemCUDADriverVersion is NVML's major*1000 + minor*10 (12040).
+	SystemCUDADriverVersion() (int, error)
+}
+
+func (d *Driver) versionFromNVML(n NVMLVersions) error {
+	if err := n.Init(); err != nil {
+		return fmt.Errorf("initializing NVML: %v", err)
 	}
 	defer n.Shutdown()
-	v, ret := n.SystemGetDriverVersion()
-	if ret != nvml.SUCCESS {
-		return fmt.Errorf("getting the driver version from NVML: %v", nvml.ErrorString(ret))
+	v, err := n.SystemDriverVersion()
+	if err != nil {
+		return fmt.Errorf("getting the driver version from NVML: %v", err)
 	}
 	d.version = Version{NVRM: v, Source: FromNVML}
-	c, ret := n.SystemGetCudaDriverVersion()
-	if ret != nvml.SUCCESS {
-		d.cudaErr = fmt.Errorf("%w: NVML: %v", ErrUnknownCUDAVersion, nvml.ErrorString(ret))
+	c, err := n.SystemCUDADriverVersion()
+	if err != nil {
+		d.cudaErr = fmt.Errorf("%w: NVML: %v", ErrUnknownCUDAVersion, err)
 		return nil
 	}
 	d.version.CUDA = fmt.Sprintf("%d.%d", c/1000, c%1000/10)

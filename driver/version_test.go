@@ -7,9 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
-	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
-
 	"github.com/go-nvc/nvc/capabilities"
 	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/internal/fakehost"
@@ -75,18 +72,15 @@ func TestVersionNVMLFirst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := dgxa100.New()
-	n.SystemGetDriverVersionFunc = func() (string, nvml.Return) { return "560.35.03", nvml.SUCCESS }
-	n.SystemGetCudaDriverVersionFunc = func() (int, nvml.Return) { return 12060, nvml.SUCCESS }
+	n := &versionNVML{driver: "560.35.03", cuda: 12060}
 	d := open(t, driver.Options{Root: h.Root, ProcRoot: h.ProcRoot, DevRoot: h.DevRoot, NVML: n})
 	if v := d.Version(); v != (driver.Version{NVRM: "560.35.03", Source: driver.FromNVML, CUDA: "12.6"}) {
 		t.Errorf("version %+v", v)
 	}
-	if len(n.InitCalls()) != 1 || len(n.ShutdownCalls()) != 1 {
-		t.Errorf("NVML Init called %d times, Shutdown %d", len(n.InitCalls()), len(n.ShutdownCalls()))
+	if n.inits != 1 || n.shutdowns != 1 {
+		t.Errorf("NVML Init called %d times, Shutdown %d", n.inits, n.shutdowns)
 	}
-	failing := dgxa100.New()
-	failing.InitFunc = func() nvml.Return { return nvml.ERROR_LIBRARY_NOT_FOUND }
+	failing := &versionNVML{initErr: errors.New("ERROR_LIBRARY_NOT_FOUND")}
 	d = open(t, driver.Options{Root: h.Root, ProcRoot: h.ProcRoot, DevRoot: h.DevRoot, NVML: failing})
 	if v := d.Version(); v != (driver.Version{NVRM: h.DriverVersion, Source: driver.FromProcfs}) {
 		t.Errorf("version with failing NVML %+v", v)
@@ -95,6 +89,20 @@ func TestVersionNVMLFirst(t *testing.T) {
 		t.Errorf("CUDAVersion with failing NVML: %v", err)
 	}
 }
+
+// versionNVML is a driver.NVMLVersions that counts its Init and Shutdown
+// calls and can fail Init.
+type versionNVML struct {
+	driver           string
+	cuda             int
+	initErr          error
+	inits, shutdowns int
+}
+
+func (n *versionNVML) Init() error                           { n.inits++; return n.initErr }
+func (n *versionNVML) Shutdown() error                       { n.shutdowns++; return nil }
+func (n *versionNVML) SystemDriverVersion() (string, error)  { return n.driver, nil }
+func (n *versionNVML) SystemCUDADriverVersion() (int, error) { return n.cuda, nil }
 
 // TestVersionNotFound: no NVML, no procfs file, no libcuda in the cache.
 func TestVersionNotFound(t *testing.T) {

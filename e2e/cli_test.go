@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/go-nvc/nvc/internal/fakehost"
-	"github.com/go-nvc/nvc/internal/nvmlmock"
+	"github.com/go-nvc/nvc/internal/fakenvml"
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/nvcontainer"
 )
@@ -36,7 +36,7 @@ var goldenCases = []struct {
 	{"list", []string{"list"}},
 	{"list-imex", []string{"list", "--imex-channel=0"}},
 	{"list-device-libraries", []string{"list", "-d", "1", "-l"}},
-	{"list-mixed", []string{"list", "--device=0,GPU-" + strings.TrimPrefix(nvmlmock.GPUUUID("dgxa100", 3), "GPU-"), "-b", "-i", "-f",
+	{"list-mixed", []string{"list", "--device=0,GPU-" + strings.TrimPrefix(fakenvml.GPUUUID("dgxa100", 3), "GPU-"), "-b", "-i", "-f",
 		"--no-persistenced", "--no-gsp-firmware", "--compat32", "--imex-channel", "2,5"}},
 }
 
@@ -103,8 +103,8 @@ func checkGoldenAgainstHost(t *testing.T) {
 		}
 	}
 	for i := range 8 {
-		if i >= len(uuids) || uuids[i] != nvmlmock.GPUUUID("dgxa100", i) {
-			t.Errorf("info GPU %d UUID = %v, want the mock's %s", i, uuids, nvmlmock.GPUUUID("dgxa100", i))
+		if i >= len(uuids) || uuids[i] != fakenvml.GPUUUID("dgxa100", i) {
+			t.Errorf("info GPU %d UUID = %v, want the mock's %s", i, uuids, fakenvml.GPUUUID("dgxa100", i))
 		}
 	}
 	if !strings.HasPrefix(read("info"), "NVRM version:   "+fh.DriverVersion+"\nCUDA version:   "+fh.CUDAVersion+"\n") {

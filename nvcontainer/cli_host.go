@@ -1,6 +1,8 @@
 package nvcontainer
 
 import (
+	"fmt"
+
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/driver"
 )
@@ -10,7 +12,8 @@ import (
 // the driver, procfs and /dev are (nil: the running host), and backend how
 // GPUs are found (empty: devices.Auto, which loads libnvidia-ml.so.1 from
 // the driver root and falls back to procfs). When d.NVML is set, both the
-// driver and the devices are asked through it.
+// driver and the devices are asked through it, so it must be a
+// devices.NVMLInterface (devices.ErrInvalid otherwise).
 //
 // The driver is opened without NVML unless d.NVML is set, so a host without
 // a working NVML still gives the driver version (from procfs); the CUDA
@@ -19,7 +22,11 @@ func OpenHost(d *driver.Options, backend devices.Backend) (*Host, error) {
 	if d == nil {
 		d = &driver.Options{}
 	}
-	devs, err := devices.Discover(&devices.Options{Backend: backend, NVML: d.NVML,
+	nv, ok := d.NVML.(devices.NVMLInterface)
+	if d.NVML != nil && !ok {
+		return nil, fmt.Errorf("%w: driver.Options.NVML (%T) is not a devices.NVMLInterface", devices.ErrInvalid, d.NVML)
+	}
+	devs, err := devices.Discover(&devices.Options{Backend: backend, NVML: nv,
 		DriverRoot: d.Root, ProcRoot: d.ProcRoot, DevRoot: d.DevRoot})
 	if err != nil {
 		return nil, err

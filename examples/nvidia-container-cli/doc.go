@@ -10,8 +10,8 @@
 //	nvidia-container-cli configure --pid=PID --device=all --compute --utility ROOTFS
 //
 // Global options come before the command. Extras: --simulate runs any
-// command against a generated host (a go-nvml mock of a DGX and a driver
-// tree in a temp dir) so the tool can be tried without a GPU; the temp dir
+// command against a generated host (a fake NVML of a DGX, pure Go, and a
+// driver tree in a temp dir) so the tool can be tried without a GPU; the temp dir
 // is removed at exit, also when a command fails, unless --simulate-keep is
 // given or configure applied it (its files are then mounted in the
 // container, and the dir is named on stderr to be removed later); --proc-root
@@ -22,4 +22,11 @@
 // written in Go, so --ldconfig and --no-pivot are accepted and unused);
 // --user is accepted and unused (NVML is loaded in-process, not in a
 // helper); configure undoes everything it did when a step fails.
+//
+// # Static builds
+//
+// A cgo build loads NVML (libnvidia-ml.so.1, through go-nvml) when it is
+// there; a static build (CGO_ENABLED=0) discovers through procfs and /dev
+// only, so brand, architecture, compute capability and the CUDA version
+// are unknown and MIG devices have no UUID.
 package main

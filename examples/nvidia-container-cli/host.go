@@ -12,7 +12,7 @@ import (
 
 	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/internal/fakehost"
-	"github.com/go-nvc/nvc/internal/nvmlmock"
+	"github.com/go-nvc/nvc/internal/fakenvml"
 	"github.com/go-nvc/nvc/nvcontainer"
 )
 
@@ -51,7 +51,7 @@ func (g *globals) flagSet() *pflag.FlagSet {
 	fs.BoolVar(&g.noIMEX, "no-create-imex-channels", false, "Don't create IMEX channel device nodes with --load-kmods")
 	fs.StringVar(&g.procRoot, "proc-root", "", "Read the host's procfs from `DIR` (default /proc)")
 	fs.StringVar(&g.devRoot, "dev-root", "", "Read the host's device nodes from `DIR` (default: the driver root's /dev)")
-	fs.StringVar(&g.simulate, "simulate", "", "Run against a generated `MACHINE`: "+strings.Join(nvmlmock.Machines(), ", "))
+	fs.StringVar(&g.simulate, "simulate", "", "Run against a generated `MACHINE`: "+strings.Join(fakenvml.Machines(), ", "))
 	fs.BoolVar(&g.keepSim, "simulate-keep", false, "Keep the --simulate host's temp dir (removed at exit unless configure applied it)")
 	return fs
 }
@@ -104,7 +104,7 @@ func (g *globals) driverOptions() (*driver.Options, error) {
 		return nil, err
 	}
 	g.simDir = h.Root
-	fmt.Fprintf(g.stderr, "%s: SIMULATED host %q (go-nvml mock, driver %s) generated in %s; nothing printed describes this machine\n",
+	fmt.Fprintf(g.stderr, "%s: SIMULATED host %q (fake NVML, driver %s) generated in %s; nothing printed describes this machine\n",
 		progName(), g.simulate, h.DriverVersion, h.Root)
 	d.Root, d.ProcRoot, d.DevRoot, d.NVML, d.Path = h.Root, h.ProcRoot, h.DevRoot, h.NVML, ""
 	return d, nil

@@ -18,10 +18,13 @@
 // and changes nothing.
 //
 // Flags are Go's (-config and --config both work), as in NVIDIA's hook.
-// The hook is a cgo program (NVML): it must be given an explicit
-// environment in the runtime spec, never the container's, or a
-// container's LD_PRELOAD would be loaded into it. nvidia-container-runtime
-// registers it that way.
+// Built with cgo, the hook loads NVML when it is there (Backend auto); it
+// must then be given an explicit environment in the runtime spec, never
+// the container's, or a container's LD_PRELOAD would be loaded into it.
+// nvidia-container-runtime registers it that way. Built with
+// CGO_ENABLED=0 it is static and discovers through procfs and /dev only
+// (brand, architecture and the CUDA version are then unknown to
+// NVIDIA_REQUIRE_* checks).
 //
 // # What it reads and changes
 //

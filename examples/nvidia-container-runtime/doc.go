@@ -27,4 +27,7 @@
 // It implements NVIDIA's legacy mode only: no cdi, jit-cdi or csv mode
 // and no CDI annotations. A runtime that speaks CDI (podman, containerd,
 // CRI-O) is better served by a spec from examples/nvidia-ctk.
+//
+// It needs no cgo: it only edits config.json, and builds static with
+// CGO_ENABLED=0.
 package main

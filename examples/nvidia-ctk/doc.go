@@ -18,7 +18,7 @@
 // --hook-path (examples/nvidia-cdi-hook, a static binary) with an explicit
 // environment.
 //
-// --simulate generates a host (go-nvml mock and driver tree) into a new
+// --simulate generates a host (fake NVML and driver tree) into a new
 // temp dir and writes the spec for it; the dir is removed at exit, on
 // success and on failure, unless --simulate-keep keeps it for the spec,
 // whose host paths point into it. As in NVIDIA's tool, --dev-root is the root /dev is under
@@ -40,4 +40,11 @@
 // (runtime configure, config, hook, system) do not. The spec describes the
 // host at the time it was written: regenerate it when the driver or the
 // GPUs change.
+//
+// # Static builds
+//
+// A cgo build loads NVML (libnvidia-ml.so.1, through go-nvml) when it is
+// there; a static build (CGO_ENABLED=0) discovers through procfs and /dev
+// only, so brand, architecture, compute capability and the CUDA version
+// are unknown and MIG devices have no UUID.
 package main

@@ -13,7 +13,7 @@ import (
 
 	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/internal/fakehost"
-	"github.com/go-nvc/nvc/internal/nvmlmock"
+	"github.com/go-nvc/nvc/internal/fakenvml"
 	"github.com/go-nvc/nvc/nvcontainer"
 )
 
@@ -43,7 +43,7 @@ func generateCommand(args []string, stdout, stderr io.Writer, log *slog.Logger) 
 	fs.StringVar(&o.procRoot, "proc-root", "/proc", "where the host's procfs is")
 	fs.StringVar(&o.hookPath, "hook-path", nvcontainer.DefaultCDIHookPath, "host path of the createContainer hook (examples/nvidia-cdi-hook)")
 	fs.StringVar(&o.hookPath, "nvidia-cdi-hook-path", nvcontainer.DefaultCDIHookPath, "alias of --hook-path, as NVIDIA's tool names it")
-	fs.StringVar(&o.simulate, "simulate", "", "write the spec for a generated host: "+strings.Join(nvmlmock.Machines(), ", "))
+	fs.StringVar(&o.simulate, "simulate", "", "write the spec for a generated host: "+strings.Join(fakenvml.Machines(), ", "))
 	fs.StringArrayVar(&o.simulateMIG, "simulate-mig", nil, "with --simulate, a GPU in MIG mode and its MIG devices, as `INDEX=PROFILE,...` (repeatable)")
 	fs.BoolVar(&o.simulateKeep, "simulate-keep", false, "keep the --simulate host (the spec's host paths point into it; removed at exit otherwise)")
 	if err := fs.Parse(args); err != nil {
@@ -166,7 +166,7 @@ func (o *generateOptions) simulateHost(stderr io.Writer) (*driver.Options, error
 	if o.simulateKeep {
 		fate = "kept for the spec; remove it when done"
 	}
-	fmt.Fprintf(stderr, "nvidia-ctk: SIMULATED host %q (go-nvml mock, driver %s) generated in %s, %s. "+
+	fmt.Fprintf(stderr, "nvidia-ctk: SIMULATED host %q (fake NVML, driver %s) generated in %s, %s. "+
 		"Nothing in this spec describes this machine.\n", o.simulate, h.DriverVersion, h.Root, fate)
 	return &driver.Options{Root: h.Root, ProcRoot: h.ProcRoot, DevRoot: h.DevRoot, NVML: h.NVML}, nil
 }

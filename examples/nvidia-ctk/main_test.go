@@ -13,7 +13,7 @@ import (
 	specs "tags.cncf.io/container-device-interface/specs-go"
 
 	"github.com/go-nvc/nvc/internal/fakehost"
-	"github.com/go-nvc/nvc/internal/nvmlmock"
+	"github.com/go-nvc/nvc/internal/fakenvml"
 )
 
 // ctk runs the program and returns its exit status, stdout and stderr.
@@ -67,7 +67,7 @@ func TestGenerateSimulatedMIG(t *testing.T) {
 	var want []string
 	for i := range 8 {
 		if i != 1 {
-			want = append(want, itoa(i), nvmlmock.GPUUUID("dgxa100", i), "gpu"+itoa(i))
+			want = append(want, itoa(i), fakenvml.GPUUUID("dgxa100", i), "gpu"+itoa(i))
 		}
 	}
 	want = append(want, "1:0", "1:1", "mig1:0", "mig1:1", "all")

@@ -1,6 +1,7 @@
 // Package fakehost generates a simulated NVIDIA host into a directory: the
 // driver's files, an ld.so.cache, and procfs and /dev trees, all
-// describing the same GPUs as a go-nvml mock server (package nvmlmock).
+// describing the same GPUs as a fake NVML (package fakenvml, pure Go: the
+// simulator builds without cgo).
 // Every test that needs a GPU host uses it, and the examples' --simulate
 // flags run against it ([Simulate]), so it does not depend on package
 // testing.
@@ -55,8 +56,9 @@
 //
 // # Options
 //
-// [Options] choose the driver version, the machine (a go-nvml DGX mock:
-// dgxa100, dgxh100, dgxh200, dgxb200) or a ready nvml.Interface, the
+// [Options] choose the driver version, the machine (a fakenvml DGX, as
+// go-nvml's mocks describe it: dgxa100, dgxh100, dgxh200, dgxb200) or a
+// ready devices.NVMLInterface, the
 // layout, which GPUs are in MIG mode with which profiles (MIG), how many
 // IMEX channel nodes to make, and whether device nodes are real
 // (RealNodes) or plain files standing in for them.

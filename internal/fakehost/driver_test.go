@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
-
+	"github.com/go-nvc/nvc/devices"
+	"github.com/go-nvc/nvc/internal/fakenvml"
 	"github.com/go-nvc/nvc/internal/testutil"
 )
 
@@ -19,13 +19,23 @@ func writeDriverHost(t testing.TB, o Options) *Host {
 	t.Helper()
 	o = withDefaults(&o)
 	if o.NVML == nil {
-		o.NVML = dgxa100.New()
+		o.NVML = dgxa100(t)
 	}
 	h := &Host{Root: t.TempDir(), NVML: o.NVML, DriverVersion: o.DriverVersion, Layout: o.Layout}
 	if err := writeDriver(h, o); err != nil {
 		t.Fatal(err)
 	}
 	return h
+}
+
+// dgxa100 is the fake NVML of a DGX A100 at the default versions.
+func dgxa100(t testing.TB) devices.NVMLInterface {
+	t.Helper()
+	n, err := fakenvml.New("dgxa100", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // glibcEntries runs glibc's ldconfig on root's ld.so.conf, without touching
@@ -149,7 +159,7 @@ func TestDriverHostFields(t *testing.T) {
 }
 
 func BenchmarkWriteDriver(b *testing.B) {
-	n := dgxa100.New()
+	n := dgxa100(b)
 	for b.Loop() {
 		writeDriverHost(b, Options{NVML: n})
 	}

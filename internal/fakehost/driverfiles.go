@@ -3,8 +3,7 @@ package fakehost
 import (
 	"fmt"
 
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
-
+	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/internal/fstree"
 )
 
@@ -79,12 +78,12 @@ func (t *driverTree) addExtras(ver, old string, lay Layout) error {
 
 // cudaVersion formats NVML's CUDA driver version (12040) as "12.4"; empty
 // when NVML cannot tell.
-func cudaVersion(n nvml.Interface) string {
+func cudaVersion(n devices.NVMLInterface) string {
 	if n == nil {
 		return ""
 	}
-	v, ret := n.SystemGetCudaDriverVersion()
-	if ret != nvml.SUCCESS {
+	v, err := n.SystemCUDADriverVersion()
+	if err != nil {
 		return ""
 	}
 	return fmt.Sprintf("%d.%d", v/1000, v%1000/10)

@@ -5,14 +5,13 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
-
-	"github.com/go-nvc/nvc/internal/nvmlmock"
+	"github.com/go-nvc/nvc/devices"
+	"github.com/go-nvc/nvc/internal/fakenvml"
 )
 
 // DefaultDriverVersion is the driver version of go-nvml's DGX mocks, the
-// one nvmlmock reports by default.
-const DefaultDriverVersion = nvmlmock.DefaultDriverVersion
+// one fakenvml reports by default.
+const DefaultDriverVersion = fakenvml.DefaultDriverVersion
 
 // Layout chooses where the driver's libraries live.
 type Layout string
@@ -27,19 +26,20 @@ const (
 type Options struct {
 	// DriverVersion is the NVRM version. Empty: DefaultDriverVersion.
 	DriverVersion string
-	// Machine names a go-nvml mock server: "dgxa100", "dgxh100", "dgxh200",
-	// "dgxb200". Empty: "dgxa100". Ignored when NVML is set.
+	// Machine names a simulated DGX (package fakenvml): "dgxa100",
+	// "dgxh100", "dgxh200", "dgxb200". Empty: "dgxa100". Ignored when NVML
+	// is set.
 	Machine string
-	// NVML is the GPU set. Nil: a mock of Machine at DriverVersion, with
-	// PCI bus ids and deterministic UUIDs wired (package nvmlmock).
-	NVML nvml.Interface
+	// NVML is the GPU set. Nil: the fake NVML of Machine at DriverVersion,
+	// with PCI bus ids and deterministic UUIDs (package fakenvml).
+	NVML devices.NVMLInterface
 	// Layout of the driver files. Empty: Debian.
 	Layout Layout
 	// RealNodes creates real character devices under dev/ (needs
 	// CAP_MKNOD). False: plain files standing in for them.
 	RealNodes bool
-	// MIG puts GPUs of the Machine mock in MIG mode: GPU index to MIG
-	// profile names, as nvmlmock.Options.MIG. Nil: no MIG. Ignored when NVML
+	// MIG puts GPUs of the Machine in MIG mode: GPU index to MIG
+	// profile names, as fakenvml.Options.MIG. Nil: no MIG. Ignored when NVML
 	// is set.
 	MIG map[int][]string
 	// IMEXChannels is how many /dev/nvidia-caps-imex-channels/channelN
@@ -54,7 +54,7 @@ type Host struct {
 	// ProcRoot and DevRoot are Root/proc and Root/dev.
 	ProcRoot, DevRoot string
 	// NVML describes the same GPUs as the procfs and dev trees.
-	NVML nvml.Interface
+	NVML devices.NVMLInterface
 	// DriverVersion is the NVRM version; CUDAVersion the driver's CUDA
 	// version as "MAJOR.MINOR".
 	DriverVersion, CUDAVersion string
@@ -85,7 +85,7 @@ func Generate(dir string, opts *Options) (*Host, error) {
 }
 
 // newHost is the Host of o in dir, before anything is written: its NVML is
-// o.NVML or the mock of o.Machine.
+// o.NVML or the fake NVML of o.Machine.
 func newHost(dir string, o Options) (*Host, error) {
 	h := &Host{
 		Root:          dir,

@@ -3,10 +3,11 @@ package fakehost
 import (
 	"fmt"
 
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"errors"
 
+	"github.com/go-nvc/nvc/devices"
+	"github.com/go-nvc/nvc/internal/fakenvml"
 	"github.com/go-nvc/nvc/internal/fstree"
-	"github.com/go-nvc/nvc/internal/nvmlmock"
 )
 
 // Character device majors of the generated host. The nvidia driver's major
@@ -25,7 +26,7 @@ type gpuFacts struct {
 	index, minor     int
 	uuid, name       string
 	domain, bus, dev uint32
-	arch             nvml.DeviceArchitecture
+	arch             string // NVML's name: "Ampere", "Hopper", …
 	migCapable       bool
 	migs             []migFacts
 	procName         string // gpus/ directory name: 0000:07:00.0
@@ -34,9 +35,9 @@ type gpuFacts struct {
 // migFacts is one MIG device: its GPU and compute instance ids.
 type migFacts struct{ gi, ci int }
 
-// defaultNVML returns the mock server for o.Machine.
-func defaultNVML(o Options) (nvml.Interface, error) {
-	return nvmlmock.New(o.Machine, &nvmlmock.Options{DriverVersion: o.DriverVersion, MIG: o.MIG})
+// defaultNVML returns the fake NVML of o.Machine.
+func defaultNVML(o Options) (devices.NVMLInterface, error) {
+	return fakenvml.New(o.Machine, &fakenvml.Options{DriverVersion: o.DriverVersion, MIG: o.MIG})
 }
 
 // writeGPUs writes the procfs and dev trees for h.NVML.
@@ -62,14 +63,14 @@ func imexCount(n int) int {
 }
 
 // readGPUs asks NVML about every GPU, between Init and Shutdown.
-func readGPUs(lib nvml.Interface) ([]gpuFacts, error) {
-	if ret := lib.Init(); ret != nvml.SUCCESS {
-		return nil, fmt.Errorf("initialising NVML: %v", ret)
+func readGPUs(lib devices.NVMLInterface) ([]gpuFacts, error) {
+	if err := lib.Init(); err != nil {
+		return nil, fmt.Errorf("initialising NVML: %v", err)
 	}
 	defer lib.Shutdown()
-	n, ret := lib.DeviceGetCount()
-	if ret != nvml.SUCCESS {
-		return nil, fmt.Errorf("counting GPUs: %v", ret)
+	n, err := lib.DeviceCount()
+	if err != nil {
+		return nil, fmt.Errorf("counting GPUs: %v", err)
 	}
 	gpus := make([]gpuFacts, n)
 	buses := map[string]int{}
@@ -78,60 +79,60 @@ func readGPUs(lib nvml.Interface) ([]gpuFacts, error) {
 			return nil, fmt.Errorf("reading GPU %d: %w", i, err)
 		}
 		if j, dup := buses[gpus[i].procName]; dup {
-			return nil, fmt.Errorf("GPUs %d and %d share PCI bus id %s (wire bus ids, e.g. with nvmlmock)", j, i, gpus[i].procName)
+			return nil, fmt.Errorf("GPUs %d and %d share PCI bus id %s (wire bus ids, e.g. with fakenvml)", j, i, gpus[i].procName)
 		}
 		buses[gpus[i].procName] = i
 	}
 	return gpus, nil
 }
 
-func readGPU(lib nvml.Interface, i int, g *gpuFacts) error {
-	d, ret := lib.DeviceGetHandleByIndex(i)
-	if ret != nvml.SUCCESS {
-		return fmt.Errorf("getting handle: %v", ret)
+func readGPU(lib devices.NVMLInterface, i int, g *gpuFacts) error {
+	d, err := lib.DeviceByIndex(i)
+	if err != nil {
+		return fmt.Errorf("getting handle: %v", err)
 	}
 	g.index = i
-	var rets [4]nvml.Return
-	g.minor, rets[0] = d.GetMinorNumber()
-	g.uuid, rets[1] = d.GetUUID()
-	g.name, rets[2] = d.GetName()
-	pci, r := d.GetPciInfo()
-	rets[3] = r
-	for _, r := range rets {
-		if r != nvml.SUCCESS {
-			return fmt.Errorf("querying minor, UUID, name and PCI info: %v", r)
+	var errs [4]error
+	g.minor, errs[0] = d.MinorNumber()
+	g.uuid, errs[1] = d.UUID()
+	g.name, errs[2] = d.Name()
+	pci, err := d.PCIInfo()
+	errs[3] = err
+	for _, err := range errs {
+		if err != nil {
+			return fmt.Errorf("querying minor, UUID, name and PCI info: %v", err)
 		}
 	}
 	g.domain, g.bus, g.dev = pci.Domain, pci.Bus, pci.Device
 	g.procName = fmt.Sprintf("%04x:%02x:%02x.0", g.domain, g.bus, g.dev)
-	g.arch, _ = d.GetArchitecture()
+	g.arch, _ = d.Architecture()
 	return readMIG(d, g)
 }
 
 // readMIG records whether the GPU can do MIG and, when MIG is on, its MIG
 // devices.
-func readMIG(d nvml.Device, g *gpuFacts) error {
-	cur, _, ret := d.GetMigMode()
-	g.migCapable = ret == nvml.SUCCESS
-	if !g.migCapable || cur != nvml.DEVICE_MIG_ENABLE {
+func readMIG(d devices.NVMLDevice, g *gpuFacts) error {
+	cur, _, err := d.MIGMode()
+	g.migCapable = err == nil
+	if !g.migCapable || !cur {
 		return nil
 	}
-	n, ret := d.GetMaxMigDeviceCount()
-	if ret != nvml.SUCCESS {
-		return fmt.Errorf("counting MIG devices: %v", ret)
+	n, err := d.MaxMIGDeviceCount()
+	if err != nil {
+		return fmt.Errorf("counting MIG devices: %v", err)
 	}
 	for k := range n {
-		m, ret := d.GetMigDeviceHandleByIndex(k)
-		if ret == nvml.ERROR_NOT_FOUND {
+		m, err := d.MIGDeviceByIndex(k)
+		if errors.Is(err, devices.ErrNVMLNotFound) {
 			continue
 		}
-		if ret != nvml.SUCCESS {
-			return fmt.Errorf("getting MIG device %d: %v", k, ret)
+		if err != nil {
+			return fmt.Errorf("getting MIG device %d: %v", k, err)
 		}
-		gi, r1 := m.GetGpuInstanceId()
-		ci, r2 := m.GetComputeInstanceId()
-		if r1 != nvml.SUCCESS || r2 != nvml.SUCCESS {
-			return fmt.Errorf("MIG device %d instance ids: %v, %v", k, r1, r2)
+		gi, err1 := m.GPUInstanceID()
+		ci, err2 := m.ComputeInstanceID()
+		if err1 != nil || err2 != nil {
+			return fmt.Errorf("MIG device %d instance ids: %v, %v", k, err1, err2)
 		}
 		g.migs = append(g.migs, migFacts{gi, ci})
 	}

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
 	"golang.org/x/sys/unix"
 
-	"github.com/go-nvc/nvc/internal/nvmlmock"
+	"github.com/go-nvc/nvc/devices"
+	"github.com/go-nvc/nvc/internal/fakenvml"
 	"github.com/go-nvc/nvc/internal/testutil"
 )
 
@@ -42,7 +42,7 @@ func TestGPUInformation(t *testing.T) {
 	got := readFile(t, filepath.Join(h.ProcRoot, "driver/nvidia/gpus/0000:43:00.0/information"))
 	want := "Model: \t\t NVIDIA H100 80GB HBM3\n" +
 		"IRQ:   \t\t 181\n" +
-		"GPU UUID: \t " + nvmlmock.GPUUUID("dgxh100", 1) + "\n" +
+		"GPU UUID: \t " + fakenvml.GPUUUID("dgxh100", 1) + "\n" +
 		"Video BIOS: \t 96.00.89.00.01\n" +
 		"Bus Type: \t PCIe\n" +
 		"DMA Size: \t 47 bits\n" +
@@ -158,9 +158,21 @@ func TestNoIMEXChannels(t *testing.T) {
 func TestUnwiredMockRefused(t *testing.T) {
 	// go-nvml's own server puts every GPU at bus 0 (GetPciInfo fills only
 	// the device id), so its trees would collide.
-	h := &Host{Root: t.TempDir(), NVML: dgxa100.New(), DriverVersion: DefaultDriverVersion}
+	h := &Host{Root: t.TempDir(), NVML: busZeroNVML{dgxa100(t)}, DriverVersion: DefaultDriverVersion}
 	err := writeGPUs(h, withDefaults(nil))
 	if err == nil || !strings.Contains(err.Error(), "share PCI bus id 0000:00:00.0") {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// busZeroNVML puts every GPU at PCI bus 0, as go-nvml's unwired mocks do.
+type busZeroNVML struct{ devices.NVMLInterface }
+
+func (n busZeroNVML) DeviceByIndex(i int) (devices.NVMLDevice, error) {
+	d, err := n.NVMLInterface.DeviceByIndex(i)
+	return busZeroDevice{d}, err
+}
+
+type busZeroDevice struct{ devices.NVMLDevice }
+
+func (busZeroDevice) PCIInfo() (devices.PCIAddress, error) { return devices.PCIAddress{}, nil }

@@ -3,9 +3,8 @@ package fakehost
 import (
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
-
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
 	"github.com/go-nvc/nvc/internal/fstree"
 )
@@ -96,6 +95,10 @@ func gpuProcEntries(version string, g gpuFacts) []fstree.Entry {
 	return e
 }
 
+// gspArchs are the architectures whose information file has a "GPU
+// Firmware" line: Hopper and later, as NVML names them.
+var gspArchs = []string{"Hopper", "Blackwell", "Rubin"}
+
 // informationFile is gpus/<bus id>/information in the layout of the
 // driver's nv-procfs.c, GSP firmware line included from Hopper on.
 func informationFile(version string, g gpuFacts) string {
@@ -109,7 +112,7 @@ func informationFile(version string, g gpuFacts) string {
 	fmt.Fprintf(&b, "DMA Mask: \t 0x%x\n", uint64(1)<<47-1)
 	fmt.Fprintf(&b, "Bus Location: \t %04x:%02x:%02x.%x\n", g.domain, g.bus, g.dev, 0)
 	fmt.Fprintf(&b, "Device Minor: \t %d\n", g.minor)
-	if g.arch >= nvml.DEVICE_ARCH_HOPPER && g.arch != nvml.DEVICE_ARCH_UNKNOWN {
+	if slices.Contains(gspArchs, g.arch) {
 		fmt.Fprintf(&b, "GPU Firmware: \t %s\n", version)
 	}
 	fmt.Fprintf(&b, "GPU Excluded:\t %s\n", "No")

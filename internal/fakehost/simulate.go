@@ -6,10 +6,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/go-nvc/nvc/internal/nvmlmock"
+	"github.com/go-nvc/nvc/internal/fakenvml"
 )
 
-// Simulate generates a host of machine (one of nvmlmock.Machines()), with
+// Simulate generates a host of machine (one of fakenvml.Machines()), with
 // the GPUs of mig in MIG mode (as [Options].MIG; nil: none), into a new
 // temp dir, as the examples' --simulate flags do: device nodes are real
 // character devices when the process runs as root (euid 0), plain files
@@ -17,8 +17,8 @@ import (
 // left behind. An unknown machine is refused with a message worded for
 // the --simulate flag.
 func Simulate(machine string, mig map[int][]string) (*Host, error) {
-	if !slices.Contains(nvmlmock.Machines(), machine) {
-		return nil, fmt.Errorf("unknown --simulate machine %q (want one of %s)", machine, strings.Join(nvmlmock.Machines(), ", "))
+	if !slices.Contains(fakenvml.Machines(), machine) {
+		return nil, fmt.Errorf("unknown --simulate machine %q (want one of %s)", machine, strings.Join(fakenvml.Machines(), ", "))
 	}
 	dir, err := os.MkdirTemp("", "nvc-simulate-")
 	if err != nil {

@@ -1,3 +1,5 @@
+//go:build cgo
+
 package nvmlmock
 
 import (
@@ -249,4 +251,14 @@ func wireComputeLookup(gi *server.GpuInstance) {
 		}
 		return nil, nvml.ERROR_NOT_FOUND
 	}
+}
+
+// ProfileNames names the GPU instance profiles of GPU d of a server New
+// built, by profile id, as the MIG layouts of Options take them.
+func ProfileNames(d *server.Device) map[int]string {
+	names := make(map[int]string, len(d.Config.MIGProfiles.GpuInstanceProfiles))
+	for id, p := range d.Config.MIGProfiles.GpuInstanceProfiles {
+		names[id] = giProfileName(id, p, d.Config.MemoryMB)
+	}
+	return names
 }

@@ -1,3 +1,5 @@
+//go:build cgo
+
 // Package nvmlmock builds go-nvml mock servers that answer like the NVML of
 // a real DGX: GPU UUIDs that stay the same from run to run, PCI bus ids laid
 // out as on the real board, a configurable driver and CUDA version, and MIG
@@ -9,6 +11,9 @@
 // IsMigDeviceHandle, GetDeviceHandleFromMigDeviceHandle, GetGpuInstanceId,
 // GetComputeInstanceId) panic because nothing wires them. New starts from
 // those servers and wires what is missing.
+//
+// The package needs cgo, as go-nvml does: the simulator uses the pure-Go
+// package fakenvml, and tests compare fakenvml with these servers.
 //
 // Each call to New builds an independent server; nothing is shared between
 // servers except go-nvml's read-only profile tables, so tests may build and
