@@ -33,7 +33,7 @@
 //     firmware, config files — found through the host's ld.so.cache under a
 //     driver root.
 //   - [github.com/go-nvc/nvc/devices]: GPUs, MIG devices, IMEX channels and
-//     control nodes, through NVML (go-nvml) or, without it, through
+//     control nodes, through NVML (go-nvml, in cgo builds) or, without it, through
 //     /proc/driver/nvidia and /dev; device selection with
 //     NVIDIA_VISIBLE_DEVICES syntax; host node creation.
 //   - [github.com/go-nvc/nvc/nvcontainer]: requests (environment, OCI spec and

@@ -4,12 +4,14 @@ package devices_test
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
 	"github.com/go-nvc/nvc/devices"
+	"github.com/go-nvc/nvc/internal/fakehost"
 	"github.com/go-nvc/nvc/internal/nvmlmock"
 )
 
@@ -69,5 +71,32 @@ func TestGoNVMLErrors(t *testing.T) {
 	}
 	if _, err := lib.DeviceByIndex(8); err == nil || errors.Is(err, devices.ErrNVMLNotFound) {
 		t.Errorf("GPU 8: %v", err)
+	}
+}
+
+// TestFakeNVMLDiscoversAsGoNVMLMock: on every board, with GPU 1 in MIG mode,
+// discovery through the pure-Go fake (the simulator's NVML) and through
+// go-nvml's mock wrapped by NewNVMLFromGoNVML give the same Host.
+func TestFakeNVMLDiscoversAsGoNVMLMock(t *testing.T) {
+	for machine, b := range boards {
+		t.Run(machine, func(t *testing.T) {
+			t.Parallel()
+			mig := map[int][]string{1: b.mig}
+			h := genHost(t, &fakehost.Options{Machine: machine, MIG: mig})
+			s, err := nvmlmock.New(machine, &nvmlmock.Options{MIG: mig})
+			if err != nil {
+				t.Fatal(err)
+			}
+			byFake := discover(t, h, devices.NVML)
+			o := optionsFor(h, devices.NVML)
+			o.NVML = devices.NewNVMLFromGoNVML(s)
+			byMock, err := devices.Discover(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(byFake, byMock) {
+				t.Errorf("fake NVML %+v\ngo-nvml mock %+v", byFake, byMock)
+			}
+		})
 	}
 }

@@ -8,9 +8,10 @@ import (
 )
 
 // BenchmarkDiscover measures discovery of a simulated DGX A100 (8 GPUs, GPU
-// 1 in MIG mode) by each backend. The NVML figure is the mock's: it counts
-// this package's work and go-nvml's, not a real driver's start-up (hundreds
-// of milliseconds on real multi-GPU hosts), so it is a lower bound. The
+// 1 in MIG mode) by each backend. The NVML figure is the simulator's fake
+// NVML (package fakenvml): it counts this package's work, not a real
+// driver's start-up (hundreds of milliseconds on real multi-GPU hosts), so
+// it is a lower bound. The
 // procfs runs get an NVML that panics when called: procfs needs none.
 func BenchmarkDiscover(b *testing.B) {
 	h := genHost(b, nil)
@@ -27,7 +28,7 @@ func BenchmarkDiscover(b *testing.B) {
 }
 
 // BenchmarkDiscoverRatio runs both backends in the same loop and reports
-// NVML-mock time over procfs time.
+// fake-NVML time over procfs time.
 func BenchmarkDiscoverRatio(b *testing.B) {
 	h := genHost(b, nil)
 	procfs, byNVML := optionsFor(h, devices.Procfs), optionsFor(h, devices.NVML)
@@ -42,7 +43,7 @@ func BenchmarkDiscoverRatio(b *testing.B) {
 			b.Fatal(err1, err2)
 		}
 	}
-	b.ReportMetric(float64(tn)/float64(tp), "nvml-mock/procfs")
+	b.ReportMetric(float64(tn)/float64(tp), "nvml-fake/procfs")
 	b.ReportMetric(float64(tp.Nanoseconds())/float64(b.N), "procfs-ns/op")
-	b.ReportMetric(float64(tn.Nanoseconds())/float64(b.N), "nvml-mock-ns/op")
+	b.ReportMetric(float64(tn.Nanoseconds())/float64(b.N), "nvml-fake-ns/op")
 }

@@ -14,7 +14,8 @@ const (
 	// Auto uses NVML when the library loads and initialises, Procfs
 	// otherwise.
 	Auto Backend = "auto"
-	// NVML asks the driver's libnvidia-ml.so.1 (through go-nvml).
+	// NVML asks Options.NVML or, in a cgo build, the driver's
+	// libnvidia-ml.so.1 (through go-nvml).
 	NVML Backend = "nvml"
 	// Procfs reads /proc/driver/nvidia, /proc/driver/nvidia-caps,
 	// /proc/devices and /dev, and never loads NVML.
@@ -60,7 +61,8 @@ const MajorNvidia = 195
 // errors.Is where they apply.
 var (
 	// ErrNVMLUnavailable: the NVML library could not be loaded or
-	// initialised.
+	// initialised, or the program was built without cgo and was given
+	// no Options.NVML.
 	ErrNVMLUnavailable = errors.New("NVML unavailable")
 	// ErrNoDriver: the NVIDIA kernel driver is not loaded
 	// (/proc/driver/nvidia is missing).

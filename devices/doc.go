@@ -6,9 +6,10 @@
 //
 // [Discover] has two backends that return the same [Host] value:
 //
-//   - NVML, through github.com/NVIDIA/go-nvml: an injected nvml.Interface, or
-//     libnvidia-ml.so.1 loaded from the driver root. Init and Shutdown are
-//     paired inside the call.
+//   - NVML, through the package's own narrow [NVMLInterface] (plain Go
+//     types): an injected one, or, in a cgo build, libnvidia-ml.so.1 loaded
+//     from the driver root through github.com/NVIDIA/go-nvml. Init and
+//     Shutdown are paired inside the call.
 //   - Procfs, without NVML: /proc/driver/nvidia/version,
 //     /proc/driver/nvidia/gpus/*/information and
 //     /proc/driver/nvidia/capabilities. It is the fast path (NVML start-up
@@ -35,6 +36,15 @@
 // runs modprobe chrooted into that root and makes the nodes in its dev
 // directory. Device nodes are Linux concepts; the package targets Linux.
 //
+// # Building without cgo
+//
+// The package builds with CGO_ENABLED=0 (static runtimes, shims and hooks
+// import it): only the files that load libnvidia-ml.so.1 and adapt go-nvml
+// ([NewNVMLFromGoNVML]) need cgo. A static build discovers through procfs:
+// Auto falls back to Procfs with Host.NVMLError saying the build has no
+// cgo, and Backend NVML fails with [ErrNVMLUnavailable] saying the same,
+// unless Options.NVML is given.
+//
 // # NVML runs in the caller's process
 //
 // The NVML backend (and Auto, when it picks NVML) loads the driver root's
@@ -55,7 +65,7 @@
 //
 // The Procfs backend runs no driver code at all. Callers that do not trust
 // the driver root (one they did not install, or one others can write to)
-// should use Backend Procfs, or inject an nvml.Interface they trust.
+// should use Backend Procfs, or inject an NVMLInterface they trust.
 //
 // # Selecting devices
 //

@@ -3,9 +3,9 @@
 // from the two, the container's root filesystem.
 //
 // It is shared by package nvcontainer (the prestart hook's request) and by
-// examples/nvidia-cdi-hook, which is built with CGO_ENABLED=0 and so cannot
-// import nvcontainer (go-nvml needs cgo). The package therefore imports
-// nothing but the standard library and runtime-spec's types; keep it so.
+// examples/nvidia-cdi-hook, a static hook that needs nothing else of
+// nvcontainer. The package therefore imports nothing but the standard
+// library and runtime-spec's types; keep it so.
 //
 // # What it reads and changes
 //
