@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/go-nvc/nvc/internal/inroot"
 )
 
 // Build scans a root as glibc 2.36's `ldconfig -r ROOT` does and returns
@@ -44,7 +46,12 @@ func Build(rootPath string, opts *BuildOptions) (*Cache, error) {
 }
 
 func build(r *root, t *target, o *BuildOptions) (*Cache, error) {
-	b := &builder{t: t, r: r, o: o, buf: make([]byte, 32<<10), head: make([]byte, scratchSize), verbose: newVerbose(o.Verbose)}
+	rp, err := inroot.NewReopener()
+	if err != nil {
+		return nil, fmt.Errorf("reading libraries: %w", err)
+	}
+	defer rp.Close()
+	b := &builder{t: t, r: r, o: o, rp: rp, buf: make([]byte, 32<<10), head: make([]byte, scratchSize), verbose: newVerbose(o.Verbose)}
 	b.scratch = [][]byte{b.head}
 	b.collectDirs()
 	for i := 0; i < len(b.dirs); i++ {
@@ -91,6 +98,7 @@ type builder struct {
 	buf      []byte   // getdents buffer
 	head     []byte   // first bytes of each file
 	scratch  [][]byte // head, then the parallel workers' buffers
+	rp       *inroot.Reopener
 	verbose  *verbose
 	// configuration files read, and those being read
 	confFiles int

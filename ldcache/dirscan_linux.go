@@ -1,11 +1,7 @@
 package ldcache
 
 import (
-	"io"
-	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -232,84 +228,6 @@ func (s *dirScan) prefetchLinks() {
 	}
 }
 
-// classifyAll reads the needed files and resolves the other symlinks, in
-// parallel: these are independent reads, and on most systems the time
-// goes to system calls.
-func (s *dirScan) classifyAll() {
-	parallel(len(s.ordered)+len(s.slow), s.job, &s.b.scratch)
-}
-
-// parallel runs do(0…n-1) on up to GOMAXPROCS goroutines (at most 8, and
-// none for small n), giving each a scratch buffer of scratchSize bytes:
-// the calling goroutine bufs[0], the others the next ones, made here the
-// first time and kept in *bufs for the next call.
-func parallel(n int, do func(i int, buf []byte), bufs *[][]byte) {
-	workers := min(runtime.GOMAXPROCS(0), 8, (n+15)/16)
-	if workers <= 1 {
-		for i := range n {
-			do(i, (*bufs)[0])
-		}
-		return
-	}
-	for len(*bufs) < workers {
-		*bufs = append(*bufs, make([]byte, scratchSize))
-	}
-	var next atomic.Int64
-	work := func(buf []byte) {
-		for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-			do(i, buf)
-		}
-	}
-	var wg sync.WaitGroup
-	for w := 1; w < workers; w++ {
-		wg.Go(func() { work((*bufs)[w]) })
-	}
-	work((*bufs)[0])
-	wg.Wait()
-}
-
-func (s *dirScan) job(i int, buf []byte) {
-	if i < len(s.ordered) {
-		name := s.ordered[i]
-		*s.files[name] = s.classifyAt(name, buf)
-		return
-	}
-	c := s.slow[i-len(s.ordered)]
-	file := s.d.path + "/" + c.name
-	st, err := s.b.r.stat(file)
-	c.slow.st, c.slow.statOK = st, err == nil
-	if err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return
-	}
-	fd, err := s.b.r.open(file, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY)
-	if err == nil {
-		c.slow.res = s.classifyFD(fd, c.name, buf)
-	}
-}
-
-// classifyAt reads a file of the directory without following symlinks.
-func (s *dirScan) classifyAt(name string, buf []byte) fileResult {
-	fd, err := unix.Openat(s.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return fileResult{}
-	}
-	return s.classifyFD(fd, name, buf)
-}
-
-func (s *dirScan) classifyFD(fd int, name string, buf []byte) fileResult {
-	defer unix.Close(fd)
-	stat := func() (uint64, bool) {
-		var st unix.Stat_t
-		if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
-			return 0, false
-		}
-		return uint64(st.Size), true
-	}
-	fr := newFileReader(fdReader(fd), buf, stat)
-	info, ok := s.b.t.readLib(fr, name)
-	return fileResult{info: info, ok: ok}
-}
-
 // decide applies glibc's rules to one candidate, in directory order.
 func (s *dirScan) decide(c *cand) *dlib {
 	switch c.kind {
@@ -348,27 +266,6 @@ func (s *dirScan) decideSlowLink(c *cand) *dlib {
 func (s *dirScan) maybeHWCapDir(name string, isLink bool, st unix.Stat_t) {
 	if s.d.hwcaps == "" && s.b.t.isHWCapName(name) {
 		s.b.queueHWCapDir(s.fd, s.d, name, s.d.path+"/"+name, isLink, st)
-	}
-}
-
-// fdReader reads a file descriptor with pread(2), without the runtime
-// poller registration an *os.File makes for non-blocking descriptors.
-type fdReader int
-
-// ReadAt is pread(2), retried on EINTR; a short read reports io.EOF.
-func (r fdReader) ReadAt(b []byte, off int64) (int, error) {
-	for {
-		n, err := unix.Pread(int(r), b, off)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return 0, err
-		}
-		if n < len(b) {
-			return n, io.EOF
-		}
-		return n, nil
 	}
 }
 

@@ -3,11 +3,8 @@ package ldcache
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
-	"io"
 	"os"
 
-	pathrs "github.com/cyphar/filepath-securejoin/pathrs-lite"
 	"golang.org/x/sys/unix"
 
 	"github.com/go-nvc/nvc/internal/inroot"
@@ -66,54 +63,15 @@ func (r *root) lstat(unsafePath string) (unix.Stat_t, error) {
 	return st, err
 }
 
-// readFile reads a regular file inside the root, up to max bytes. The
-// file is first opened O_PATH and its type checked on that descriptor;
-// only a regular file is then opened for reading, through the descriptor
-// (procfs reopen), never by name again. So a device node planted where a
+// readFile reads a regular file inside the root, up to max bytes, with
+// inroot.ReadRegular: opened O_PATH, its type checked on that
+// descriptor, and only a regular file then opened for reading, through
+// the descriptor, never by name again. So a device node planted where a
 // configuration file is expected is never opened (opening one can act on
 // the device, outside the container's device cgroup), and a FIFO cannot
-// block.
+// block: either is an error wrapping inroot.ErrNotRegular.
 func (r *root) readFile(unsafePath string, max int64) ([]byte, error) {
-	fd, err := r.open(unsafePath, unix.O_PATH)
-	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: unsafePath, Err: err}
-	}
-	h := os.NewFile(uintptr(fd), unsafePath)
-	defer h.Close()
-	size, err := regularSize(fd, unsafePath, max)
-	if err != nil {
-		return nil, err
-	}
-	f, err := pathrs.Reopen(h, unix.O_RDONLY|unix.O_NOCTTY|unix.O_CLOEXEC)
-	if err != nil {
-		return nil, fmt.Errorf("reopening %s: %w", unsafePath, err)
-	}
-	defer f.Close()
-	b := make([]byte, size)
-	n, err := f.ReadAt(b, 0)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, err
-	}
-	return b[:n], nil
-}
-
-// errNotRegular: a file that must be read is of another type.
-var errNotRegular = errors.New("not a regular file")
-
-// regularSize returns the size of the file open at fd, or an error if it
-// is not a regular file or is larger than max bytes.
-func regularSize(fd int, name string, max int64) (int64, error) {
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return 0, &os.PathError{Op: "fstat", Path: name, Err: err}
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return 0, fmt.Errorf("%s: %w (mode %#o)", name, errNotRegular, st.Mode)
-	}
-	if st.Size > max {
-		return 0, fmt.Errorf("%s: %d bytes, more than %d", name, st.Size, max)
-	}
-	return st.Size, nil
+	return inroot.ReadRegular(r.file, unsafePath, 0, max)
 }
 
 // dirent is one directory entry: its name and d_type.
