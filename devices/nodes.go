@@ -94,18 +94,17 @@ func parseFileParams(data []byte) (fileParams, error) {
 	return fileParams{mode: fs.FileMode(mode) & fs.ModePerm, uid: uid, gid: gid, modify: modify == 1}, nil
 }
 
-func readFileParams(path string) (fileParams, error) {
-	data, err := os.ReadFile(path)
-	if os.IsNotExist(err) {
+// readFileParams parses the driver's params file read from path (data
+// nil: missing, the driver's defaults).
+func readFileParams(path string, data []byte) (fileParams, error) {
+	if data == nil {
 		return defaultParams, nil
 	}
-	if err == nil {
-		var p fileParams
-		if p, err = parseFileParams(data); err == nil {
-			return p, nil
-		}
+	p, err := parseFileParams(data)
+	if err != nil {
+		return fileParams{}, fmt.Errorf("reading %s: %w", path, err)
 	}
-	return fileParams{}, fmt.Errorf("reading %s: %w", path, err)
+	return p, nil
 }
 
 // defaultIMEXChannels is the driver's default NVreg_ImexChannelCount.
@@ -115,13 +114,9 @@ const defaultIMEXChannels = 2048
 // channels longer than the driver's channel count or naming a channel at
 // or above it. The count is ImexChannelCount in /proc/driver/nvidia/params
 // (NVreg_ImexChannelCount), 2048 when params does not say.
-func checkIMEXChannels(paramsPath string, ids []uint32) error {
+func checkIMEXChannels(paramsPath string, data []byte, ids []uint32) error {
 	if len(ids) == 0 {
 		return nil
-	}
-	data, err := os.ReadFile(paramsPath)
-	if err != nil && !os.IsNotExist(err) {
-		return fmt.Errorf("reading %s: %w", paramsPath, err)
 	}
 	limit, err := uintValue(keyValues(data), "ImexChannelCount", defaultIMEXChannels)
 	if err != nil {

@@ -1,6 +1,7 @@
 package devices
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/go-nvc/nvc/internal/inroot"
 )
 
 // CreateNodes makes the NVIDIA device nodes that are missing under the dev
@@ -62,11 +65,16 @@ func nodesToCreate(o *NodeOptions, modeset bool, r *NodeReport) ([]wantNode, err
 	if err != nil {
 		return nil, err
 	}
-	params, err := readFileParams(f.path(ProcDriver + "/params"))
+	paramsPath := f.path(ProcDriver + "/params")
+	data, err := readParams(paramsPath)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkIMEXChannels(f.path(ProcDriver+"/params"), o.IMEXChannels); err != nil {
+	params, err := readFileParams(paramsPath, data)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkIMEXChannels(paramsPath, data, o.IMEXChannels); err != nil {
 		return nil, err
 	}
 	infos, err := readInformation(f)
@@ -213,4 +221,23 @@ func chmodProcFD(fd int, mode fs.FileMode) error {
 		return &os.PathError{Op: "chmod", Path: p, Err: err}
 	}
 	return nil
+}
+
+// maxParamsSize bounds the driver's params file (a few hundred bytes).
+const maxParamsSize = 64 << 10
+
+// readParams reads the driver's params file, nil if it is missing. It is
+// read as every file that may not be what it claims (inroot.ReadRegular):
+// opened O_PATH and read only if fstat says it is a regular file, so a
+// device node or FIFO at the path (a ProcRoot an image controls) is
+// refused, never opened.
+func readParams(path string) ([]byte, error) {
+	data, err := inroot.ReadRegularFile(path, maxParamsSize)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	return data, nil
 }

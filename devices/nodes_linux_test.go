@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -293,4 +294,55 @@ func TestCreateNodesIMEXLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkNodes(t, dev, map[string]nodeSpec{"nvidia-caps-imex-channels/channel3": {234, 3, 0o666, 0}})
+}
+
+// TestCreateNodesParamsNotRegular: a params file that is a FIFO or a
+// character device is refused with an error naming it, before any node
+// is made, and is never opened: a reader of the FIFO would block for
+// ever (the old os.ReadFile did), and no reader ever had it open (its
+// write end cannot be opened non-blocking).
+func TestCreateNodesParamsNotRegular(t *testing.T) {
+	testutil.RequireRoot(t)
+	for _, kind := range []string{"fifo", "char"} {
+		t.Run(kind, func(t *testing.T) {
+			h := migHost(t)
+			params := h.ProcRoot + "/driver/nvidia/params"
+			if err := os.Remove(params); err != nil {
+				t.Fatal(err)
+			}
+			spec := "fifo driver/nvidia/params"
+			if kind == "char" {
+				spec = "char driver/nvidia/params 1 3"
+			}
+			testutil.BuildTree(t, h.ProcRoot, spec)
+			dev := t.TempDir()
+			done := make(chan error, 1)
+			go func() {
+				_, err := devices.CreateNodes(&devices.NodeOptions{ProcRoot: h.ProcRoot, DevRoot: dev})
+				done <- err
+			}()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(10 * time.Second):
+				if kind == "fifo" { // unblock the reader
+					if fd, err := unix.Open(params, unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0); err == nil {
+						unix.Close(fd)
+					}
+				}
+				t.Fatalf("CreateNodes blocked on the %s params", kind)
+			}
+			if err == nil || !strings.Contains(err.Error(), "not a regular file") || !strings.Contains(err.Error(), params) {
+				t.Errorf("CreateNodes: %v, want a not-a-regular-file error naming %s", err, params)
+			}
+			if ents, _ := os.ReadDir(dev); len(ents) != 0 {
+				t.Errorf("%d entries made", len(ents))
+			}
+			if kind == "fifo" {
+				if _, err := unix.Open(params, unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0); err != unix.ENXIO {
+					t.Errorf("opening the FIFO's write end: %v, want ENXIO (no reader)", err)
+				}
+			}
+		})
+	}
 }

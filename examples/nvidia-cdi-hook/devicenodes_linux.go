@@ -7,14 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 
 	"github.com/spf13/pflag"
 	"golang.org/x/sys/unix"
 
-	"github.com/go-nvc/nvc/internal/oci"
+	"github.com/go-nvc/nvc/internal/inroot"
 	"github.com/go-nvc/nvc/internal/rootfs"
 )
 
@@ -54,18 +53,11 @@ func deviceNodesFlags(flags *pflag.FlagSet) action {
 	}
 }
 
-// readHostParams reads <procRoot>/driver/nvidia/params, a host path.
+// readHostParams reads <procRoot>/driver/nvidia/params, a host path, as
+// every file that may not be what it claims (inroot.ReadRegularFile):
+// anything but a regular file there is refused unopened.
 func readHostParams(procRoot string) ([]byte, error) {
-	f, err := os.Open(filepath.Join(procRoot, "driver/nvidia/params"))
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := oci.ReadLimited(f, maxParamsSize)
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", f.Name(), err)
-	}
-	return data, nil
+	return inroot.ReadRegularFile(filepath.Join(procRoot, "driver/nvidia/params"), maxParamsSize)
 }
 
 // disableModify returns params with every "ModifyDeviceFiles: 1" line

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -237,5 +238,29 @@ func TestMaskParamsHostile(t *testing.T) {
 				t.Errorf("host file now %q", b)
 			}
 		})
+	}
+}
+
+// TestReadHostParamsNotRegular: a host params file that is a FIFO is
+// refused with an error naming it, and never opened (os.Open of it
+// blocked for ever, waiting for a writer).
+func TestReadHostParamsNotRegular(t *testing.T) {
+	proc := testutil.Tree(t, "fifo driver/nvidia/params\n")
+	p := filepath.Join(proc, "driver/nvidia/params")
+	done := make(chan error, 1)
+	go func() {
+		_, err := readHostParams(proc)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not a regular file") || !strings.Contains(err.Error(), p) {
+			t.Errorf("readHostParams: %v, want a not-a-regular-file error naming %s", err, p)
+		}
+	case <-time.After(10 * time.Second):
+		if fd, err := unix.Open(p, unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0); err == nil {
+			unix.Close(fd) // unblock the reader
+		}
+		t.Fatal("readHostParams blocked on a FIFO")
 	}
 }

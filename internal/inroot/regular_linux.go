@@ -199,8 +199,14 @@ var privateProc = sync.OnceValue(func() int {
 
 // NewReopener opens a procfs to reopen through.
 func NewReopener() (*Reopener, error) {
-	if fd := privateProc(); fd >= 0 {
-		return &Reopener{proc: fd}, nil
+	return newReopener(privateProc())
+}
+
+// newReopener reopens through the procfs private (pathrs-lite's where
+// it is -1).
+func newReopener(private int) (*Reopener, error) {
+	if private >= 0 {
+		return &Reopener{proc: private}, nil
 	}
 	h, err := procfs.OpenProcRoot()
 	if err != nil {

@@ -146,14 +146,16 @@ func (r *Root) Lookup(unsafePath string) (*Entry, error) {
 
 // OpenFile opens a regular file for reading, following symlinks inside
 // the root. Anything but a regular file is refused before it is opened for
-// reading (so a FIFO cannot block and a device is never opened).
+// reading (so a FIFO cannot block and a device is never opened): the
+// file is resolved O_PATH, checked with fstat, and reopened through that
+// descriptor (inroot.ReopenRegular).
 func (r *Root) OpenFile(unsafePath string) (*os.File, error) {
 	h, err := r.openRegular(unsafePath)
 	if err != nil {
 		return nil, err
 	}
 	defer h.release()
-	f, err := pathrs.Reopen(h.File(), unix.O_RDONLY|unix.O_CLOEXEC)
+	f, _, err := inroot.ReopenRegular(h.File())
 	if err != nil {
 		return nil, fmt.Errorf("opening %q in rootfs %q: %w", unsafePath, r.Path(), err)
 	}
