@@ -341,17 +341,18 @@ func (f fdReader) Close() error { return unix.Close(int(f)) }
 
 // openFile opens the regular file res for reading, by its name in its
 // directory without following a symlink. It refuses any other type of
-// file, and a file that is no longer the one resolve saw.
+// file, and a file that is no longer the one resolve saw; the check is
+// made on an O_PATH descriptor before the file is opened for reading
+// (inroot.OpenRegularAt), so a device renamed over it is never opened.
 func (r *rootDir) openFile(res resolved) (fdReader, error) {
 	if !isReg(res.mode) {
 		return -1, fmt.Errorf("opening %s: not a regular file (mode %#o)", res.path, res.mode)
 	}
-	fd, err := unix.Openat(res.dirfd, res.name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NOCTTY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	fd, st, err := inroot.OpenRegularAt(res.dirfd, res.name)
 	if err != nil {
-		return -1, &os.PathError{Op: "openat", Path: res.path, Err: err}
+		return -1, fmt.Errorf("opening %s: %w", res.path, err)
 	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil || st.Dev != res.dev || st.Ino != res.ino {
+	if st.Dev != res.dev || st.Ino != res.ino {
 		unix.Close(fd)
 		return -1, fmt.Errorf("opening %s: file replaced while reading", res.path)
 	}

@@ -23,9 +23,12 @@ import (
 // and libraries — is resolved inside root (openat2 RESOLVE_IN_ROOT), never
 // on the host, so a hostile root cannot make Build read outside it. Build
 // runs nothing. Unreadable directories and files are skipped, as ldconfig
-// skips them; so is a configuration file that is not a regular file (a
-// device node, FIFO or socket), which Build never opens (glibc's ldconfig
-// would open and read it). Include globs are bounded: see the package
+// skips them; so is a configuration file or library that is not a
+// regular file (a device node, FIFO or socket), which Build never opens
+// (glibc's ldconfig would open and read it): each file is opened O_PATH,
+// checked with fstat, and read only through that descriptor, so one
+// renamed over a library after the directory was listed is skipped too.
+// Build fails if no procfs can be opened to reopen files through. Include globs are bounded: see the package
 // documentation. With opts.Links it also writes the SONAME symlinks, through
 // file descriptors of the scanned directories.
 func Build(rootPath string, opts *BuildOptions) (*Cache, error) {

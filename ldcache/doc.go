@@ -21,6 +21,17 @@
 // with openat2(RESOLVE_IN_ROOT): symlinks in a hostile root cannot reach
 // host files. Nothing is executed.
 //
+// No file of the root is opened for reading before it is known to be a
+// regular file: a library, a configuration file, a musl path file or a
+// cache is opened O_PATH (which runs no driver's open and cannot block),
+// checked with fstat on that descriptor, and only then reopened for
+// reading through the descriptor, /proc/thread-self/fd/N
+// (internal/inroot). A process sharing a scanned directory (a sidecar on
+// a shared volume) that renames a device node or FIFO over a library
+// between the listing and the read therefore never gets it opened as the
+// host's root: the entry is skipped, as glibc skips a file that is not a
+// library. Build fails only where no procfs can be opened at all.
+//
 // Updating a container: [Update] rebuilds a container root's cache with
 // extra directories (the driver libraries mounted into it) scanned first,
 // writing through a directory file descriptor opened inside the root and
@@ -61,10 +72,11 @@
 // slower; each file is read once however many links lead to it (glibc
 // does the same through its in-memory aux cache); symlinks to files of
 // the same directory are resolved with one readlinkat; files of a
-// directory are read in parallel. Build makes about five system calls
-// per library with its two usual links (glibc's ldconfig about ten, and
-// an mmap and munmap); BenchmarkBuildWrite compares it with glibc's
-// ldconfig variant by variant.
+// directory are read in parallel. Build makes about eight system calls
+// per library with its two usual links (three of them the O_PATH open,
+// fstat and close that keep device nodes unopened; glibc's ldconfig
+// about ten, and an mmap and munmap); BenchmarkBuildWrite compares it
+// with glibc's ldconfig variant by variant.
 //
 // When not to use it: a system whose libraries are not found through
 // ld.so.cache (NixOS, or binaries with RUNPATH) gains nothing from a

@@ -22,7 +22,10 @@ import (
 // new file is created with O_EXCL in a directory opened inside it and
 // renamed over the old one within that directory, so neither a symlink at
 // the cache path nor one at /etc can redirect the write to the host.
-// Nothing is executed.
+// Nothing is executed. Files are read as Build reads them: a device node
+// or FIFO, planted or renamed over a library or configuration file, is
+// never opened but skipped (a musl path file that is not regular is
+// replaced).
 func Update(rootfs string, opts *UpdateOptions) error {
 	var o UpdateOptions
 	if opts != nil {
@@ -170,7 +173,9 @@ func randomSuffix() string {
 
 // OpenInRoot reads and parses the cache file at unsafePath inside rootfs
 // (libnvidia-container's --ldcache under --root), resolving every symlink
-// inside rootfs.
+// inside rootfs. A cache that is not a regular file is refused unopened:
+// the error wraps inroot.ErrNotRegular ("not a regular file") and names
+// the path.
 func OpenInRoot(rootfs, unsafePath string) (*Cache, error) {
 	r, err := openRoot(rootfs)
 	if err != nil {

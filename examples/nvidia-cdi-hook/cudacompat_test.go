@@ -52,6 +52,8 @@ func TestEnableCUDACompat(t *testing.T) {
 		{"two libraries", "file usr/local/cuda/compat/libcuda.so.570.86.10\nfile usr/local/cuda/compat/libcuda.so.575.1.2\n", nil, false},
 		{"only the SONAME link", "symlink usr/local/cuda/compat/libcuda.so.570.86.10 libcuda.so.1\nfile usr/local/cuda/compat/libcuda.so.1\n", nil, false},
 		{"a directory", "dir usr/local/cuda/compat/libcuda.so.570.86.10\n", nil, false},
+		{"a FIFO (never opened: a reader would block)", "fifo usr/local/cuda/compat/libcuda.so.570.86.10\n", nil, false},
+		{"a FIFO beside the file", "file usr/local/cuda/compat/libcuda.so.570.86.10\nfifo usr/local/cuda/compat/libcuda.so.575.1.2\n", nil, true},
 		{"link beside the file", "file usr/local/cuda/compat/libcuda.so.570.86.10\nsymlink usr/local/cuda/compat/libcuda.so.580.1.1 libcuda.so.570.86.10\n", nil, true},
 		{"no compat dir", "dir usr/local/cuda\n", nil, false},
 		{"version-named cuda dir", "file usr/local/cuda-12.8/compat/libcuda.so.570.86.10\nsymlink usr/local/cuda cuda-12.8\n", nil, true},

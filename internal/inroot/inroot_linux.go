@@ -7,6 +7,17 @@
 // driver's look at a driver root, nvcontainer's inspection of an image
 // for a plan, and internal/rootfs (which adds creation and undo on top)
 // all resolve through it.
+//
+// It is also the one reader of files that may not be what they claim
+// (regular_linux.go): [ReadRegular], [OpenRegular], [ReopenRegular],
+// [ReadRegularFile], [OpenRegularAt] and [Reopener] open a file O_PATH,
+// fstat that descriptor, refuse anything but a regular file with
+// [ErrNotRegular] (the file never opened: no device driver's open runs,
+// no FIFO blocks), and only then open it for reading through the
+// descriptor, /proc/thread-self/fd/N. ldcache (libraries, ld.so.conf and
+// includes, musl path file, ld.so.cache), internal/rootfs's OpenFile
+// (the CDI hook's compat configuration), devices and the CDI hook (the
+// driver's params) and driver (driver root files) read through them.
 package inroot
 
 import (

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"sync"
 
-	pathrs "github.com/cyphar/filepath-securejoin/pathrs-lite"
 	"github.com/cyphar/filepath-securejoin/pathrs-lite/procfs"
 	"golang.org/x/sys/unix"
 )
@@ -23,7 +22,8 @@ import (
 // reading: it is opened O_PATH (which opens nothing), its type is checked
 // with fstat on that descriptor, and only a regular file is then opened
 // for reading through the descriptor itself (/proc/thread-self/fd/N, in
-// a procfs pathrs-lite vets), which can only ever reach that inode.
+// a procfs instance of the package's own, or pathrs-lite's vetted one),
+// which can only ever reach that inode.
 
 // ErrNotRegular is the error for a file to read that is not a regular
 // file: a device node, FIFO, socket, directory, or a symlink where none
@@ -67,7 +67,7 @@ func typeName(mode uint32) string {
 }
 
 // ReopenRegular checks that h (an O_PATH handle) is a regular file and
-// opens it for reading through its descriptor (pathrs-lite's Reopen:
+// opens it for reading through its descriptor (a Reopener:
 // /proc/thread-self/fd/N), never by its path. The error names h.Name().
 func ReopenRegular(h *os.File) (*os.File, unix.Stat_t, error) {
 	return reopenRegular(h, -1)
@@ -83,11 +83,18 @@ func reopenRegular(h *os.File, max int64) (*os.File, unix.Stat_t, error) {
 	if max >= 0 && st.Size > max {
 		return nil, st, fmt.Errorf("%s: %d bytes, more than %d", h.Name(), st.Size, max)
 	}
-	f, err := pathrs.Reopen(h, readFlags&^unix.O_NONBLOCK)
+	r, err := NewReopener()
 	if err != nil {
 		return nil, st, fmt.Errorf("reopening %s: %w", h.Name(), err)
 	}
-	return f, st, nil
+	defer r.Close()
+	// Without O_NONBLOCK: os.NewFile would try to register the regular
+	// file with the poller.
+	fd, err := r.reopen(int(h.Fd()), readFlags&^unix.O_NONBLOCK)
+	if err != nil {
+		return nil, st, fmt.Errorf("reopening %s: %w", h.Name(), err)
+	}
+	return os.NewFile(uintptr(fd), h.Name()), st, nil
 }
 
 // OpenRegular opens unsafePath, resolved inside dir (see Open; flags may
@@ -113,9 +120,10 @@ func openRegular(dir *os.File, unsafePath string, flags int, max int64) (*os.Fil
 	return reopenRegular(h, max)
 }
 
-// ReadRegular reads the regular file unsafePath inside dir (OpenRegular),
-// at most max bytes: a larger file is an error, found by its size before
-// it is opened for reading, or once more is read (procfs files say 0).
+// ReadRegular reads the regular file unsafePath inside dir (OpenRegular;
+// dir nil: a host path, opened as it is), at most max bytes: a larger
+// file is an error, found by its size before it is opened for reading,
+// or once more is read (procfs files say 0).
 func ReadRegular(dir *os.File, unsafePath string, flags int, max int64) ([]byte, error) {
 	f, st, err := openRegular(dir, unsafePath, flags, max)
 	if err != nil {
@@ -160,6 +168,18 @@ func bareErrno(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// OpenRegularAt is Reopener.OpenRegularAt with a Reopener of its own:
+// name in the directory dirfd, not followed, opened for reading only if
+// it is a regular file.
+func OpenRegularAt(dirfd int, name string) (int, unix.Stat_t, error) {
+	r, err := NewReopener()
+	if err != nil {
+		return -1, unix.Stat_t{}, err
+	}
+	defer r.Close()
+	return r.OpenRegularAt(dirfd, name)
 }
 
 // Reopener opens many files for reading as ReopenRegular does, at the
@@ -256,13 +276,17 @@ func (r *Reopener) OpenRegularAt(dirfd int, name string) (int, unix.Stat_t, erro
 // file. Where the procfs is pathrs-lite's, a mount over the magic link is
 // refused, as pathrs-lite refuses it.
 func (r *Reopener) Reopen(pfd int) (int, error) {
+	return r.reopen(pfd, readFlags)
+}
+
+func (r *Reopener) reopen(pfd, flags int) (int, error) {
 	link := "thread-self/fd/" + strconv.Itoa(pfd)
 	if r.check {
 		if m, err := mountID(r.proc, link); err != nil || m != r.mnt {
 			return -1, fmt.Errorf("reopening fd %d: /proc/%s is not on procfs's own mount (%v)", pfd, link, err)
 		}
 	}
-	fd, err := unix.Openat(r.proc, link, readFlags, 0)
+	fd, err := unix.Openat(r.proc, link, flags|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return -1, &os.PathError{Op: "reopen", Path: "/proc/" + link, Err: err}
 	}
