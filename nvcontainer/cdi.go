@@ -112,9 +112,12 @@ func NewCDISpec(host *Host, caps capabilities.Set, opts *CDIOptions) (*specs.Spe
 // (podman, containerd, CRI-O):
 //
 //   - one device per selected GPU and MIG device and naming strategy, plus
-//     "all"; a GPU in MIG mode is listed only as its MIG devices (each of
-//     which also gets its parent's node); device nodes carry hostPath,
-//     type, major and minor, and "rw" access;
+//     "all", so that asking the spec for the IDs the plan was made for
+//     gives what the plan gives: a GPU in MIG mode is listed too, with its
+//     /dev/nvidiaN only (what the plan gives a GPU selected whole); a MIG
+//     device gets its parent's node and the nvidia-caps access nodes of
+//     its GPU and compute instance; device nodes carry hostPath, type,
+//     major and minor, and "rw" access;
 //   - spec-wide edits: the shared device nodes (nvidiactl, nvidia-uvm …,
 //     IMEX channels), the driver files as bind mounts with the plan's
 //     flags, NVIDIA_VISIBLE_DEVICES=void (so a legacy hook does not inject
@@ -139,7 +142,10 @@ func NewCDISpec(host *Host, caps capabilities.Set, opts *CDIOptions) (*specs.Spe
 // rootfs (Layout.HostPaths) mounts the libraries at their host paths, as
 // the NVIDIA Container Toolkit's specs do; the hook then adds those dirs
 // to the container's loader cache. CDISpec needs the plan's device node
-// mounts: a plan made with NoDevbind is refused.
+// mounts: a plan made with NoDevbind is refused, and so is a MIG device
+// the plan grants without its access nodes (a host whose /proc/devices
+// lists no nvidia-caps major, where the plan binds only the capability
+// files under /proc/driver/nvidia, which CDI cannot carry).
 func (p *Plan) CDISpec(opts *CDIOptions) (*specs.Spec, error) {
 	o := opts.withDefaults()
 	spec := &specs.Spec{Version: o.Version, Kind: o.Kind, ContainerEdits: p.commonEdits(&o)}
@@ -154,26 +160,28 @@ func (p *Plan) CDISpec(opts *CDIOptions) (*specs.Spec, error) {
 	return spec, nil
 }
 
-// cdiDevice is one selected device: its IDs and the plan's "For" values
-// whose mounts make up its edits.
+// cdiDevice is one selected device: its IDs, the plan's "For" values
+// whose mounts make up its edits, and, for a MIG device, its own ID, whose
+// access nodes it cannot go without.
 type cdiDevice struct {
 	index, uuid, typeIndex string
 	fors                   []string
+	mig                    string
 }
 
-// selectedDevices lists the plan's devices as CDI sees them.
+// selectedDevices lists the plan's devices as CDI sees them: every
+// selected GPU (in MIG mode or not: the plan gives a GPU selected whole,
+// or as a MIG device's parent, its /dev/nvidiaN) and every selected MIG
+// device.
 func (p *Plan) selectedDevices() []cdiDevice {
 	var out []cdiDevice
 	for _, g := range p.GPUs {
-		if g.MIGEnabled {
-			continue
-		}
 		i := strconv.Itoa(g.Index)
 		out = append(out, cdiDevice{index: i, uuid: g.UUID, typeIndex: "gpu" + i, fors: []string{i}})
 	}
 	for _, m := range p.MIGDevices {
 		id := fmt.Sprintf("%d:%d", m.Parent, m.Index)
-		out = append(out, cdiDevice{index: id, uuid: m.UUID, typeIndex: "mig" + id, fors: []string{strconv.Itoa(m.Parent), id}})
+		out = append(out, cdiDevice{index: id, uuid: m.UUID, typeIndex: "mig" + id, fors: []string{strconv.Itoa(m.Parent), id}, mig: id})
 	}
 	return out
 }

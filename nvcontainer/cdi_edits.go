@@ -44,19 +44,37 @@ func (p *Plan) commonEdits(o *CDIOptions) specs.ContainerEdits {
 }
 
 // deviceEdits are one device's nodes: the plan's device mounts made for
-// it (and, for a MIG device, for its parent GPU).
+// it (and, for a MIG device, for its parent GPU). A MIG device without
+// access nodes of its own is refused: the spec would give it a GPU node a
+// container cannot use it through.
 func (p *Plan) deviceEdits(d cdiDevice) (*specs.ContainerEdits, error) {
 	e := &specs.ContainerEdits{}
+	own := 0
 	for _, m := range p.Mounts {
-		if m.Kind == MountDevice && slices.Contains(d.fors, m.For) {
+		if m.Kind != MountDevice {
+			continue
+		}
+		fors := m.devices()
+		if slices.ContainsFunc(d.fors, func(id string) bool { return slices.Contains(fors, id) }) {
 			e.DeviceNodes = append(e.DeviceNodes, cdiNode(m))
+		}
+		if d.mig != "" && slices.Contains(fors, d.mig) {
+			own++
 		}
 	}
 	if len(e.DeviceNodes) == 0 {
 		return nil, fmt.Errorf("writing CDI device %s: the plan has no device node for it (made with NoDevbind?): %w", d.index, ErrInvalidCDI)
 	}
+	if d.mig != "" && own < migAccessNodes {
+		return nil, fmt.Errorf("writing CDI device %s: the plan has %d of the %d nvidia-caps access nodes of its GPU and compute instance "+
+			"(does the host's %s list nvidia-caps?): %w", d.index, own, migAccessNodes, devices.ProcDevices, ErrInvalidCDI)
+	}
 	return e, nil
 }
+
+// migAccessNodes is how many nvidia-caps nodes a MIG device is used
+// through: its GPU instance's access and its compute instance's.
+const migAccessNodes = 2
 
 func cdiNode(m Mount) *specs.DeviceNode {
 	return &specs.DeviceNode{Path: m.Target, HostPath: m.Source, Type: "c",

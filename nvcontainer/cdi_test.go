@@ -193,7 +193,8 @@ func checkInjection(t *testing.T, dir string) {
 	}
 }
 
-// TestCDISpecMIG checks that MIG-enabled GPUs appear only as their MIG
+// TestCDISpecMIG checks that MIG-enabled GPUs appear whole with their
+// node only (what selecting them by index or UUID plans) and as their MIG
 // devices, each with its parent's node and its capability nodes.
 func TestCDISpecMIG(t *testing.T) {
 	for _, backend := range []devices.Backend{devices.NVML, devices.Procfs} {
@@ -202,9 +203,11 @@ func TestCDISpecMIG(t *testing.T) {
 			spec := newCDISpec(t, h, &nvcontainer.CDIOptions{NameStrategies: []nvcontainer.CDINameStrategy{
 				nvcontainer.CDINameIndex, nvcontainer.CDINameUUID, nvcontainer.CDINameTypeIndex}})
 			names := deviceNames(spec)
-			for _, gone := range []string{"1", "3", "gpu1", "gpu3", h.host.Devices.GPUs[1].UUID} {
-				if slices.Contains(names, gone) {
-					t.Errorf("MIG-enabled GPU listed as %s", gone)
+			whole := map[string]string{"1": "/dev/nvidia1", "gpu1": "/dev/nvidia1", h.host.Devices.GPUs[1].UUID: "/dev/nvidia1",
+				"3": "/dev/nvidia3", "gpu3": "/dev/nvidia3"}
+			for name, node := range whole {
+				if d := cdiDevice(spec, name); d == nil || !slices.Equal(nodePaths(d.ContainerEdits), []string{node}) {
+					t.Errorf("MIG-enabled GPU %s: %+v, want %s only", name, d, node)
 				}
 			}
 			for _, want := range []string{"0", "1:0", "1:1", "3:0", "mig1:0", "mig3:0", "gpu0", "all"} {

@@ -98,8 +98,8 @@
 //	MOUNT = {kind, source, target, options, dir?, device?: {major, minor}, imagePath?, for?}
 //
 // kind is one of the MountKind values and decides options (ro, nosuid,
-// nodev, noexec, in that order); for names the device a mount is for ("0",
-// "1:0"). Modes are decimal numbers (365 is 0555). target, path, dirs and
+// nodev, noexec, in that order); for names the devices a mount is for ("0",
+// "1:0", or "1:0,1:1" for a node two MIG devices share). Modes are decimal numbers (365 is 0555). target, path, dirs and
 // libraries are paths inside the rootfs; source is a host path (inside the
 // rootfs only for cuda-compat mounts, whose imagePath is the path Apply
 // opens, inside the rootfs). Within a version fields are only added; a

@@ -180,7 +180,9 @@ type Mount struct {
 	// only names it on the host as the plan saw it).
 	ImagePath string `json:"imagePath,omitempty"`
 	// For is the selected device the mount exists for, as its index ID
-	// ("0" for a GPU, "1:0" for a MIG device); empty for what every
+	// ("0" for a GPU, "1:0" for a MIG device), or the comma-separated
+	// IDs of the devices that share it ("1:0,1:1": two compute instances
+	// of one GPU instance share its access node); empty for what every
 	// device shares (driver files, control nodes, MIG config/monitor,
 	// IMEX channels).
 	For string `json:"for,omitempty"`

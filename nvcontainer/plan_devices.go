@@ -118,11 +118,23 @@ func (pl *planner) planControlNodes() {
 // node binds a device node (unless NoDevbind) and allows it (unless
 // NoCgroups).
 func (pl *planner) node(n devices.Node, id string) {
-	if !pl.opts.NoDevbind {
-		pl.mount(Mount{Kind: MountDevice, Source: pl.dev.HostPath(n.Path), Target: n.Path,
-			Device: &DeviceNumber{Major: n.Major, Minor: n.Minor}, For: id})
+	if !pl.opts.NoDevbind && !pl.mount(Mount{Kind: MountDevice, Source: pl.dev.HostPath(n.Path), Target: n.Path,
+		Device: &DeviceNumber{Major: n.Major, Minor: n.Minor}, For: id}) {
+		pl.claim(pl.p.Mounts, n.Path, id)
 	}
 	pl.rule(n.Major, n.Minor)
+}
+
+// claim adds device id to the For of the mount at target in mounts, which
+// another device already planned (two MIG devices of one GPU instance
+// share its access node and capability file). A mount every device shares
+// stays shared.
+func (pl *planner) claim(mounts []Mount, target, id string) {
+	i := slices.IndexFunc(mounts, func(m Mount) bool { return m.Target == target })
+	if i < 0 || id == "" || mounts[i].For == "" || slices.Contains(mounts[i].devices(), id) {
+		return
+	}
+	mounts[i].For += "," + id
 }
 
 // rule allows a character device, once.
@@ -138,7 +150,11 @@ func (pl *planner) rule(major, minor uint32) {
 // procBind binds a /proc/driver/nvidia path read-only inside the procfs
 // tmpfs (none on WSL).
 func (pl *planner) procBind(p string, dir bool, id string) {
-	if pl.proc < 0 || pl.targets[p] {
+	if pl.proc < 0 {
+		return
+	}
+	if pl.targets[p] {
+		pl.claim(pl.p.Tmpfs[pl.proc].Mounts, p, id)
 		return
 	}
 	pl.targets[p] = true
@@ -255,3 +271,11 @@ func (pl *planner) imexChannel(id uint32) (devices.IMEXChannel, bool) {
 }
 
 func (pl *planner) warn(msg string) { pl.p.Warnings = append(pl.p.Warnings, msg) }
+
+// devices lists the IDs in m.For; nil for a mount every device shares.
+func (m Mount) devices() []string {
+	if m.For == "" {
+		return nil
+	}
+	return strings.Split(m.For, ",")
+}

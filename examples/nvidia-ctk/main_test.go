@@ -59,16 +59,15 @@ func nodePaths(e specs.ContainerEdits) []string {
 }
 
 // TestGenerateSimulatedMIG checks the names of every strategy on a DGX A100
-// whose GPU 1 holds two MIG devices: GPU 1 is listed only as those.
+// whose GPU 1 holds two MIG devices: GPU 1 is listed whole (with its node
+// only, what NVIDIA_VISIBLE_DEVICES=1 gives) and as those.
 func TestGenerateSimulatedMIG(t *testing.T) {
 	spec := generateFile(t, "nvidia.json", "--simulate", "dgxa100", "--simulate-mig", "1=3g.20gb,3g.20gb",
 		"--device-name-strategy", "index", "--device-name-strategy", "uuid,type-index")
 	raw := spec.Spec
 	var want []string
 	for i := range 8 {
-		if i != 1 {
-			want = append(want, itoa(i), fakenvml.GPUUUID("dgxa100", i), "gpu"+itoa(i))
-		}
+		want = append(want, itoa(i), fakenvml.GPUUUID("dgxa100", i), "gpu"+itoa(i))
 	}
 	want = append(want, "1:0", "1:1", "mig1:0", "mig1:1", "all")
 	got := deviceNames(raw)
@@ -100,6 +99,9 @@ func TestGenerateSimulatedMIG(t *testing.T) {
 	slices.Sort(byIndex)
 	if !slices.Equal(byUUID, byIndex) {
 		t.Errorf("MIG UUID devices have nodes %q, index devices %q", byUUID, byIndex)
+	}
+	if nodes := nodePaths(spec.GetDevice("1").Device.ContainerEdits); !slices.Equal(nodes, []string{"/dev/nvidia1"}) {
+		t.Errorf("1 nodes %v, want /dev/nvidia1", nodes)
 	}
 	if nodes := nodePaths(spec.GetDevice("all").Device.ContainerEdits); len(nodes) != 7+1+4 {
 		t.Errorf("all has nodes %v, want 8 GPU nodes and 4 MIG caps", nodes)
