@@ -11,6 +11,9 @@ import (
 	"strconv"
 	"strings"
 
+	specs "tags.cncf.io/container-device-interface/specs-go"
+
+	"github.com/go-nvc/nvc/capabilities"
 	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/internal/fakehost"
 	"github.com/go-nvc/nvc/internal/fakenvml"
@@ -75,7 +78,7 @@ func generate(o *generateOptions, stdout, stderr io.Writer, log *slog.Logger) er
 	}
 	log.Info("host opened", "driver-root", d.Root, "driver", host.Driver.Version().NVRM,
 		"backend", host.Devices.Backend, "gpus", len(host.Devices.GPUs))
-	spec, err := nvcontainer.NewCDISpec(host, 0, cdiOpts)
+	spec, err := hostSpec(host, cdiOpts, stderr)
 	if err != nil {
 		return err
 	}
@@ -89,6 +92,21 @@ func generate(o *generateOptions, stdout, stderr io.Writer, log *slog.Logger) er
 		return err
 	}
 	return writeFileAtomic(o.output, data)
+}
+
+// hostSpec plans every device and capability of host, as
+// nvcontainer.NewCDISpec does, prints the plan's warnings (a driver file
+// the host lacks) to stderr, and writes the plan as a CDI spec.
+func hostSpec(host *nvcontainer.Host, opts *nvcontainer.CDIOptions, stderr io.Writer) (*specs.Spec, error) {
+	req := &nvcontainer.Request{Devices: nvcontainer.Devices{Mode: nvcontainer.DevicesAll}, Capabilities: capabilities.All}
+	plan, err := nvcontainer.NewPlan(host, req, nvcontainer.Container{}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("generating CDI spec: %w", err)
+	}
+	for _, w := range plan.Warnings {
+		fmt.Fprintf(stderr, "nvidia-ctk: warning: %s\n", w)
+	}
+	return plan.CDISpec(opts)
 }
 
 // outputFormat is --format, or the --output file's extension, or yaml.
