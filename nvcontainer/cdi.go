@@ -94,7 +94,9 @@ func (o *CDIOptions) withDefaults() CDIOptions {
 
 // NewCDISpec plans caps (zero: every class) for every device of host with
 // no rootfs and the default CUDA compat mode, and writes that plan as a
-// CDI spec: what nvidia-ctk cdi generate makes.
+// CDI spec: what nvidia-ctk cdi generate makes. The plan's warnings are
+// not returned: a caller that shows them makes the plan with NewPlan and
+// writes it with Plan.CDISpec.
 func NewCDISpec(host *Host, caps capabilities.Set, opts *CDIOptions) (*specs.Spec, error) {
 	if caps == 0 {
 		caps = capabilities.All

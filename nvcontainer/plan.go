@@ -126,8 +126,8 @@ type PlannedGPU struct {
 	Minor uint32 `json:"minor"`
 	UUID  string `json:"uuid"`
 	BusID string `json:"busId"`
-	// MIGEnabled is set when the GPU is in MIG mode; a CDI spec then
-	// lists it only as its MIG devices.
+	// MIGEnabled is set when the GPU is in MIG mode: selected whole, or
+	// as a selected MIG device's parent, it gets its /dev/nvidiaN only.
 	MIGEnabled bool `json:"migEnabled,omitempty"`
 }
 

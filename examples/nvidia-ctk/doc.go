@@ -11,8 +11,11 @@
 //
 // The spec's kind is VENDOR/CLASS (nvidia.com/gpu). Each GPU is named by
 // every --device-name-strategy ("0", "GPU-…", "gpu0"), each MIG device too
-// ("1:0", "MIG-…", "mig1:0"); a GPU in MIG mode is listed only as its MIG
-// devices; "all" holds them all. Driver files are bind mounts at their paths
+// ("1:0", "MIG-…", "mig1:0"); a GPU in MIG mode is listed too, with its
+// /dev/nvidiaN only, as NVIDIA_VISIBLE_DEVICES=1 plans it; "all" holds them
+// all. The warnings of the plan the spec is written from (driver files the
+// host lacks) go to stderr; MIG devices on a host whose /proc/devices lists
+// no nvidia-caps major are an error, not devices without access nodes. Driver files are bind mounts at their paths
 // under the driver root, device nodes carry hostPath, type, major and minor,
 // and the loader cache update and symlinks are createContainer hooks running
 // --hook-path (examples/nvidia-cdi-hook, a static binary) with an explicit
