@@ -316,8 +316,9 @@ func (c *cdiCase) checkInjection(t *testing.T, cache *cdi.Cache) {
 }
 
 // TestCDIPodmanSimulatedMIG generates through `nvidia-ctk cdi generate
-// --simulate` (as root: real nodes), with GPU 1 in MIG mode, and runs
-// podman with the MIG device 1:0: the container gets the
+// --simulate` (as root: real nodes), with GPU 1 in MIG mode (listed whole
+// too, with its node only), and runs podman with the MIG device 1:0: the
+// container gets the
 // parent GPU's node and the MIG instance's two access capabilities, and
 // no other GPU. The simulated host is the Debian layout, so the loader
 // cache is checked with glibc's ldconfig rather than by the program.
@@ -335,8 +336,9 @@ func TestCDIPodmanSimulatedMIG(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if spec.GetDevice("1") != nil || spec.GetDevice("1:0") == nil {
-		t.Fatalf("devices %v: want GPU 1 only as its MIG devices", spec.Devices)
+	if d := spec.GetDevice("1"); d == nil || len(d.Device.ContainerEdits.DeviceNodes) != 1 ||
+		d.Device.ContainerEdits.DeviceNodes[0].Path != "/dev/nvidia1" || spec.GetDevice("1:0") == nil {
+		t.Fatalf("devices %v: want GPU 1 whole (its node only, as NVIDIA_VISIBLE_DEVICES=1 plans it) and as its MIG devices", spec.Devices)
 	}
 	c := &cdiCase{ctk: ctk, hook: hook, file: file, spec: spec.Spec}
 	nodes := c.device(t, "1:0").DeviceNodes
