@@ -318,9 +318,8 @@ func (c *cdiCase) checkInjection(t *testing.T, cache *cdi.Cache) {
 // TestCDIPodmanSimulatedMIG generates through `nvidia-ctk cdi generate
 // --simulate` (as root: real nodes), with GPU 1 in MIG mode (listed whole
 // too, with its node only), and runs podman with the MIG device 1:0: the
-// container gets the
-// parent GPU's node and the MIG instance's two access capabilities, and
-// no other GPU. The simulated host is the Debian layout, so the loader
+// container gets the parent GPU's node and the MIG instance's two access
+// capabilities, and no other GPU. The simulated host is the Debian layout, so the loader
 // cache is checked with glibc's ldconfig rather than by the program.
 func TestCDIPodmanSimulatedMIG(t *testing.T) {
 	requirePodman(t, "runc")
