@@ -16,7 +16,7 @@ import (
 	"github.com/go-nvc/nvc/capabilities"
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/internal/fakehost"
-	"github.com/go-nvc/nvc/internal/nvmlmock"
+	"github.com/go-nvc/nvc/internal/fakenvml"
 	"github.com/go-nvc/nvc/nvcontainer"
 )
 
@@ -207,7 +207,7 @@ func selections(ids []string, f func([]string)) {
 //   - the host's spec (NewCDISpec, what cdi generate writes) gives the
 //     same for the same names.
 func TestPlanAndCDIAgree(t *testing.T) {
-	for _, machine := range nvmlmock.Machines() {
+	for _, machine := range fakenvml.Machines() {
 		for _, mig := range []bool{false, true} {
 			name := machine
 			opts := &fakehost.Options{Machine: machine}
