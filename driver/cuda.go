@@ -6,36 +6,6 @@ import (
 	"strings"
 )
 
-// The CUDA driver version without NVML.
-//
-// NVML reports the CUDA driver API version a driver supports
-// (nvmlSystemGetCudaDriverVersion); without NVML, this package derives it
-// from the kernel driver (NVRM) version and the table NVIDIA publishes in
-// the CUDA Toolkit release notes, "CUDA Toolkit and Corresponding Driver
-// Versions" (Linux x86_64 column): the driver bundled with each toolkit
-// release, which is also the oldest driver that runs it without the
-// forward compatibility package.
-//
-// How exact it is. A driver maps to the newest toolkit release whose
-// driver it meets. NVIDIA numbers its drivers by branch, one branch per
-// CUDA minor release, so for every production driver within the table the
-// answer is the version NVML would report, and a requirement "cuda>=X"
-// naming a released toolkit X is decided as NVML would decide it. The
-// answer is lower than NVML's, never higher, in three cases:
-//   - a pre-release driver of a branch, older than the branch's first
-//     toolkit driver (550.40.07 reports 12.4; the table gives 12.3);
-//   - a branch with no toolkit release (the R565 drivers report 12.7,
-//     which no toolkit is; the table gives 12.6);
-//   - a driver newer than the table's last row: from CUDA 13.4 on, the
-//     toolkit no longer bundles a Linux driver and the table has no row, so
-//     the answer is the last row's version as a lower bound
-//     (CUDAInfo.AtLeast). A requirement on a newer CUDA version is then
-//     unknown rather than false (see nvcontainer.RequireFacts).
-//
-// Only the first two can refuse a container that libnvidia-container
-// would accept, and only for an image that asks for the very CUDA version
-// of the driver's branch; NVML, when given, is always preferred.
-
 // CUDASource says where a CUDA driver version came from.
 type CUDASource string
 
@@ -74,11 +44,37 @@ func (d *Driver) CUDAInfo() (CUDAInfo, error) {
 }
 
 // CUDAVersionForDriver maps the NVRM version nvrm ("550.54.15") to the
-// CUDA driver version ("12.4") through NVIDIA's table: the newest toolkit
-// release whose driver nvrm meets. atLeast is set when nvrm is newer than
-// the table's last row, whose version is then a lower bound. The error,
-// matching ErrUnknownCUDAVersion, names a malformed nvrm or one older than
-// the table's first row.
+// CUDA driver version ("12.4") without NVML, through the table NVIDIA
+// publishes in the CUDA Toolkit release notes, "CUDA Toolkit and
+// Corresponding Driver Versions" (Linux x86_64 column): the driver bundled
+// with each toolkit release, which is also the oldest driver that runs it
+// without the forward compatibility package. The answer is the newest
+// toolkit release whose driver nvrm meets. atLeast is set when nvrm is
+// newer than the table's last row, whose version is then a lower bound.
+// The error, matching ErrUnknownCUDAVersion, names a malformed nvrm or one
+// older than the table's first row (CUDA 7.0's 346.46).
+//
+// How exact it is. NVML reports the CUDA version a driver supports
+// (nvmlSystemGetCudaDriverVersion). NVIDIA numbers its drivers by branch,
+// one branch per CUDA minor release, so for every production driver
+// within the table the answer is the version NVML would report, and a
+// requirement "cuda>=X" naming a released toolkit X is decided as NVML
+// would decide it. The answer is lower than NVML's, never higher, in
+// three cases:
+//   - a pre-release driver of a branch, older than the branch's first
+//     toolkit driver (a 550 beta such as 550.40.07 gets 12.3 where NVML
+//     reports its branch's 12.4);
+//   - a branch with no toolkit release (the R565 drivers report 12.7,
+//     which no toolkit is; the table gives 12.6);
+//   - a driver newer than the table's last row: from CUDA 13.4 on the
+//     toolkit bundles no Linux driver and the table has no row, so the
+//     answer is the last row's version as a lower bound (atLeast).
+//
+// The first two can refuse a container that libnvidia-container (which
+// asks NVML) would accept, and only an image that asks for the very CUDA
+// version of the driver's branch; for the third, package nvcontainer
+// treats a requirement that a newer version could satisfy as unknown
+// rather than false (RequireFacts.CUDAAtLeast), and says so.
 func CUDAVersionForDriver(nvrm string) (version string, atLeast bool, err error) {
 	have, ok := parseDriverVersion(nvrm)
 	if !ok {

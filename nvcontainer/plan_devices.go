@@ -54,15 +54,16 @@ func (pl *planner) recordDevices() {
 
 // checkRequirements evaluates the requirements against the driver and
 // every selected GPU (a selected MIG device's parent is among them). What
-// only NVML knows (CUDA version, brand, compute capability) is unknown
-// after procfs discovery, and a term on it fails, saying why.
+// only NVML knows (brand, compute capability) is unknown after procfs
+// discovery, and a term on it fails, saying why; the CUDA version is then
+// the driver's table answer (driver.Driver.CUDAInfo).
 func (pl *planner) checkRequirements() error {
 	reqs := pl.req.Requirements
 	if pl.req.DisableRequire || len(reqs) == 0 {
 		return nil
 	}
-	facts := RequireFacts{CUDAVersion: pl.p.Driver.CUDAVersion, DriverVersion: pl.p.Driver.Version,
-		UnknownReason: pl.unknownReason()}
+	facts := RequireFacts{DriverVersion: pl.p.Driver.Version, UnknownReason: pl.unknownReason()}
+	facts.CUDAVersion, facts.CUDAAtLeast = pl.requireCUDA()
 	for _, g := range pl.sel.GPUs {
 		facts.Devices = append(facts.Devices, RequireDevice{Arch: g.ComputeCapability, Brand: g.Brand})
 	}
@@ -71,6 +72,20 @@ func (pl *planner) checkRequirements() error {
 	}
 	pl.p.Requirements = slices.Clone(reqs)
 	return nil
+}
+
+// requireCUDA is the CUDA version requirements are checked against: the
+// plan's (NVML's) or else the driver's table answer, which may be a lower
+// bound; empty when neither is known.
+func (pl *planner) requireCUDA() (string, bool) {
+	if v := pl.p.Driver.CUDAVersion; v != "" {
+		return v, false
+	}
+	c, err := pl.host.Driver.CUDAInfo()
+	if err != nil {
+		return "", false
+	}
+	return c.Version, c.AtLeast
 }
 
 // unknownReason says why facts only NVML reports may be missing.

@@ -167,10 +167,11 @@ func TestPlanIMEX(t *testing.T) {
 
 // TestPlanRequirementsWithoutNVML: on a host discovered without NVML (the
 // generated host's libnvidia-ml.so.1 is no NVML, so Auto falls back to
-// procfs), the CUDA version, brand and compute capability are unknown, and
-// a requirement on them fails saying so, where it used to pass. Arch and
-// brand still pass without a selected device; the driver version, from
-// procfs, is compared as usual.
+// procfs), brand and compute capability are unknown, and a requirement on
+// them fails saying so, where it used to pass. Arch and brand still pass
+// without a selected device; the driver version, from procfs, is compared
+// as usual, and the CUDA version is the driver's table answer (12.4 for
+// the host's 550.54.15).
 func TestPlanRequirementsWithoutNVML(t *testing.T) {
 	fh, err := fakehost.Generate(t.TempDir(), nil)
 	if err != nil {
@@ -182,10 +183,12 @@ func TestPlanRequirementsWithoutNVML(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		devs, req string
-		fact      string // "" when the plan must be made
+		fact      string // "" when the plan must be made, "-" when refused on known facts
 	}{
-		{"0", "cuda>=99.0", "CUDA version"},
-		{"none", "cuda>=1.0", "CUDA version"},
+		{"0", "cuda>=99.0", "-"}, // the CUDA version is the driver table's
+		{"none", "cuda>=1.0", ""},
+		{"0", "cuda>=12.4", ""},
+		{"0", "cuda>=12.5 driver>=550", ""},
 		{"0", "brand=geforce", "device brand"},
 		{"0", "arch>=9.9", "device compute capability"},
 		{"0,1", "arch<99", "device compute capability"},
@@ -201,6 +204,10 @@ func TestPlanRequirementsWithoutNVML(t *testing.T) {
 		case tc.fact == "" && err != nil:
 			t.Errorf("%s on %s: %v", tc.req, tc.devs, err)
 		case tc.fact == "":
+		case tc.fact == "-":
+			if !errors.Is(err, nvcontainer.ErrUnsatisfied) || errors.Is(err, nvcontainer.ErrUnknownFact) {
+				t.Errorf("%s on %s: %v, want refused on known facts", tc.req, tc.devs, err)
+			}
 		case !errors.As(err, &ue) || !errors.Is(err, nvcontainer.ErrUnknownFact) || ue.Fact != tc.fact:
 			t.Errorf("%s on %s: %v, want the %s unknown", tc.req, tc.devs, err, tc.fact)
 		case ue.Why != host.Devices.NVMLError || !strings.HasPrefix(err.Error(), "requirement error: unsatisfied condition: "+tc.req+" (cannot check"):

@@ -27,12 +27,30 @@ var (
 //
 // A term whose fact is unknown is false, so a requirement holds only
 // through facts that are known; libnvidia-container, which cannot start
-// without NVML, never lacks them. The one exception is dsl.c's: arch and
-// brand terms pass when no device is selected.
+// without NVML, never lacks them: where it cannot learn one it refuses the
+// container, and here a requirement fails only where the unknown fact
+// decides it. The one exception is dsl.c's: arch and brand terms pass when
+// no device is selected.
+//
+// An unknown brand is not NVML's "Unknown": libnvidia-container names a
+// brand NVML reports as NVML_BRAND_UNKNOWN (or one it has no name for)
+// "Unknown", which "brand=unknown" matches; a brand that was never asked
+// (procfs discovery) matches no brand term. The standard CUDA images'
+// NVIDIA_REQUIRE_CUDA ("cuda>=12.4 brand=tesla,driver>=535,driver<536 …")
+// therefore configure on a procfs host whose driver meets the cuda term,
+// and on one whose driver does not, fail naming the brand only where a
+// brand clause's driver range holds (the forward compatibility branches).
 type RequireFacts struct {
-	// CUDAVersion is the driver's CUDA version, "12.4". Empty: unknown,
-	// and a cuda term is false.
+	// CUDAVersion is the driver's CUDA version, "12.4": NVML's, or
+	// without NVML the driver version mapped through NVIDIA's table
+	// (driver.CUDAVersionForDriver). Empty: unknown, and a cuda term is
+	// false.
 	CUDAVersion string
+	// CUDAAtLeast says CUDAVersion is only a lower bound (a driver newer
+	// than the table's last row): a cuda term that a newer version could
+	// decide otherwise ("cuda>=13.4" with 13.3) is unknown, so false,
+	// naming the fact; one it cannot ("cuda>=12.4") is decided.
+	CUDAAtLeast bool
 	// DriverVersion is the kernel driver (NVRM) version, "550.54.15".
 	// Empty: unknown, and a driver term is false.
 	DriverVersion string

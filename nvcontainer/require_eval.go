@@ -129,7 +129,11 @@ type ruleResult struct {
 func evalRule(t term, f *RequireFacts, dev *RequireDevice) ruleResult {
 	switch lookupKey(t.key) {
 	case keyCUDA:
-		return hostVersion("CUDA version", f.CUDAVersion, t)
+		r := hostVersion("CUDA version", f.CUDAVersion, t)
+		if f.CUDAAtLeast && r.invalid == "" && r.unknown == "" && !boundDecides(f.CUDAVersion, t) {
+			return ruleResult{unknown: "CUDA version above " + f.CUDAVersion}
+		}
+		return r
 	case keyDriver:
 		return hostVersion("driver version", f.DriverVersion, t)
 	case keyArch:
@@ -164,6 +168,24 @@ func hostVersion(what, have string, t term) ruleResult {
 		return ruleResult{invalid: fmt.Sprintf("cannot compare version %q with %q", have, t.value)}
 	}
 	return ruleResult{ok: ok}
+}
+
+// boundDecides reports whether t has the same value for every host
+// version from low up. A comparison with t.value changes value only at
+// t.value, so low, t.value (when above low) and a version above any other
+// are the versions to try.
+func boundDecides(low string, t term) bool {
+	want, _ := compareVersion(low, t.op, t.value)
+	probes := []string{"18446744073709551614"} // the largest component dsl.c reads
+	if above, _ := compareVersion(t.value, opGT, low); above {
+		probes = append(probes, t.value)
+	}
+	for _, p := range probes {
+		if got, _ := compareVersion(p, t.op, t.value); got != want {
+			return false
+		}
+	}
+	return true
 }
 
 func hostBrand(have string, t term) ruleResult {

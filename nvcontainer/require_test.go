@@ -308,3 +308,55 @@ func TestValidateRequirement(t *testing.T) {
 		}
 	}
 }
+
+// TestRequirementCUDAAtLeast: with a CUDA version that is only a lower
+// bound (13.3 for a driver newer than the table), a cuda term is decided
+// only when every version from 13.3 up gives it the same value; otherwise
+// it is unknown, naming the bound.
+func TestRequirementCUDAAtLeast(t *testing.T) {
+	f := nvcontainer.RequireFacts{CUDAVersion: "13.3", CUDAAtLeast: true, DriverVersion: "616.10"}
+	for _, tc := range []struct {
+		req  string
+		want string // pass, fail, or unknown
+	}{
+		{"cuda>=12.4", "pass"},
+		{"cuda>=13.3", "pass"},
+		{"cuda>13.2", "pass"},
+		{"cuda!=12.4", "pass"},
+		{"cuda<13.3", "fail"},
+		{"cuda<=13.2", "fail"},
+		{"cuda=12.4", "fail"},
+		{"cuda>=13.4", "unknown"},
+		{"cuda>13.3", "unknown"},
+		{"cuda=13.3", "unknown"},
+		{"cuda=13.4", "unknown"},
+		{"cuda<=13.3", "unknown"},
+		{"cuda<14.0", "unknown"},
+		{"cuda!=13.3", "unknown"},
+		{"cuda!=14.0", "unknown"},
+		{"cuda>=13.4 driver>=616", "pass"},
+		{"cuda>=13.x", "invalid"},
+	} {
+		t.Run(tc.req, func(t *testing.T) {
+			err := nvcontainer.CheckRequirements([]string{tc.req}, f)
+			var ue *nvcontainer.UnsatisfiedError
+			got := "fail"
+			switch {
+			case err == nil:
+				got = "pass"
+			case errors.Is(err, nvcontainer.ErrInvalidRequirement):
+				got = "invalid"
+			case errors.As(err, &ue) && ue.Fact == "CUDA version above 13.3" && errors.Is(err, nvcontainer.ErrUnknownFact):
+				got = "unknown"
+			}
+			if got != tc.want {
+				t.Errorf("%s: %s (%v), want %s", tc.req, got, err, tc.want)
+			}
+			exact := f
+			exact.CUDAAtLeast = false
+			if err := nvcontainer.CheckRequirements([]string{tc.req}, exact); tc.want == "unknown" && errors.Is(err, nvcontainer.ErrUnknownFact) {
+				t.Errorf("%s with an exact 13.3: %v", tc.req, err)
+			}
+		})
+	}
+}
