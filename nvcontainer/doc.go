@@ -59,7 +59,10 @@
 // libnvidia-container's dsl.c does, against a small [RequireFacts] value
 // (CUDA and driver versions, and arch and brand per selected device); an
 // unmet one gives libnvidia-container's own message. [ValidateRequirement]
-// checks one strictly.
+// checks one strictly. Without NVML the plan takes the CUDA version from
+// the driver version (driver.CUDAVersionForDriver), so standard CUDA
+// images configure on a procfs host; see [RequireFacts] for facts that
+// stay unknown.
 //
 // # Plans
 //
