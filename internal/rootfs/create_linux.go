@@ -90,17 +90,19 @@ func (r *Root) mkdirIn(dir *handle, comps []string, perm fs.FileMode) (*handle, 
 	if err != nil {
 		return nil, &os.PathError{Op: "mkdirat", Path: shown, Err: err}
 	}
-	fd, err := unix.Openat(dir.fd, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	c := r.recordNew(dir, name, shown, unix.S_IFDIR, "")
+	fd, err := r.syscall("openat", shown, func() (int, error) {
+		return unix.Openat(dir.fd, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	})
 	if err != nil {
-		return nil, &os.PathError{Op: "openat", Path: shown, Err: err}
+		return nil, err
 	}
 	d := newHandle(fd, shown)
 	var st unix.Stat_t
-	err = unix.Fstat(fd, &st)
-	if err != nil {
-		err = &os.PathError{Op: "fstat", Path: shown, Err: err}
-	} else {
-		err = r.finish(dir, name, fd, &st, shown, perm, "")
+	_, err = r.syscall("fstat", shown, func() (int, error) { return 0, unix.Fstat(fd, &st) })
+	if err == nil {
+		c.identify(&st)
+		err = r.finish(fd, &st, shown, perm, "")
 	}
 	if err != nil {
 		d.release()
@@ -221,21 +223,21 @@ func (r *Root) createIn(dir *handle, name, unsafePath string, typ uint32, mk mak
 	if err != nil && err != unix.EEXIST {
 		return nil, &os.PathError{Op: "create", Path: unsafePath, Err: err}
 	}
-	var e *Entry
-	if fd >= 0 {
-		e, err = entryFor(dir, name, fd, unsafePath, created)
-	} else {
-		e, err = newEntry(dir, name, unsafePath, created)
+	var c *creation
+	if created { // recorded before anything else can fail
+		c = r.recordNew(dir, name, unsafePath, typ, target)
 	}
+	e, err := r.openCreated(dir, name, fd, unsafePath, created)
 	if err != nil {
 		return nil, err
 	}
+	c.identify(&e.st)
 	if err := e.verify(typ, target); err != nil {
 		e.closeFile()
 		return nil, err
 	}
 	if created {
-		err = r.finish(dir, name, e.fd, &e.st, unsafePath, perm, target)
+		err = r.finish(e.fd, &e.st, unsafePath, perm, target)
 	}
 	if err != nil {
 		e.closeFile()

@@ -25,11 +25,16 @@
 // [Entry] pinned by descriptors, to act on (move_mount onto it) rather than
 // re-resolving a string.
 //
-// Everything created is recorded on [Options].Undo. Undoing removes only
-// what this package created and only while it is still what was created:
-// the same inode, an empty regular file, an empty directory, the symlink
-// with the same target, the node with the same device number. What
-// WriteFile and ReplaceSymlink replaced is put back.
+// Everything created is recorded on [Options].Undo right after the system
+// call that created it (mkdirat, openat O_CREAT|O_EXCL, mknodat,
+// symlinkat), before the open, fstat or chown that follows and may fail
+// (EMFILE, EPERM). Undoing removes only what this package created and only
+// while it is still what was created: the same inode, an empty regular
+// file, an empty directory, the symlink with the same target, the node with
+// the same device number. What WriteFile and ReplaceSymlink replaced is put
+// back. What undo cannot take back (a directory someone filled, an entry
+// replaced or written to) is left alone and named in its error, which
+// matches [ErrLeftBehind].
 //
 // Needs: Linux; root (or the right capabilities) to create files owned by
 // another uid or device nodes. The rootfs path itself is trusted except for

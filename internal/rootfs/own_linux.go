@@ -10,10 +10,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// finish gives a just-created entry (fd, whose fstat is st) its owner
-// and exact mode (the umask may have stripped bits), then records it for
-// undo. What st shows already right is not set again.
-func (r *Root) finish(dir *handle, name string, fd int, st *unix.Stat_t, shown string, perm fs.FileMode, target string) error {
+// finish gives a just-created entry (fd, whose fstat is st; recorded for
+// undo already) its owner and exact mode (the umask may have stripped
+// bits). What st shows already right is not set again.
+func (r *Root) finish(fd int, st *unix.Stat_t, shown string, perm fs.FileMode, target string) error {
+	if err := r.fault("chown", shown); err != nil {
+		return err
+	}
 	chowned, err := r.chown(fd, shown, st)
 	if err != nil {
 		return err
@@ -23,7 +26,6 @@ func (r *Root) finish(dir *handle, name string, fd int, st *unix.Stat_t, shown s
 			return err
 		}
 	}
-	r.record(dir, name, st, target)
 	return nil
 }
 

@@ -76,6 +76,11 @@ type Options struct {
 	// wrapped, and an entry already there is still used as it is (a
 	// placeholder to mount onto, the same symlink). Nil allows everything.
 	MayCreate func(dirFd int, dir string) error
+
+	// fault, set only by this package's tests, is called before the
+	// system calls that follow a creation (op "openat", "fstat",
+	// "chown"); an error it returns fails that call.
+	fault func(op, path string) error
 }
 
 // Root is an open container rootfs. It is safe for concurrent use: a

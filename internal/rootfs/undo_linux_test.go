@@ -1,8 +1,10 @@
 package rootfs
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 
@@ -65,10 +67,20 @@ func TestUndoLeavesWhatChanged(t *testing.T) {
 	must(t, os.Symlink("elsewhere", in(rootfs, "d/libcuda.so")))
 	must(t, os.Remove(in(rootfs, "dev/nvidiactl")))
 	mustWrite(t, in(rootfs, "dev/nvidiactl"), "")
-	mustUndo(t, &u)
+	err := u.Undo()
 	for _, p := range []string{"d/libcuda.so.1", "a/b/c/added", "d/libcuda.so", "dev/nvidiactl"} {
 		if !exists(in(rootfs, p)) {
 			t.Errorf("undo removed %s, which was no longer what it created", p)
+		}
+	}
+	// Undo says what it left: each changed entry, and each directory
+	// that still holds something.
+	if !errors.Is(err, ErrLeftBehind) || !onlyLeftBehind(err) {
+		t.Fatalf("undo = %v, want only ErrLeftBehind errors", err)
+	}
+	for _, p := range []string{`"d/libcuda.so.1"`, `"d/libcuda.so"`, `"dev/nvidiactl"`, `"a/b/c"`, `"/a/b"`, `"/a"`, `"/d"`, `"/dev"`} {
+		if !strings.Contains(err.Error(), "left behind: "+p+":") {
+			t.Errorf("undo error does not name %s:\n%v", p, err)
 		}
 	}
 	if exists(in(rootfs, "etc")) {
@@ -174,4 +186,22 @@ func TestConcurrentCreationUndo(t *testing.T) {
 			}
 		}
 	}
+}
+
+// onlyLeftBehind reports whether err, an undo.Stack's (errors.Join of its
+// steps' errors), is nil or holds only errors that match ErrLeftBehind.
+func onlyLeftBehind(err error) bool {
+	if err == nil {
+		return true
+	}
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return false
+	}
+	for _, e := range j.Unwrap() {
+		if !errors.Is(e, ErrLeftBehind) {
+			return false
+		}
+	}
+	return true
 }

@@ -165,10 +165,22 @@ func (w *exchanged) undo() error {
 		return w.c.undo()
 	}
 	defer w.c.dir.release()
-	if !w.c.stillOurs() {
-		return nil
-	}
 	d := w.c.dir.fd
+	var st unix.Stat_t
+	err := unix.Fstatat(d, w.c.name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	if err == unix.ENOENT { // the new one is gone: the previous goes back
+		err = unix.Renameat2(d, w.tmp, d, w.c.name, unix.RENAME_NOREPLACE)
+		if err == nil {
+			return nil
+		}
+	}
+	if err != nil || !w.c.stillOurs(&st) {
+		unix.Unlinkat(d, w.tmp, 0) // the previous entry cannot go back
+		if err == nil {
+			err = errChanged
+		}
+		return w.c.left(err)
+	}
 	if err := unix.Renameat2(d, w.tmp, d, w.c.name, unix.RENAME_EXCHANGE); err != nil {
 		return fmt.Errorf("restoring %q: %w", w.c.name, os.NewSyscallError("renameat2", err))
 	}
