@@ -229,6 +229,9 @@ func (a *applier) inNamespace() (err error) {
 		return err
 	}
 	defer root.Close()
+	if err := a.lockRootfs(root); err != nil {
+		return err
+	}
 	if err := a.openCompat(root); err != nil {
 		return err
 	}
