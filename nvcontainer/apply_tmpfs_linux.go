@@ -162,6 +162,9 @@ func (a *applier) attachTmpfs(root *rootfs.Root, tm *tmpfsMount) error {
 		return err
 	}
 	e, err := root.MkdirAll(target, 0o555)
+	if err == nil {
+		e, err = a.dropLeftTmpfs(root, e, tm)
+	}
 	if err != nil {
 		return stepError(StepTmpfs, target, err)
 	}

@@ -42,7 +42,7 @@ func (a *applier) openProc() error {
 // openRoot opens the rootfs on the confined thread, with the guard
 // watching every creation in it.
 func (a *applier) openRoot() (*rootfs.Root, error) {
-	root, err := rootfs.Open(a.ctr.Rootfs, &rootfs.Options{Owner: a.owner, Undo: &a.inner, KeepDirs: true, MayCreate: a.vol.mayCreate})
+	root, err := rootfs.Open(a.ctr.Rootfs, &rootfs.Options{Owner: a.owner, Undo: &a.inner, KeepDirs: true, MayCreate: a.vol.mayCreate, RemoveStaleTemps: true})
 	if err == nil {
 		a.vol.rootID, err = a.vol.mountID(int(root.File().Fd()))
 		if err != nil {

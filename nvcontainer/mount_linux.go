@@ -123,6 +123,9 @@ func (a *applier) attach(root *rootfs.Root, m Mount, src *mount.Source) error {
 		return err
 	}
 	defer e.Close()
+	if covered(e, src) { // mounted by an earlier, interrupted Apply
+		return nil
+	}
 	if err := a.vol.mayMountOn(e, m.Target); err != nil {
 		return err
 	}

@@ -44,6 +44,7 @@ func (r *Root) ReplaceSymlink(target, unsafePath string) (*Entry, error) {
 // relinkIn creates the link in dir, or replaces a symlink with another
 // target there.
 func (r *Root) relinkIn(dir *handle, name, unsafePath, target string) (*Entry, error) {
+	r.sweepStale(dir)
 	e, err := r.createIn(dir, name, unsafePath, unix.S_IFLNK, func(d int, n string) (int, error) {
 		return -1, unix.Symlinkat(target, d, n)
 	}, 0, target)

@@ -76,6 +76,13 @@ type Options struct {
 	// wrapped, and an entry already there is still used as it is (a
 	// placeholder to mount onto, the same symlink). Nil allows everything.
 	MayCreate func(dirFd int, dir string) error
+	// RemoveStaleTemps makes WriteFile and ReplaceSymlink first remove,
+	// once per directory, the hidden temporaries (".NAME.nvc-" and 12 hex
+	// digits, regular files and symlinks only) that an interrupted earlier
+	// call left there. Set it only while no one else writes in the rootfs
+	// through this package (Apply holds a lock on the rootfs): another
+	// writer's live temporaries have the same names.
+	RemoveStaleTemps bool
 
 	// fault, set only by this package's tests, is called before the
 	// system calls that follow a creation (op "openat", "fstat",
@@ -94,8 +101,9 @@ type Root struct {
 
 	top *handle // the rootfs directory itself, shared like the others
 
-	mu   sync.Mutex
-	dirs map[string]*handle // under KeepDirs, by parent path
+	mu    sync.Mutex
+	dirs  map[string]*handle // under KeepDirs, by parent path
+	swept map[dirKey]bool    // directories sweepStale has swept
 
 	mkMu sync.Mutex // held while resolving afresh or creating directories
 }

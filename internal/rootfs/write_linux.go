@@ -45,6 +45,7 @@ func (r *Root) writeIn(dir *handle, name, unsafePath string, data []byte, perm f
 	if err := r.mayCreate(dir); err != nil {
 		return err
 	}
+	r.sweepStale(dir)
 	tmp, fd, err := r.writeTemp(dir.fd, name, data, perm)
 	if err != nil {
 		return err
