@@ -39,6 +39,18 @@ func covered(e *rootfs.Entry, src *mount.Source) bool {
 	return src.Covers(&st, e.Fd())
 }
 
+// coveredAt is covered for the entry at target, for a target whose
+// placeholder could not be made because what is mounted there has
+// another type (a socket source, mounted on a regular file).
+func coveredAt(root *rootfs.Root, target string, src *mount.Source) bool {
+	e, err := root.Lookup(target)
+	if err != nil {
+		return false
+	}
+	defer e.Close()
+	return covered(e, src)
+}
+
 // dropLeftTmpfs detaches a tmpfs an interrupted Apply left at the tmpfs
 // target e, and returns the target resolved again (what was under it);
 // e itself when there is none.

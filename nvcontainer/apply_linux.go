@@ -138,6 +138,8 @@ func (a *applier) run() (err error) {
 			err = withUndo(err, a.host.Undo())
 		}
 	}()
+	a.spare = reserveFds()
+	defer a.spare.release() // before the host undo, which needs some
 	if err := a.openNamespace(); err != nil {
 		return err
 	}
@@ -180,6 +182,7 @@ type applier struct {
 	under   []underTmpfs    // one per plan.Mounts
 	vol     *volumeGuard    // keeps Apply out of volumes (apply_volumes_linux.go)
 
+	spare *fdReserve // descriptors kept for undo (EMFILE)
 	host  undo.Stack // changes made from the host (cgroup rules)
 	inner undo.Stack // changes made inside the namespace
 }
@@ -218,7 +221,7 @@ func (a *applier) inNamespace() (err error) {
 	kept := false
 	defer func() {
 		if !kept {
-			err = withUndo(err, a.inner.Undo())
+			err = withUndo(err, a.undoInner())
 		}
 	}()
 	if err := a.at(StepEnter, a.ctr.Rootfs); err != nil {

@@ -120,6 +120,9 @@ func closeSource(slot **mount.Source) {
 func (a *applier) attach(root *rootfs.Root, m Mount, src *mount.Source) error {
 	e, err := a.placeholder(root, m, src)
 	if err != nil {
+		if coveredAt(root, m.Target, src) { // a socket an earlier Apply mounted
+			return nil
+		}
 		return err
 	}
 	defer e.Close()

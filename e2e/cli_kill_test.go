@@ -1,0 +1,83 @@
+package e2e
+
+import (
+	"fmt"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-nvc/nvc/internal/testutil/container"
+)
+
+// TestCLIConfigureKilledConverges is issue 15's point 7: configure is
+// killed with SIGKILL part-way 10 times in one container (at delays
+// spread over a clean run's duration), then run to completion. The
+// container must end up as a twin configured once, cleanly: the same
+// mounts in its rootfs (none stacked twice on one target), the same tree,
+// and no ".nvc-" temporaries.
+func TestCLIConfigureKilledConverges(t *testing.T) {
+	clean := newConfigureTarget(t)
+	killed := newConfigureTarget(t)
+	killed.host = clean.host
+	buildExample(t, "nvidia-container-cli", false) // not timed
+	began := time.Now()
+	if stderr, code := clean.configure(t); code != 0 {
+		t.Fatalf("clean configure: exit %d\n%s", code, stderr)
+	}
+	took := time.Since(began)
+	const kills = 10
+	for i := range kills {
+		killed.killAfter(t, took*time.Duration(i+1)/kills)
+	}
+	if stderr, code := killed.configure(t); code != 0 {
+		t.Fatalf("configure after %d kills: exit %d\n%s", kills, code, stderr)
+	}
+	want, got := clean.mountTable(t), killed.mountTable(t)
+	if !slices.Equal(got, want) {
+		t.Errorf("mounts after %d kills and a retry differ from a clean run's:\ngot:\n%s\nwant:\n%s", kills, strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for i := 1; i < len(got); i++ {
+		if strings.Fields(got[i])[0] == strings.Fields(got[i-1])[0] {
+			t.Errorf("two mounts stacked on %s", strings.Fields(got[i])[0])
+		}
+	}
+	wantTree, gotTree := container.Layout(t, clean.ctr.HostRootfs), container.Layout(t, killed.ctr.HostRootfs)
+	if gotTree != wantTree {
+		t.Errorf("rootfs after %d kills and a retry differs from a clean run's:\ngot:\n%s\nwant:\n%s", kills, gotTree, wantTree)
+	}
+	if strings.Contains(gotTree, ".nvc-") {
+		t.Errorf("temporaries left in the rootfs:\n%s", gotTree)
+	}
+}
+
+// killAfter starts configure and kills it with SIGKILL after d (or lets it
+// finish, if it is quicker).
+func (ct *configureTarget) killAfter(t *testing.T, d time.Duration) {
+	t.Helper()
+	args := append(hostFlags(ct.host), "configure", fmt.Sprintf("--pid=%d", ct.ctr.PID), "--device=0", "--compute", "--utility", "--no-cgroups", ct.ctr.Rootfs)
+	cmd := exec.Command(buildExample(t, "nvidia-container-cli", false), args...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(d)
+	cmd.Process.Kill()
+	cmd.Wait()
+}
+
+// mountTable is the container's mounts in its rootfs as sorted lines of
+// mountpoint (relative to the rootfs), the mount's root, type and options.
+func (ct *configureTarget) mountTable(t *testing.T) []string {
+	t.Helper()
+	var lines []string
+	for _, m := range ct.ctr.MountInfo(t) {
+		rel, ok := strings.CutPrefix(m.Mountpoint, ct.ctr.HostRootfs)
+		if !ok || rel == "" {
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("%s %s %s %s", rel, m.Root, m.FSType, m.Options))
+	}
+	slices.Sort(lines)
+	return lines
+}

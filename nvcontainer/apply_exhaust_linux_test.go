@@ -1,0 +1,136 @@
+package nvcontainer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/go-nvc/nvc/internal/rootfs"
+	"github.com/go-nvc/nvc/internal/testutil"
+)
+
+// TestApplyExhaustedDescriptors is issue 15's point 6: Apply (rootfs-only,
+// in a child with a mount namespace of its own) runs under every
+// RLIMIT_NOFILE from its lowest free descriptor up to one that lets
+// it through, so that each descriptor it opens in turn fails with EMFILE,
+// the open after a mkdirat included. Each failed Apply leaves the rootfs
+// tree and the mount table as they were, with a clean undo.
+func TestApplyExhaustedDescriptors(t *testing.T) {
+	if !inPrivateNS(t) {
+		return
+	}
+	h := newTestHost(t)
+	p := h.testPlan(t, fedoraLayout, 2)
+	p.CgroupRules = nil // rootfs-only mode
+	open := openFds(t)
+	failures := 0
+	for limit := open; limit < open+400; limit++ {
+		dir := memDir(t)
+		testutil.BuildTree(t, dir, rootfsSpec(fedoraLayout))
+		before, mounts := layoutOf(t, dir), readFile(t, "/proc/self/mountinfo")
+		err := applyWithLimit(t, p, dir, uint64(limit))
+		if err == nil {
+			t.Logf("Apply failed under %d limits (%d to %d descriptors), then passed", failures, open, limit-1)
+			return
+		}
+		failures++
+		var ae *ApplyError
+		if !errors.As(err, &ae) || !errors.Is(err, unix.EMFILE) && !strings.Contains(err.Error(), "too many open files") {
+			t.Fatalf("limit %d: %v, want EMFILE", limit, err)
+		}
+		if ae.UndoErr != nil {
+			t.Errorf("limit %d: %v: undo failed: %v", limit, err, ae.UndoErr)
+		}
+		if after := layoutOf(t, dir); after != before {
+			t.Errorf("limit %d: %v: the rootfs changed:\n%s", limit, err, lineDiff(before, after))
+		}
+		if d := mountDiff(mounts, readFile(t, "/proc/self/mountinfo")); d != "" {
+			t.Errorf("limit %d: the mount table changed:\n%s", limit, d)
+		}
+		os.RemoveAll(dir)
+		if t.Failed() {
+			return
+		}
+	}
+	t.Fatalf("Apply still fails with %d descriptors", open+400)
+}
+
+// applyWithLimit applies p to the rootfs dir with RLIMIT_NOFILE's soft
+// limit lowered to limit, and restores it.
+func applyWithLimit(t *testing.T, p *Plan, dir string, limit uint64) error {
+	t.Helper()
+	var old unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &old); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: limit, Max: old.Max}); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Setrlimit(unix.RLIMIT_NOFILE, &old)
+	return p.Apply(context.Background(), Container{Rootfs: dir}, nil)
+}
+
+// openFds is the lowest descriptor number free now: under that limit the
+// first open fails.
+func openFds(t *testing.T) int {
+	t.Helper()
+	des, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	used := map[int]bool{}
+	for _, de := range des {
+		var fd int
+		if _, err := fmt.Sscan(de.Name(), &fd); err == nil {
+			used[fd] = true
+		}
+	}
+	n := 0
+	for used[n] {
+		n++
+	}
+	return n
+}
+
+// TestApplyUndoNamesWhatItLeft: a file someone else puts in a directory
+// Apply created makes the directory impossible to take back; the failed
+// Apply's UndoErr names it (rootfs.ErrLeftBehind) instead of passing over
+// it.
+func TestApplyUndoNamesWhatItLeft(t *testing.T) {
+	if !inPrivateNS(t) {
+		return
+	}
+	h := newTestHost(t)
+	p := h.testPlan(t, fedoraLayout, 1)
+	p.CgroupRules = nil
+	dir := memDir(t)
+	testutil.BuildTree(t, dir, rootfsSpec(fedoraLayout))
+	intruder := dir + "/usr/share/glvnd/egl_vendor.d/intruder"
+	opts := &ApplyOptions{fault: func(s Step, _ string) error {
+		if s == StepCommit {
+			if err := os.WriteFile(intruder, []byte("x"), 0o644); err != nil {
+				t.Error(err)
+			}
+			return errFault
+		}
+		return nil
+	}}
+	err := p.Apply(context.Background(), Container{Rootfs: dir}, opts)
+	var ae *ApplyError
+	if !errors.As(err, &ae) || !errors.Is(ae.UndoErr, rootfs.ErrLeftBehind) {
+		t.Fatalf("Apply = %v, want the fault and an undo error naming what was left", err)
+	}
+	for _, left := range []string{`"/usr/share/glvnd/egl_vendor.d"`, `"/usr/share/glvnd"`} {
+		if !strings.Contains(err.Error(), left) {
+			t.Errorf("the error does not name %s: %v", left, err)
+		}
+	}
+	if _, err := os.Stat(intruder); err != nil {
+		t.Errorf("undo removed what it did not create: %v", err)
+	}
+}
