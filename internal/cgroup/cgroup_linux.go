@@ -180,6 +180,11 @@ func (c *Cgroup) Close() error { return c.dir.Close() }
 // it fails; errors name the cgroup path and the rules. Run undo functions in
 // the reverse order of the Allow calls; an undo not run is released by the
 // garbage collector and leaves the grant in place.
+//
+// Allow is idempotent: accesses a v1 cgroup's devices.list already grants
+// are not written again, and a v2 device program that already starts with
+// the prefix these rules make (an earlier Allow never taken back, as after
+// a process killed part-way) is kept as it is; their undo leaves them.
 func (c *Cgroup) Allow(rules []Rule) (undo func() error, err error) {
 	norm, err := normalizeAll(rules)
 	if err != nil {

@@ -1,6 +1,7 @@
 package cgroup
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/cilium/ebpf/asm"
@@ -154,4 +155,25 @@ func checkInstruction(ins asm.Instruction) error {
 		return nil
 	}
 	return fmt.Errorf("opcode %v (a map reference or packet load): %w", ins.OpCode, ErrNotSupported)
+}
+
+// errAllowedAlready says that an attached program already starts with the
+// prefix Allow would add for the same rules (an earlier Allow, not taken
+// back, as after a configure killed part-way): it is kept as it is, so
+// that running Allow again does not stack another copy.
+var errAllowedAlready = errors.New("rules allowed already")
+
+// startsWith reports whether the translated instructions insns begin with
+// prefix, compared as sanitize copies them.
+func startsWith(insns, prefix asm.Instructions) bool {
+	if len(insns) < len(prefix) {
+		return false
+	}
+	for i, p := range prefix {
+		in := insns[i]
+		if in.OpCode != p.OpCode || in.Dst != p.Dst || in.Src != p.Src || in.Offset != p.Offset || in.Constant != p.Constant {
+			return false
+		}
+	}
+	return true
 }

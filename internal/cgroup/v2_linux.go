@@ -36,6 +36,9 @@ func (c *Cgroup) allowV2(rules []Rule) (func() error, error) {
 	var done []swap
 	for _, id := range ids {
 		s, err := c.replaceProgram(fd, flags, id, rules)
+		if errors.Is(err, errAllowedAlready) {
+			continue
+		}
 		if err != nil {
 			return nil, c.rollbackV2(c.dir, flags, done, fmt.Errorf("allowing %s in %s: device program %d: %w", rulesString(rules), c.path, id, err))
 		}
@@ -77,6 +80,9 @@ func loadRebuilt(old *ebpf.Program, rules []Rule) (*ebpf.Program, error) {
 			err = fmt.Errorf("%w (needs CAP_SYS_ADMIN, Linux 4.15): %w", err, ErrNotSupported)
 		}
 		return nil, fmt.Errorf("reading the attached program's instructions: %w", err)
+	}
+	if startsWith(insns, allowPrefix(rules)) {
+		return nil, errAllowedAlready
 	}
 	combined, err := rebuild(rules, insns)
 	if err != nil {

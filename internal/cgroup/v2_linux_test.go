@@ -305,3 +305,25 @@ func TestAllowV2Link(t *testing.T) {
 		t.Errorf("programs after Allow = %v, want %v", got, orig)
 	}
 }
+
+// TestAllowV2Again: Allow with rules an earlier Allow added and never took
+// back (a configure killed part-way, then run again) keeps the program as
+// it is instead of stacking the rules once more, and its undo leaves them.
+func TestAllowV2Again(t *testing.T) {
+	dir, o, _ := v2Cgroup(t)
+	nodes := deviceNodes(t)
+	c := openV2(t, dir)
+	defer c.Close()
+	undo1 := mustAllow(t, c, Rule{Major: 195, Minor: 255})
+	after1 := attachedIDs(t, dir)
+	undo2 := mustAllow(t, c, Rule{Major: 195, Minor: 255})
+	if got := attachedIDs(t, dir); !slices.Equal(got, after1) {
+		t.Errorf("programs after the same Allow again = %v, want %v unchanged", got, after1)
+	}
+	mustUndo(t, undo2)
+	o.expectOpen(t, "after the second undo", nodes, map[string]string{"null": "ok", "zero": "ok", "random": "EPERM", "nvidia0": "ENXIO"})
+	mustUndo(t, undo1)
+	// Other rules are still added.
+	undo3 := mustAllow(t, c, Rule{Major: 1, Minor: 8})
+	mustUndo(t, undo3)
+}
