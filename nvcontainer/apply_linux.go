@@ -20,7 +20,10 @@ import (
 // end, everything already changed is taken back in reverse order (mounts
 // detached, created files, directories and links removed, cgroup rules
 // withdrawn, the previous ld.so.cache put back) and the error is an
-// *ApplyError naming the step and the path.
+// *ApplyError naming the step and the path. A process killed part-way
+// leaves changes only inside the container, and Apply run again converges
+// to a clean run's result; Applies on one rootfs are serialized (see the
+// package doc, "Interrupted runs, retries and shared rootfs").
 //
 // The container is ctr. In ModeProcess (the zero Mode) Apply works in the
 // mount namespace of the process ctr.PID (ProcRoot/PID/ns/mnt) and

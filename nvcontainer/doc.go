@@ -136,6 +136,38 @@
 // and writes the container's ld.so.cache, undoing everything if a step
 // fails. It never runs a binary from the container.
 //
+// # Interrupted runs, retries and shared rootfs
+//
+// A process killed part-way through [Plan.Apply] (SIGKILL, an OOM kill, a
+// hook timeout) runs no undo. What it can leave is bounded to the container:
+// mounts in the container's mount namespace; placeholders, parent
+// directories and links in its rootfs; the loader cache it swapped in, with
+// the previous one under a hidden ".ld.so.cache.nvc-XXXXXXXXXXXX" name; device
+// cgroup rules on the container's own cgroup. Never anything on the host:
+// nothing is mounted or written outside the container.
+//
+// Running Apply again with the same plan converges to what one clean run
+// gives: a target that already shows its source as Apply would mount it (the
+// same file, st_dev and st_ino of the opened source, on a mount with the
+// same ro, nosuid, nodev and noexec flags) is left as it is instead of
+// stacking a second mount; a tmpfs that looks like the plan's (a tmpfs
+// mounted right at the target, with its mode and flags) is detached with
+// the mounts inside it before the new one is attached (not taken back if
+// the retry fails); stale ".NAME.nvc-" temporaries (regular files and links
+// with exactly that pattern) are removed from the directories Apply writes
+// in; existing placeholders and links are reused; cgroup rules already
+// granted are not added again.
+//
+// Applies on the same rootfs directory (two containers started from one
+// rootfs, a retry racing a run still going) are serialized by an exclusive
+// flock on that directory, waited for while ctx allows and held until the
+// changes are kept or taken back: a placeholder one Apply created and
+// mounted is pre-existing for the next, which never records it, so its
+// undo never unlinks it (an unlink of a mountpoint detaches the mount in
+// every other namespace too). If Apply fails, what it could not take back
+// (a directory someone filled meanwhile, an entry replaced since) is named
+// in [ApplyError].UndoErr.
+//
 // # When not to use it
 //
 // If a runtime already speaks CDI and has a spec for the host, it does not
