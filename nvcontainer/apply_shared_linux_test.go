@@ -3,8 +3,12 @@ package nvcontainer
 import (
 	"context"
 	"errors"
+	"os"
 	"sync"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/internal/testutil/container"
@@ -50,5 +54,37 @@ func TestApplySharedRootfs(t *testing.T) {
 		if t.Failed() {
 			return
 		}
+	}
+}
+
+// TestApplyWaitsForRootfsLock: while another configure holds the rootfs
+// (its flock), Apply waits, changes nothing and gives up when ctx ends;
+// once the lock is free it goes through.
+func TestApplyWaitsForRootfsLock(t *testing.T) {
+	h := newTestHost(t)
+	p := h.testPlan(t, fedoraLayout, 1)
+	c := startIn(t, fedoraLayout, false)
+	before := layoutOf(t, c.HostRootfs)
+	f, err := os.Open(c.HostRootfs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	err = p.Apply(ctx, ctrOf(c), nil)
+	var ae *ApplyError
+	if !errors.As(err, &ae) || !errors.Is(err, context.DeadlineExceeded) || ae.Step != StepEnter || ae.UndoErr != nil {
+		t.Fatalf("Apply on a locked rootfs = %v, want a deadline at step enter", err)
+	}
+	if after := layoutOf(t, c.HostRootfs); after != before {
+		t.Errorf("Apply changed the locked rootfs:\n%s", lineDiff(before, after))
+	}
+	unix.Flock(int(f.Fd()), unix.LOCK_UN)
+	if err := p.Apply(context.Background(), ctrOf(c), nil); err != nil {
+		t.Fatal(err)
 	}
 }
