@@ -72,7 +72,7 @@ func applyWithLimit(t *testing.T, p *Plan, dir string, limit uint64) error {
 		t.Fatal(err)
 	}
 	defer unix.Setrlimit(unix.RLIMIT_NOFILE, &old)
-	return p.Apply(context.Background(), Container{Rootfs: dir}, nil)
+	return p.Apply(context.Background(), Container{Rootfs: dir, Mode: ModeRootfsOnly}, nil)
 }
 
 // openFds is the lowest descriptor number free now: under that limit the
@@ -120,7 +120,7 @@ func TestApplyUndoNamesWhatItLeft(t *testing.T) {
 		}
 		return nil
 	}}
-	err := p.Apply(context.Background(), Container{Rootfs: dir}, opts)
+	err := p.Apply(context.Background(), Container{Rootfs: dir, Mode: ModeRootfsOnly}, opts)
 	var ae *ApplyError
 	if !errors.As(err, &ae) || !errors.Is(ae.UndoErr, rootfs.ErrLeftBehind) {
 		t.Fatalf("Apply = %v, want the fault and an undo error naming what was left", err)
