@@ -28,8 +28,8 @@ type dirKey struct{ dev, ino uint64 }
 // holds its rootfs lock). Errors are ignored: a stale temporary that
 // stays is harmless.
 func (r *Root) sweepStale(dir *handle) {
-	if !r.opts.RemoveStaleTemps {
-		return
+	if !r.opts.RemoveStaleTemps || r.mayCreate(dir) != nil {
+		return // nor in a directory where nothing may be created
 	}
 	var st unix.Stat_t
 	if unix.Fstat(dir.fd, &st) != nil {
