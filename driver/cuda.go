@@ -43,6 +43,13 @@ func (d *Driver) CUDAInfo() (CUDAInfo, error) {
 	return CUDAInfo{Version: v, Source: CUDAFromTable, AtLeast: atLeast}, nil
 }
 
+// CUDAVersionFromNVML formats NVML's CUDA driver version, major*1000 +
+// minor*10 (12040), as "MAJOR.MINOR" ("12.4"). It is the one place the
+// encoding is read: Open and callers that ask NVML themselves use it.
+func CUDAVersionFromNVML(v int) string {
+	return fmt.Sprintf("%d.%d", v/1000, v%1000/10)
+}
+
 // CUDAVersionForDriver maps the NVRM version nvrm ("550.54.15") to the
 // CUDA driver version ("12.4") without NVML, through the table NVIDIA
 // publishes in the CUDA Toolkit release notes, "CUDA Toolkit and

@@ -92,7 +92,7 @@ func (d *Driver) versionFromNVML(n NVMLVersions) error {
 		d.cudaErr = fmt.Errorf("%w: NVML: %v", ErrUnknownCUDAVersion, err)
 		return nil
 	}
-	d.version.CUDA = fmt.Sprintf("%d.%d", c/1000, c%1000/10)
+	d.version.CUDA = CUDAVersionFromNVML(c)
 	return nil
 }
 

@@ -43,6 +43,13 @@ type PlanOptions struct {
 	// read at its path.
 	// Empty: "/proc".
 	ProcRoot string
+	// NVML, when set, is asked for the facts a requirement needs and the
+	// host's discovery lacked (brand, compute capability, an exact CUDA
+	// version), and only when a requirement fails on one of them: a host
+	// discovered through procfs starts NVML for the few containers whose
+	// requirements need it. NewPlanContext's context bounds the query
+	// (NVMLQueryTimeout when it has no deadline). Nil: never asked.
+	NVML devices.NVMLInterface
 }
 
 // Plan is every change configuring one container needs, computed before

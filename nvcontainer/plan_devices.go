@@ -1,6 +1,7 @@
 package nvcontainer
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -55,8 +56,9 @@ func (pl *planner) recordDevices() {
 // checkRequirements evaluates the requirements against the driver and
 // every selected GPU (a selected MIG device's parent is among them). What
 // only NVML knows (brand, compute capability) is unknown after procfs
-// discovery, and a term on it fails, saying why; the CUDA version is then
-// the driver's table answer (driver.Driver.CUDAInfo).
+// discovery, and a term on it fails, saying why, unless PlanOptions.NVML,
+// asked then and only then, gives it; the CUDA version is then the
+// driver's table answer (driver.Driver.CUDAInfo).
 func (pl *planner) checkRequirements() error {
 	reqs := pl.req.Requirements
 	if pl.req.DisableRequire || len(reqs) == 0 {
@@ -67,7 +69,12 @@ func (pl *planner) checkRequirements() error {
 	for _, g := range pl.sel.GPUs {
 		facts.Devices = append(facts.Devices, RequireDevice{Arch: g.ComputeCapability, Brand: g.Brand})
 	}
-	if err := CheckRequirements(reqs, facts); err != nil {
+	err := CheckRequirements(reqs, facts)
+	if errors.Is(err, ErrUnknownFact) && pl.opts.NVML != nil {
+		facts = pl.askNVML(facts)
+		err = CheckRequirements(reqs, facts)
+	}
+	if err != nil {
 		return stageErr(StageRequirement, err)
 	}
 	pl.p.Requirements = slices.Clone(reqs)

@@ -1,6 +1,7 @@
 package nvcontainer
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -109,10 +110,17 @@ func stageErr(stage string, err error) error {
 //   - Library majors are compared as numbers, not as strings of the
 //     library's digit count.
 func NewPlan(host *Host, req *Request, ctr Container, opts *PlanOptions) (*Plan, error) {
+	return NewPlanContext(context.Background(), host, req, ctr, opts)
+}
+
+// NewPlanContext is NewPlan with ctx bounding its one step that may block:
+// asking PlanOptions.NVML for facts a requirement needs.
+func NewPlanContext(ctx context.Context, host *Host, req *Request, ctr Container, opts *PlanOptions) (*Plan, error) {
 	pl, err := newPlanner(host, req, ctr, opts)
 	if err != nil {
 		return nil, err
 	}
+	pl.ctx = ctx
 	if err := pl.decide(); err != nil {
 		return nil, err
 	}
@@ -124,6 +132,7 @@ func NewPlan(host *Host, req *Request, ctr Container, opts *PlanOptions) (*Plan,
 
 // planner holds one NewPlan call's inputs and the plan being built.
 type planner struct {
+	ctx  context.Context // bounds the lazy NVML query
 	host *Host
 	dev  *devices.Host
 	req  *Request
