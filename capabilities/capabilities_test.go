@@ -129,7 +129,7 @@ func TestSetOperations(t *testing.T) {
 }
 
 // libnvidia-container: --video also sets COMPUTE_LIBS, --display also sets
-// GRAPHICS_LIBS (libnvidia-container.md §1.4, §2.11).
+// GRAPHICS_LIBS (libnvidia-container's --help text and its library lists).
 func TestExpand(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"video", "compute,video"},

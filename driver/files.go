@@ -34,7 +34,7 @@ type File struct {
 	// /etc (as the NVIDIA Container Toolkit does), firmware and configs
 	// where they were found, others at their Path. Libraries are given at
 	// their host path; moving them to the container's own library dir
-	// (libnvidia-container's §3.4 rules) is the plan's choice.
+	// (libnvidia-container's directory rules) is the plan's choice.
 	ContainerPath string `json:"containerPath"`
 	// Soname is a library's DT_SONAME (the link the container needs);
 	// empty for other kinds.

@@ -20,7 +20,7 @@ import (
 // Helpers of the CDI and LD_PRELOAD tests: building the examples, a
 // simulated host, a busybox rootfs, a spec in podman's CDI dir and podman
 // itself, run with the flags Debian 12 as root without systemd needs
-// (../shared/reference/runtimes-debian12.md).
+// (cgroupfs manager, file events, vfs storage, no network; see podman below).
 
 // cdiSpecDir is where podman 4.3 reads CDI specs (besides /etc/cdi).
 const cdiSpecDir = "/var/run/cdi"

@@ -38,7 +38,7 @@ func hook(t *testing.T, stdin string, args ...string) (stdout, stderr string, co
 }
 
 // TestHookDryRun prints the nvidia-container-cli command line NVIDIA's
-// hook would execute (libnvidia-container.md §1.4), then feeds that very
+// hook would execute (nvidia-container-cli's command line), then feeds that very
 // line to our nvidia-container-cli: it parses it and plans what it asks.
 func TestHookDryRun(t *testing.T) {
 	fh := simHost(t, nil)

@@ -10,8 +10,8 @@ import (
 	"github.com/go-nvc/nvc/nvcontainer"
 )
 
-// The command line the runtime hook would exec (container-toolkit.md §4.1
-// "Exec", libnvidia-container.md §1.4 end).
+// The command line the runtime hook would exec (NVIDIA's runtime
+// hook, and nvidia-container-cli's own usage line).
 func TestCLIArgs(t *testing.T) {
 	ctr := nvcontainer.Container{PID: 1234, Rootfs: "/run/b/rootfs"}
 	everything := func(c *nvcontainer.Config) {

@@ -14,7 +14,7 @@ import (
 )
 
 // ctkDefault is the file `nvidia-ctk config default` writes (toolkit 1.17),
-// container-toolkit.md §4.4.
+// the toolkit's config.toml.
 const ctkDefault = `#accept-nvidia-visible-devices-as-volume-mounts = false
 #accept-nvidia-visible-devices-envvar-when-unprivileged = true
 disable-require = false
@@ -157,7 +157,7 @@ func TestParseConfigErrors(t *testing.T) {
 	}
 }
 
-// The hook's lookup order (container-toolkit.md §4.1 "Config path").
+// The hook's lookup order (NVIDIA's runtime hook: the config path).
 func TestConfigPath(t *testing.T) {
 	tests := []struct {
 		name     string

@@ -26,7 +26,7 @@
 //     container's rootfs is crun's state "root" when present, else the
 //     spec's root.path ([ContainerFor]), as in the toolkit's hooks.
 //
-// The environment rules, in brief (container-toolkit.md §4.2 has them all):
+// The environment rules, in brief (those of NVIDIA's runtime hook):
 // NVIDIA_VISIBLE_DEVICES selects GPUs, with "void" beating "all" beating
 // "none", and empty or unset meaning no GPU container — except that unset on
 // a legacy CUDA image (CUDA_VERSION set, NVIDIA_REQUIRE_CUDA unset) means

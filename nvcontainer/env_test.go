@@ -15,7 +15,7 @@ import (
 
 // reqCase is one row of the runtime-hook rule table.
 type reqCase struct {
-	rule       string // the rule of container-toolkit.md §4.2 this row checks
+	rule       string // the runtime hook's rule this row checks
 	env        []string
 	privileged bool
 	mounts     []specs.Mount
@@ -36,7 +36,7 @@ func devNull(dst string) specs.Mount {
 	return specs.Mount{Source: "/dev/null", Destination: dst, Type: "bind"}
 }
 
-// TestRequestFromEnvRules checks every rule of container-toolkit.md §4.2.
+// TestRequestFromEnvRules checks every environment rule of NVIDIA's runtime hook.
 func TestRequestFromEnvRules(t *testing.T) {
 	const cu = "compute,utility"
 	const all = "compat32,compute,display,graphics,ngx,utility,video"
@@ -227,7 +227,7 @@ func (tt reqCase) check(t *testing.T) {
 }
 
 // CUDA compat mode from [nvidia-container-runtime.modes.legacy]
-// cuda-compat-mode (container-toolkit.md §4.1 "Exec").
+// cuda-compat-mode (as the runtime hook passes it).
 func TestRequestCUDACompatMode(t *testing.T) {
 	tests := []struct {
 		mode  string

@@ -27,7 +27,7 @@ func TestReadStateTooLarge(t *testing.T) {
 const minimalSpec = `{"ociVersion":"1.0.2","process":{"env":["PATH=/bin"]},"root":{"path":"rootfs"}}`
 
 // Privileged = CAP_SYS_ADMIN in the bounding set; OCI 1.0.0-rc1…rc4 used a
-// flat list (container-toolkit.md §4.1).
+// flat list (as NVIDIA's runtime hook reads it).
 func TestPrivileged(t *testing.T) {
 	tests := []struct {
 		name string

@@ -111,7 +111,7 @@ type PlanDriver struct {
 	CUDAVersion string `json:"cudaVersion,omitempty"`
 }
 
-// Layout is where driver files go in a rootfs (libnvidia-container §3.4).
+// Layout is where driver files go in a rootfs (libnvidia-container's directory rules).
 type Layout struct {
 	// Debian is set when the rootfs has /etc/debian_version.
 	Debian bool `json:"debian"`
@@ -152,7 +152,7 @@ type PlannedMIG struct {
 // MountKind says what a mount is for; it decides the mount flags.
 type MountKind string
 
-// The kinds of mount, with their flags (libnvidia-container §3.5).
+// The kinds of mount, with their flags (as libnvidia-container mounts them).
 const (
 	MountLibrary   MountKind = "library"     // ro,nosuid,nodev
 	MountLibrary32 MountKind = "library32"   // ro,nosuid,nodev

@@ -20,7 +20,7 @@ const (
 
 // TestPlanCapabilities checks, per capability set, which mounts, links,
 // tmpfs and cgroup rules a plan for all eight GPUs of a DGX A100 in a
-// Debian rootfs holds (libnvidia-container §2.11).
+// Debian rootfs holds (libnvidia-container's library lists).
 func TestPlanCapabilities(t *testing.T) {
 	h := newTestHost(t, nil)
 	for _, tc := range []struct {

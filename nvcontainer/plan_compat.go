@@ -11,7 +11,7 @@ import (
 )
 
 // cudaCompatDir is where CUDA images keep their forward-compatibility
-// libraries (libnvidia-container §3.11).
+// libraries (libnvidia-container's compat handling).
 const cudaCompatDir = "/usr/local/cuda/compat"
 
 // compatMode is the mode the plan uses; CompatDefault means CompatLdconfig

@@ -185,7 +185,7 @@ func (pl *planner) procBind(p string, dir bool, id string) {
 		Options: kindOptions(MountProc), Dir: dir, For: id})
 }
 
-// planMIG grants MIG capabilities (libnvidia-container §3.12): the global
+// planMIG grants MIG capabilities (as libnvidia-container does): the global
 // config/monitor capabilities with "all", else each selected MIG device's
 // GPU and compute instance access.
 func (pl *planner) planMIG() {

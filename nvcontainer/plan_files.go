@@ -18,7 +18,7 @@ type plannedLib struct {
 	soname string // empty when unknown (an image compat library)
 }
 
-// kindOptions are the flags of each kind (libnvidia-container §3.5), in
+// kindOptions are the flags of each kind (as libnvidia-container mounts them), in
 // the order ro, nosuid, nodev, noexec.
 func kindOptions(k MountKind) []string {
 	switch k {

@@ -14,7 +14,7 @@ import (
 // (it knows amd64, arm64 and ppc64le).
 var ErrUnsupportedArch = errors.New("unsupported architecture")
 
-// The container directories of libnvidia-container (§3.4).
+// The container directories of libnvidia-container.
 const (
 	binDir   = "/usr/bin"
 	lib64Dir = "/usr/lib64"

@@ -11,7 +11,7 @@ import (
 	"github.com/go-nvc/nvc/nvcontainer"
 )
 
-// TestPlanLayout checks libnvidia-container's directory rules (§3.4) on
+// TestPlanLayout checks libnvidia-container's directory rules on
 // rootfs trees, per architecture.
 func TestPlanLayout(t *testing.T) {
 	h := newTestHost(t, nil)

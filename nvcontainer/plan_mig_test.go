@@ -127,7 +127,7 @@ func TestPlanMIGConfigAll(t *testing.T) {
 
 // TestPlanMIGConfigAllNoDevbind: with --no-devbind, mig-config and
 // mig-monitor "all" still bind the /dev/nvidia-caps directory (as
-// libnvidia-container does, §3.12) and allow the same devices, while no
+// libnvidia-container does) and allow the same devices, while no
 // device node is bound.
 func TestPlanMIGConfigAllNoDevbind(t *testing.T) {
 	h := migHost(t, devices.NVML)

@@ -66,7 +66,7 @@ func stageErr(stage string, err error) error {
 
 // NewPlan computes every change that configuring ctr for req needs on host,
 // without changing anything. It follows nvidia-container-cli configure
-// (libnvidia-container §3):
+// (libnvidia-container's configure, step by step):
 //
 //   - it selects the requested devices (Request.Devices, MIGConfig,
 //     MIGMonitor) and checks the requirements (unless DisableRequire)

@@ -30,7 +30,7 @@ type linkPlan struct {
 
 // planSymlinks lists the SONAME links ldconfig would make for the mounted
 // libraries (libcuda.so.1 → libcuda.so.<version>) and the extra links of
-// libnvidia-container §3.9 and the toolkit: libcuda.so, libGLX_indirect.so.0,
+// libnvidia-container and the toolkit: libcuda.so, libGLX_indirect.so.0,
 // libnvidia-opticalflow.so and, with graphics, gbm/nvidia-drm_gbm.so.
 func (pl *planner) planSymlinks() {
 	lp := &linkPlan{taken: pl.targets, index: map[string]int{}, version: map[string][]int{}}

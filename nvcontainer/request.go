@@ -51,7 +51,7 @@ func (r *Request) IsGPU() bool { return r != nil && r.Devices.Mode != DevicesVoi
 // CUDACompatMode is nvidia-container-cli's --cuda-compat-mode.
 type CUDACompatMode string
 
-// The CUDA forward-compatibility modes (libnvidia-container.md §3.11).
+// The CUDA forward-compatibility modes (libnvidia-container's --cuda-compat-mode).
 const (
 	// CompatDefault passes no flag: nvidia-container-cli then mounts.
 	CompatDefault CUDACompatMode = ""

@@ -34,7 +34,7 @@ func outcome(err error) string {
 	return "other: " + err.Error()
 }
 
-// TestRequirementDSL walks the DSL table of libnvidia-container.md §3.14
+// TestRequirementDSL walks libnvidia-container's requirement language
 // (src/cli/dsl.c); each case names the rule it checks.
 func TestRequirementDSL(t *testing.T) {
 	// "driver >= 6000.0.0…" formats to 128 bytes: too long for dsl.c's buffer.
@@ -119,7 +119,7 @@ func TestRequirementDSL(t *testing.T) {
 	}
 }
 
-// Version comparison: numeric, component-wise, trailing zeros ignored (§3.14, §7).
+// Version comparison: numeric, component-wise, trailing zeros ignored, as libnvidia-container compares.
 func TestRequirementVersions(t *testing.T) {
 	tests := []struct{ host, expr, want string }{
 		{"12.0", "cuda=12", pass},
@@ -238,7 +238,7 @@ func TestRequirementsPerDevice(t *testing.T) {
 	}
 }
 
-// The failure message is libnvidia-container's (libnvidia-container.md §1.6, §3.14).
+// The failure message is libnvidia-container's (the text nvidia-container-cli prints).
 func TestRequirementMessages(t *testing.T) {
 	tests := []struct{ expr, msg string }{
 		{"cuda>=12.8", "unsatisfied condition: cuda>=12.8, please update your driver to a newer version, or use an earlier cuda container"},
