@@ -43,84 +43,10 @@ import (
 // The same plan may be applied to several containers with the same rootfs
 // layout, concurrently.
 //
-// The steps, in order (see the Step constants):
-//
-//  1. check: the plan is validated; nothing is touched.
-//  2. open: in the caller's (host) mount namespace every host source is
-//     opened without following symlinks and checked: a library, binary,
-//     firmware or config source must be a regular file, a directory
-//     source a directory, a device source a character device with the
-//     plan's major:minor. With the new mount API each is cloned into a detached
-//     mount (open_tree) whose flags are set (mount_setattr) before anyone
-//     can see it, and each tmpfs is created (fsopen, fsmount) and filled —
-//     files and placeholders for the mounts inside it — while detached.
-//     The container's process is pinned and checked first (see above),
-//     then its mount namespace and device cgroup are opened. The
-//     sources (on up to GOMAXPROCS goroutines), the tmpfs mounts and the
-//     cgroup are opened concurrently; nothing here changes anything.
-//  3. cgroup: the device rules are added (v1 devices.allow, or a rebuilt
-//     v2 device program that keeps the existing rules).
-//  4. enter: on a new OS thread, locked and never unlocked so the Go
-//     runtime discards it, Apply unshares the filesystem context, joins
-//     the container's mount namespace and opens the rootfs. No other
-//     goroutine ever runs in that namespace. In CUDA compat mount mode,
-//     the image's compat libraries (Mount.ImagePath) are opened here,
-//     through the rootfs with in-root resolution, checked to be regular
-//     files and cloned (open_tree on the descriptor): never by a host
-//     path an image symlink could redirect. The thread is started, and
-//     joins the namespace, while step 2 runs; it waits there, changing
-//     nothing, until step 3 is done (and leaves if Apply fails before).
-//  5. tmpfs: each tmpfs is mounted, then the mounts inside it (the selected
-//     GPUs' /proc/driver/nvidia/gpus/<bus id>) are attached through its own
-//     descriptor.
-//  6. mount: each target is resolved inside the rootfs (openat2
-//     RESOLVE_IN_ROOT, or filepath-securejoin's pathrs-lite before Linux
-//     5.6); missing parents and an empty placeholder of the source's type
-//     are created with *at calls relative to verified directory
-//     descriptors, owned by Owner; then the source is moved onto the
-//     placeholder's descriptor (move_mount). A target directory is
-//     resolved once and its descriptor reused for the later targets in it
-//     (all the libraries go into one or two directories), until a
-//     directory or tmpfs is mounted, which may hide it. A symlink, FIFO,
-//     socket or directory where a file should be is an error
-//     (ErrWrongType), never followed. An existing device node with the
-//     right number is mounted over as is.
-//  7. symlink: each link is created with symlinkat; an existing link with
-//     the same target is kept. A SONAME link (Symlink.Replace) replaces a
-//     symlink the image has there (a stale libcuda.so.1 from a committed
-//     GPU container), atomically and never following it, as ldconfig
-//     would re-point it; a file or directory there is an error. An extra
-//     link (libcuda.so, libGLX_indirect.so.0, …) keeps whatever the image
-//     has there (Mesa's libGLX_indirect.so.0), as libnvidia-container
-//     does; the plan cannot know, so this is not reported.
-//  8. ldcache: the rootfs's ld.so.cache is rebuilt in Go (package ldcache)
-//     with the plan's FirstDirs, then Dirs, before the rootfs's own
-//     configuration, and swapped in by rename in /etc, owned by Owner; a
-//     symlink at the cache path is replaced, never followed. The scanned
-//     directories are only read: no SONAME link is made in them (the plan's
-//     symlinks are; an image's CUDA compat dir ships its own, as NVIDIA's
-//     cuda-compat packages do). On a musl rootfs the path file
-//     /etc/ld-musl-<arch>.path is updated instead (atomically, and last,
-//     so never taken back). Nothing from the container is executed.
-//  9. commit: a last look at ctx; from here the changes are kept.
-//
-// Apply creates nothing in the runtime's volumes (host directories
-// mounted into the rootfs) and mounts nothing on a mount with shared
-// propagation: see ErrVolume and ErrSharedMount for the rules.
-//
-// While it runs, Apply holds about one file descriptor per mount (its
-// detached mount, which becomes the attached one, kept to take it back;
-// with LegacyMounts also the source file until it is attached) and one per
-// directory it creates or fills; many concurrent calls on large plans need
-// RLIMIT_NOFILE to match.
-//
-// Apply needs root: CAP_SYS_ADMIN and CAP_SYS_CHROOT to join the namespace
-// and mount, CAP_DAC_OVERRIDE and CAP_CHOWN to create files for another
-// owner, and, for cgroup v2 rules, bpf(2). It needs Linux 5.12 for the new
-// mount API; before that it binds by path inside the namespace and
-// remounts (the LegacyMounts method), which works only before pivot_root.
-// Targets are resolved with openat2 (Linux 5.6) or pathrs-lite. The library
-// does not log; Apply returns nil or an *ApplyError.
+// Apply needs root (see the package doc, "What it needs") and Linux 5.12
+// for the new mount API, with a fallback before that; the package doc's
+// "How Apply works" walks through its steps. The library does not log;
+// Apply returns nil or an *ApplyError.
 func (p *Plan) Apply(ctx context.Context, ctr Container, opts *ApplyOptions) error {
 	if err := checkPlan(p, ctr); err != nil {
 		return err
