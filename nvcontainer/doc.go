@@ -149,7 +149,7 @@
 //     mount (open_tree) whose flags are set (mount_setattr) before anyone
 //     can see it, and each tmpfs is created (fsopen, fsmount) and filled —
 //     files and placeholders for the mounts inside it — while detached.
-//     The container's process is pinned and checked first (see above),
+//     The container's process is pinned and checked first (see Plan.Apply),
 //     then its mount namespace and device cgroup are opened. The
 //     sources (on up to GOMAXPROCS goroutines), the tmpfs mounts and the
 //     cgroup are opened concurrently; nothing here changes anything.
