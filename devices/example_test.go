@@ -2,23 +2,21 @@ package devices_test
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/go-nvc/nvc/devices"
-	"github.com/go-nvc/nvc/internal/fakehost"
+	"github.com/go-nvc/nvc/nvcontainer/nvctest"
 )
 
 // Discover a simulated DGX A100 (GPU 0 in MIG mode) through procfs, the
 // path that needs no NVML, then select devices as NVIDIA_VISIBLE_DEVICES
 // would.
 func ExampleDiscover() {
-	dir, _ := os.MkdirTemp("", "dgxa100")
-	defer os.RemoveAll(dir)
-	sim, err := fakehost.Generate(dir, &fakehost.Options{Machine: "dgxa100", MIG: map[int][]string{0: {"3g.20gb"}}})
+	sim, err := nvctest.GenerateTemp(nvctest.DGXA100, &nvctest.Options{MIG: map[int][]string{0: {"3g.20gb"}}})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
+	defer sim.Remove()
 	host, err := devices.Discover(&devices.Options{
 		Backend:    devices.Procfs,
 		DriverRoot: sim.Root,

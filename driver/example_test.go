@@ -3,27 +3,22 @@ package driver_test
 import (
 	"fmt"
 	"log"
-	"os"
 
 	"github.com/go-nvc/nvc/capabilities"
 	"github.com/go-nvc/nvc/driver"
-	"github.com/go-nvc/nvc/internal/fakehost"
+	"github.com/go-nvc/nvc/nvcontainer/nvctest"
 )
 
 // Lists the compute libraries of a generated host (a DGX A100 with driver
 // 550.54.15, Debian layout), found through its ld.so.cache. Without NVML
 // the version comes from the host's /proc/driver/nvidia/version.
 func ExampleDriver_Files() {
-	dir, err := os.MkdirTemp("", "driver-example")
+	sim, err := nvctest.GenerateTemp(nvctest.DGXA100, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer os.RemoveAll(dir)
-	h, err := fakehost.Generate(dir, nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	d, err := driver.Open(&driver.Options{Root: h.Root, ProcRoot: h.ProcRoot, DevRoot: h.DevRoot})
+	defer sim.Remove()
+	d, err := driver.Open(&driver.Options{Root: sim.Root, LDCache: sim.LDCache, ProcRoot: sim.ProcRoot, DevRoot: sim.DevRoot})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -9,9 +9,9 @@ import (
 	"github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/go-nvc/nvc/capabilities"
-	"github.com/go-nvc/nvc/driver"
-	"github.com/go-nvc/nvc/internal/fakehost"
+	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/nvcontainer"
+	"github.com/go-nvc/nvc/nvcontainer/nvctest"
 )
 
 // The configure options of nvidia-container-cli make a request: repeated
@@ -95,21 +95,17 @@ func ExampleWriteInfo() {
 	// 1,1,Mock NVIDIA A100-SXM4-40GB,N/A,GPU-fcdf8116-d211-50e1-995c-b4700326ab4d,00000000:0f:00.0,N/A
 }
 
-// simulatedHost generates a DGX A100 (internal/fakehost) in a new temp dir
+// simulatedHost generates a DGX A100 (package nvctest) in a new temp dir
 // and opens it as OpenHost opens a real host, finding the GPUs through
 // procfs. The caller removes dir.
 func simulatedHost() (host *nvcontainer.Host, dir string) {
-	dir, err := os.MkdirTemp("", "nvcontainer-example")
+	sim, err := nvctest.GenerateTemp(nvctest.DGXA100, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
-	fh, err := fakehost.Generate(dir, nil)
+	host, err = sim.Open(devices.Procfs)
 	if err != nil {
 		log.Fatal(err)
 	}
-	host, err = nvcontainer.OpenHost(&driver.Options{Root: fh.Root, ProcRoot: fh.ProcRoot, DevRoot: fh.DevRoot}, "procfs")
-	if err != nil {
-		log.Fatal(err)
-	}
-	return host, dir
+	return host, sim.Root
 }

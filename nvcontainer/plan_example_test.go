@@ -9,23 +9,23 @@ import (
 
 	"github.com/go-nvc/nvc/capabilities"
 	"github.com/go-nvc/nvc/devices"
-	"github.com/go-nvc/nvc/driver"
-	"github.com/go-nvc/nvc/internal/fakehost"
 	"github.com/go-nvc/nvc/nvcontainer"
+	"github.com/go-nvc/nvc/nvcontainer/nvctest"
 )
 
-// exampleHost opens a generated DGX A100 (driver 550.54.15) under dir the
-// way a runtime opens the real host: OpenHost (driver.Open and
-// devices.Discover) with the host's roots (here without NVML, from procfs).
+// exampleHost opens a simulated DGX A100 (package nvctest, driver
+// 550.54.15) generated under dir the way a runtime opens the real host:
+// OpenHost (driver.Open and devices.Discover) with the host's roots (here
+// without NVML, from procfs).
 func exampleHost(dir string) *nvcontainer.Host {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		log.Fatal(err)
 	}
-	fh, err := fakehost.Generate(dir, nil)
+	sim, err := nvctest.Generate(dir, nvctest.DGXA100, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
-	host, err := nvcontainer.OpenHost(&driver.Options{Root: fh.Root, ProcRoot: fh.ProcRoot, DevRoot: fh.DevRoot}, devices.Procfs)
+	host, err := sim.Open(devices.Procfs)
 	if err != nil {
 		log.Fatal(err)
 	}
