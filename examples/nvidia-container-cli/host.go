@@ -11,9 +11,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/go-nvc/nvc/driver"
-	"github.com/go-nvc/nvc/internal/fakehost"
-	"github.com/go-nvc/nvc/internal/fakenvml"
 	"github.com/go-nvc/nvc/nvcontainer"
+	"github.com/go-nvc/nvc/nvcontainer/nvctest"
 )
 
 const globalSynopsis = `nvidia-container-cli [OPTION...] COMMAND [ARG...]
@@ -51,7 +50,7 @@ func (g *globals) flagSet() *pflag.FlagSet {
 	fs.BoolVar(&g.noIMEX, "no-create-imex-channels", false, "Don't create IMEX channel device nodes with --load-kmods")
 	fs.StringVar(&g.procRoot, "proc-root", "", "Read the host's procfs from `DIR` (default /proc)")
 	fs.StringVar(&g.devRoot, "dev-root", "", "Read the host's device nodes from `DIR` (default: the driver root's /dev)")
-	fs.StringVar(&g.simulate, "simulate", "", "Run against a generated `MACHINE`: "+strings.Join(fakenvml.Machines(), ", "))
+	fs.StringVar(&g.simulate, "simulate", "", "Run against a generated `MACHINE`: "+machineNames())
 	fs.BoolVar(&g.keepSim, "simulate-keep", false, "Keep the --simulate host's temp dir (removed at exit unless configure applied it)")
 	return fs
 }
@@ -99,7 +98,7 @@ func (g *globals) driverOptions() (*driver.Options, error) {
 	if g.root != "" || g.procRoot != "" || g.devRoot != "" {
 		return nil, errors.New("--simulate cannot be combined with --root, --proc-root or --dev-root")
 	}
-	h, err := fakehost.Simulate(g.simulate, nil)
+	h, err := simulate(g.simulate)
 	if err != nil {
 		return nil, err
 	}
@@ -108,6 +107,25 @@ func (g *globals) driverOptions() (*driver.Options, error) {
 		progName(), g.simulate, h.DriverVersion, h.Root)
 	d.Root, d.ProcRoot, d.DevRoot, d.NVML, d.Path = h.Root, h.ProcRoot, h.DevRoot, h.NVML, ""
 	return d, nil
+}
+
+// simulate generates the --simulate machine into a new temp dir (package
+// nvctest), with real device nodes when run as root.
+func simulate(machine string) (*nvctest.Host, error) {
+	m, err := nvctest.ParseMachine(machine)
+	if err != nil {
+		return nil, fmt.Errorf("unknown --simulate machine %q (want one of %s)", machine, machineNames())
+	}
+	return nvctest.GenerateTemp(m, &nvctest.Options{RealNodes: os.Geteuid() == 0})
+}
+
+// machineNames lists the machines --simulate takes.
+func machineNames() string {
+	var names []string
+	for _, m := range nvctest.Machines() {
+		names = append(names, string(m))
+	}
+	return strings.Join(names, ", ")
 }
 
 // openHost opens the driver and discovers the devices, first creating

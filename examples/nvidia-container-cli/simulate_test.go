@@ -40,8 +40,8 @@ func TestSimulateLeavesNothing(t *testing.T) {
 		t.Errorf("info: exit %d, left %q\n%s", code, left, stderr)
 	}
 	code, stderr, left = runSim(t, "--simulate=dgxa100", "--simulate-keep", "list")
-	if code != 0 || len(left) != 1 || !strings.HasPrefix(left[0], "nvc-simulate-") || !strings.Contains(stderr, "kept") {
-		t.Errorf("list --simulate-keep: exit %d, left %q, want one nvc-simulate- dir\n%s", code, left, stderr)
+	if code != 0 || len(left) != 1 || !strings.HasPrefix(left[0], "nvctest-dgxa100-") || !strings.Contains(stderr, "kept") {
+		t.Errorf("list --simulate-keep: exit %d, left %q, want one nvctest-dgxa100- dir\n%s", code, left, stderr)
 	}
 	testutil.RequireRoot(t) // configure refuses to start without root
 	// A container whose /usr is a file: the plan is made, Apply fails

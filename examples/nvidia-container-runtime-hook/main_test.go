@@ -12,10 +12,10 @@ import (
 
 	"github.com/opencontainers/runtime-spec/specs-go"
 
-	"github.com/go-nvc/nvc/internal/fakehost"
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/internal/testutil/container"
 	"github.com/go-nvc/nvc/nvcontainer"
+	"github.com/go-nvc/nvc/nvcontainer/nvctest"
 )
 
 // channels is NVIDIA_IMEX_CHANNELS for n channels from first on.
@@ -40,10 +40,7 @@ type hookCase struct {
 func newHookCase(t *testing.T) *hookCase {
 	t.Helper()
 	testutil.RequireRoot(t) // Apply mounts in the container's namespace
-	fh, err := fakehost.Generate(t.TempDir(), &fakehost.Options{RealNodes: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fh := nvctest.NewHost(t, nvctest.DGXA100, &nvctest.Options{RealNodes: true})
 	config := filepath.Join(t.TempDir(), "config.toml")
 	toml := fmt.Sprintf("[nvidia-container-cli]\nroot = %q\nload-kmods = false\nno-cgroups = true\n"+
 		"[nvc]\nproc-root = %q\ndev-root = %q\nbackend = \"procfs\"\n", fh.Root, fh.ProcRoot, fh.DevRoot)

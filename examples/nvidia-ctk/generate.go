@@ -15,9 +15,8 @@ import (
 
 	"github.com/go-nvc/nvc/capabilities"
 	"github.com/go-nvc/nvc/driver"
-	"github.com/go-nvc/nvc/internal/fakehost"
-	"github.com/go-nvc/nvc/internal/fakenvml"
 	"github.com/go-nvc/nvc/nvcontainer"
+	"github.com/go-nvc/nvc/nvcontainer/nvctest"
 )
 
 // generateOptions are cdi generate's flags.
@@ -46,7 +45,7 @@ func generateCommand(args []string, stdout, stderr io.Writer, log *slog.Logger) 
 	fs.StringVar(&o.procRoot, "proc-root", "/proc", "where the host's procfs is")
 	fs.StringVar(&o.hookPath, "hook-path", nvcontainer.DefaultCDIHookPath, "host path of the createContainer hook (examples/nvidia-cdi-hook)")
 	fs.StringVar(&o.hookPath, "nvidia-cdi-hook-path", nvcontainer.DefaultCDIHookPath, "alias of --hook-path, as NVIDIA's tool names it")
-	fs.StringVar(&o.simulate, "simulate", "", "write the spec for a generated host: "+strings.Join(fakenvml.Machines(), ", "))
+	fs.StringVar(&o.simulate, "simulate", "", "write the spec for a generated host: "+machineNames())
 	fs.StringArrayVar(&o.simulateMIG, "simulate-mig", nil, "with --simulate, a GPU in MIG mode and its MIG devices, as `INDEX=PROFILE,...` (repeatable)")
 	fs.BoolVar(&o.simulateKeep, "simulate-keep", false, "keep the --simulate host (the spec's host paths point into it; removed at exit otherwise)")
 	if err := fs.Parse(args); err != nil {
@@ -175,9 +174,13 @@ func (o *generateOptions) simulateHost(stderr io.Writer) (*driver.Options, error
 	if err != nil {
 		return nil, err
 	}
-	h, err := fakehost.Simulate(o.simulate, mig)
+	m, err := nvctest.ParseMachine(o.simulate)
 	if err != nil {
-		return nil, fmt.Errorf("cdi generate: %w", err)
+		return nil, fmt.Errorf("cdi generate: unknown --simulate machine %q (want one of %s)", o.simulate, machineNames())
+	}
+	h, err := nvctest.GenerateTemp(m, &nvctest.Options{MIG: mig, RealNodes: os.Geteuid() == 0})
+	if err != nil {
+		return nil, fmt.Errorf("cdi generate: simulating %s: %w", m, err)
 	}
 	o.simDir = h.Root
 	fate := "removed at exit (--simulate-keep keeps it for the spec's host paths)"
@@ -195,6 +198,15 @@ func (o *generateOptions) cleanup() {
 	if o.simDir != "" && !o.simulateKeep {
 		os.RemoveAll(o.simDir)
 	}
+}
+
+// machineNames lists the machines --simulate takes.
+func machineNames() string {
+	var names []string
+	for _, m := range nvctest.Machines() {
+		names = append(names, string(m))
+	}
+	return strings.Join(names, ", ")
 }
 
 // parseSimulateMIG reads --simulate-mig values: "1=3g.20gb,1g.5gb".

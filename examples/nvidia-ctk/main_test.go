@@ -12,8 +12,7 @@ import (
 	"tags.cncf.io/container-device-interface/pkg/cdi"
 	specs "tags.cncf.io/container-device-interface/specs-go"
 
-	"github.com/go-nvc/nvc/internal/fakehost"
-	"github.com/go-nvc/nvc/internal/fakenvml"
+	"github.com/go-nvc/nvc/nvcontainer/nvctest"
 )
 
 // ctk runs the program and returns its exit status, stdout and stderr.
@@ -67,7 +66,7 @@ func TestGenerateSimulatedMIG(t *testing.T) {
 	raw := spec.Spec
 	var want []string
 	for i := range 8 {
-		want = append(want, itoa(i), fakenvml.GPUUUID("dgxa100", i), "gpu"+itoa(i))
+		want = append(want, itoa(i), nvctest.DGXA100.GPUUUID(i), "gpu"+itoa(i))
 	}
 	want = append(want, "1:0", "1:1", "mig1:0", "mig1:1", "all")
 	got := deviceNames(raw)
@@ -113,10 +112,7 @@ func itoa(i int) string { return string(rune('0' + i)) }
 // TestGenerateDriverRoot generates for a host tree given by roots (as for a
 // containerized driver), with a custom kind and hook.
 func TestGenerateDriverRoot(t *testing.T) {
-	h, err := fakehost.Generate(t.TempDir(), &fakehost.Options{Layout: fakehost.Fedora})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := nvctest.NewHost(t, nvctest.DGXA100, &nvctest.Options{Layout: nvctest.Fedora})
 	spec := generateFile(t, "spec.yaml", "--driver-root", h.Root, "--proc-root", h.ProcRoot,
 		"--vendor", "example.com", "--class", "accel", "--hook-path", "/opt/nvc/bin/nvidia-cdi-hook", "--no-all-device")
 	raw := spec.Spec

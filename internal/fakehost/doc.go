@@ -2,9 +2,9 @@
 // driver's files, an ld.so.cache, and procfs and /dev trees, all
 // describing the same GPUs as a fake NVML (package fakenvml, pure Go: the
 // simulator builds without cgo).
-// Every test that needs a GPU host uses it, and the examples' --simulate
-// flags run against it ([Simulate]), so it does not depend on package
-// testing.
+// Every test in the module that needs a GPU host uses it, and package
+// nvcontainer/nvctest offers it to users' tests and to the examples'
+// --simulate flags, so it does not depend on package testing.
 //
 // # What it generates
 //

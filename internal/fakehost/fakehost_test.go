@@ -57,34 +57,3 @@ func BenchmarkGenerate(b *testing.B) {
 		}
 	}
 }
-
-func TestSimulate(t *testing.T) {
-	t.Setenv("TMPDIR", t.TempDir())
-	h, err := fakehost.Simulate("dgxh100", map[int][]string{1: {"3g.40gb"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.HasPrefix(filepath.Base(h.Root), "nvc-simulate-") || filepath.Dir(h.Root) != os.Getenv("TMPDIR") {
-		t.Errorf("host generated in %s, want a new nvc-simulate-* dir in $TMPDIR", h.Root)
-	}
-	if _, err := os.Stat(filepath.Join(h.ProcRoot, "driver/nvidia/capabilities/gpu1/mig/gi1")); err != nil {
-		t.Errorf("GPU 1 is not in MIG mode: %v", err)
-	}
-	fi, err := os.Stat(filepath.Join(h.DevRoot, "nvidia0"))
-	if err != nil || (fi.Mode()&os.ModeCharDevice != 0) != (os.Geteuid() == 0) {
-		t.Errorf("/dev/nvidia0 is %v (%v); want a character device exactly when root", fi.Mode(), err)
-	}
-	os.RemoveAll(h.Root)
-
-	_, err = fakehost.Simulate("dgx1", nil)
-	if err == nil || !strings.Contains(err.Error(), `unknown --simulate machine "dgx1" (want one of dgxa100,`) {
-		t.Errorf("unknown machine: %v", err)
-	}
-	_, err = fakehost.Simulate("dgxa100", map[int][]string{0: {"no-such-profile"}})
-	if err == nil || !strings.HasPrefix(err.Error(), "simulating dgxa100: ") {
-		t.Errorf("bad MIG profile: %v", err)
-	}
-	if left, _ := os.ReadDir(os.Getenv("TMPDIR")); len(left) != 0 {
-		t.Errorf("failed simulations left %v behind", left)
-	}
-}

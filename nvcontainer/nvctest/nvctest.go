@@ -6,7 +6,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"testing"
 
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/driver"
@@ -177,9 +176,18 @@ func GenerateTemp(m Machine, opts *Options) (*Host, error) {
 	return h, nil
 }
 
+// TB is the part of testing.TB that NewHost uses: a *testing.T, B or F.
+// (The package does not import testing, so that a program's --simulate
+// flag does not link it.)
+type TB interface {
+	Helper()
+	TempDir() string
+	Fatal(args ...any)
+}
+
 // NewHost writes a host of machine m into a directory of t's (t.TempDir),
 // removed when the test ends; it stops the test on error.
-func NewHost(t testing.TB, m Machine, opts *Options) *Host {
+func NewHost(t TB, m Machine, opts *Options) *Host {
 	t.Helper()
 	h, err := Generate(t.TempDir(), m, opts)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/go-nvc/nvc/capabilities"
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/driver"
+	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/nvcontainer/nvctest"
 )
 
@@ -124,4 +125,19 @@ func TestGenerateNotEmpty(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "x"), nil, 0o644))
 	_, err := nvctest.Generate(dir, nvctest.DGXA100, nil)
 	assert.ErrorContains(t, err, "not empty")
+}
+
+// Device nodes are plain files unless RealNodes asks for character
+// devices (as root).
+func TestRealNodes(t *testing.T) {
+	fi, err := os.Stat(filepath.Join(nvctest.NewHost(t, nvctest.DGXH100, nil).DevRoot, "nvidia0"))
+	require.NoError(t, err)
+	assert.True(t, fi.Mode().IsRegular(), "%v", fi.Mode())
+
+	testutil.RequireRoot(t)
+	sim := nvctest.NewHost(t, nvctest.DGXH100, &nvctest.Options{RealNodes: true, MIG: map[int][]string{1: {"3g.40gb"}}})
+	fi, err = os.Stat(filepath.Join(sim.DevRoot, "nvidia0"))
+	require.NoError(t, err)
+	assert.NotZero(t, fi.Mode()&os.ModeCharDevice, "%v", fi.Mode())
+	assert.DirExists(t, filepath.Join(sim.ProcRoot, "driver/nvidia/capabilities/gpu1/mig/gi1"))
 }
