@@ -10,8 +10,8 @@
 //	nvidia-container-cli configure --pid=PID --device=all --compute --utility ROOTFS
 //
 // Global options come before the command. Extras: --simulate runs any
-// command against a generated host (a fake NVML of a DGX, pure Go, and a
-// driver tree in a temp dir) so the tool can be tried without a GPU; the temp dir
+// command against a generated host (package nvcontainer/nvctest: a fake
+// NVML of a DGX, pure Go, and a driver tree in a temp dir) so the tool can be tried without a GPU; the temp dir
 // is removed at exit, also when a command fails, unless --simulate-keep is
 // given or configure applied it (its files are then mounted in the
 // container, and the dir is named on stderr to be removed later); --proc-root

@@ -21,7 +21,8 @@
 // --hook-path (examples/nvidia-cdi-hook, a static binary) with an explicit
 // environment.
 //
-// --simulate generates a host (fake NVML and driver tree) into a new
+// --simulate generates a host (package nvcontainer/nvctest: fake NVML
+// and driver tree) into a new
 // temp dir and writes the spec for it; the dir is removed at exit, on
 // success and on failure, unless --simulate-keep keeps it for the spec,
 // whose host paths point into it. As in NVIDIA's tool, --dev-root is the root /dev is under
