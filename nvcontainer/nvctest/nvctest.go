@@ -27,8 +27,8 @@ const (
 )
 
 // DefaultDriverVersion is the driver version of a host whose Options leave
-// it empty.
-const DefaultDriverVersion = fakenvml.DefaultDriverVersion
+// it empty: that of go-nvml's DGX mocks.
+const DefaultDriverVersion = "550.54.15"
 
 // ErrUnknownMachine is matched by the error of ParseMachine, Generate and
 // GenerateTemp for a machine they do not know.
@@ -142,6 +142,9 @@ func Generate(dir string, m Machine, opts *Options) (*Host, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
+	}
+	if o.DriverVersion == "" {
+		o.DriverVersion = DefaultDriverVersion
 	}
 	fo := &fakehost.Options{Machine: string(m), DriverVersion: o.DriverVersion, MIG: o.MIG,
 		RealNodes: o.RealNodes, IMEXChannels: o.IMEXChannels, Layout: fakehost.Debian}
