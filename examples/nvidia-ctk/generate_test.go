@@ -8,18 +8,15 @@ import (
 
 	"github.com/go-nvc/nvc/capabilities"
 	"github.com/go-nvc/nvc/driver"
-	"github.com/go-nvc/nvc/internal/fakehost"
 	"github.com/go-nvc/nvc/nvcontainer"
+	"github.com/go-nvc/nvc/nvcontainer/nvctest"
 )
 
 // TestGenerateWarnings checks that cdi generate prints the warnings of the
 // plan the spec is written from (driver files the host lacks) to stderr,
 // each once, and nothing of them to stdout.
 func TestGenerateWarnings(t *testing.T) {
-	h, err := fakehost.Generate(t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := nvctest.NewHost(t, nvctest.DGXA100, nil)
 	host, err := nvcontainer.OpenHost(&driver.Options{Root: h.Root, ProcRoot: h.ProcRoot, DevRoot: h.DevRoot}, "")
 	if err != nil {
 		t.Fatal(err)
@@ -52,10 +49,7 @@ func TestGenerateWarnings(t *testing.T) {
 // nvidia-caps major, rather than writing MIG devices without their access
 // nodes.
 func TestGenerateMIGWithoutCapsMajor(t *testing.T) {
-	h, err := fakehost.Generate(t.TempDir(), &fakehost.Options{MIG: map[int][]string{1: {"3g.20gb"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := nvctest.NewHost(t, nvctest.DGXA100, &nvctest.Options{MIG: map[int][]string{1: {"3g.20gb"}}})
 	file := filepath.Join(h.ProcRoot, "devices")
 	data, err := os.ReadFile(file)
 	if err != nil {
