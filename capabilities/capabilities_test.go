@@ -2,8 +2,11 @@ package capabilities_test
 
 import (
 	"encoding/json"
-	"errors"
+	"fmt"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/capabilities"
 )
@@ -29,12 +32,8 @@ func TestParse(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := capabilities.Parse(tt.in)
-			if err != nil {
-				t.Fatalf("Parse(%q): %v", tt.in, err)
-			}
-			if got != tt.want {
-				t.Errorf("Parse(%q) = %q, want %q", tt.in, got, tt.want)
-			}
+			require.NoError(t, err, "Parse(%q)", tt.in)
+			assert.Equal(t, tt.want, got, "Parse(%q)", tt.in)
 		})
 	}
 }
@@ -50,16 +49,12 @@ func TestParseUnknown(t *testing.T) {
 		{"all, bogus ", `parsing driver capabilities "all, bogus ": unknown capability "bogus"`},
 	}
 	for _, tt := range tests {
-		_, err := capabilities.Parse(tt.in)
-		if err == nil {
-			t.Fatalf("Parse(%q) succeeded", tt.in)
-		}
-		if err.Error() != tt.msg {
-			t.Errorf("Parse(%q) error = %q, want %q", tt.in, err, tt.msg)
-		}
-		if !errors.Is(err, capabilities.ErrUnknown) {
-			t.Errorf("Parse(%q) error does not match ErrUnknown", tt.in)
-		}
+		t.Run(tt.in, func(t *testing.T) {
+			_, err := capabilities.Parse(tt.in)
+			require.Error(t, err, "Parse(%q) succeeded", tt.in)
+			assert.EqualError(t, err, tt.msg, "Parse(%q)", tt.in)
+			assert.ErrorIs(t, err, capabilities.ErrUnknown, "Parse(%q)", tt.in)
+		})
 	}
 }
 
@@ -76,56 +71,43 @@ func TestString(t *testing.T) {
 		{capabilities.Of(capabilities.Video, capabilities.Compat32), "compat32,video"},
 	}
 	for _, tt := range tests {
-		if got := tt.set.String(); got != tt.want {
-			t.Errorf("Set(%#x).String() = %q, want %q", uint8(tt.set), got, tt.want)
-		}
+		t.Run(fmt.Sprintf("%#x", uint8(tt.set)), func(t *testing.T) {
+			assert.Equal(t, tt.want, tt.set.String(), "Set(%#x).String()", uint8(tt.set))
+		})
 	}
 }
 
 func TestRoundTrip(t *testing.T) {
 	for s := capabilities.Set(1); s <= capabilities.All; s++ {
 		got, err := capabilities.Parse(s.String())
-		if err != nil || got != s {
-			t.Fatalf("Parse(%q) = %v, %v; want %v", s.String(), got, err, s)
-		}
+		require.NoError(t, err, "Parse(%q)", s.String())
+		require.Equal(t, s, got, "Parse(%q)", s.String())
 	}
 }
 
 func TestCapabilityString(t *testing.T) {
 	for _, c := range capabilities.All.List() {
 		got, err := capabilities.ParseCapability(c.String())
-		if err != nil || got != c {
-			t.Errorf("ParseCapability(%q) = %v, %v", c.String(), got, err)
+		if assert.NoError(t, err, "ParseCapability(%q)", c.String()) {
+			assert.Equal(t, c, got, "ParseCapability(%q)", c.String())
 		}
 	}
-	if got := capabilities.Capability(0x3).String(); got != "capability(0x3)" {
-		t.Errorf("two-bit value prints %q", got)
-	}
-	if got := capabilities.Capability(0x80).String(); got != "capability(0x80)" {
-		t.Errorf("out-of-range bit prints %q", got)
-	}
+	assert.Equal(t, "capability(0x3)", capabilities.Capability(0x3).String(), "two-bit value")
+	assert.Equal(t, "capability(0x80)", capabilities.Capability(0x80).String(), "out-of-range bit")
 }
 
 func TestSetOperations(t *testing.T) {
 	cu := capabilities.Of(capabilities.Compute, capabilities.Utility)
-	if !cu.Has(capabilities.Compute) || cu.Has(capabilities.Video) || cu.Has(0) {
-		t.Errorf("Has on %v is wrong", cu)
-	}
-	if got := cu.Intersect(capabilities.Of(capabilities.Utility, capabilities.Video)); got != capabilities.Default {
-		t.Errorf("Intersect = %v", got)
-	}
-	if got := cu.Union(capabilities.Of(capabilities.NGX)).String(); got != "compute,ngx,utility" {
-		t.Errorf("Union = %v", got)
-	}
-	if got := cu.Minus(capabilities.Default); got != capabilities.Of(capabilities.Compute) {
-		t.Errorf("Minus = %v", got)
-	}
-	if !cu.SubsetOf(capabilities.All) || capabilities.All.SubsetOf(cu) {
-		t.Errorf("SubsetOf is wrong")
-	}
-	if cu.Len() != 2 || capabilities.All.Len() != 7 {
-		t.Errorf("Len is wrong")
-	}
+	assert.True(t, cu.Has(capabilities.Compute), "Has(Compute) on %v", cu)
+	assert.False(t, cu.Has(capabilities.Video), "Has(Video) on %v", cu)
+	assert.False(t, cu.Has(0), "Has(0) on %v", cu)
+	assert.Equal(t, capabilities.Default, cu.Intersect(capabilities.Of(capabilities.Utility, capabilities.Video)), "Intersect")
+	assert.Equal(t, "compute,ngx,utility", cu.Union(capabilities.Of(capabilities.NGX)).String(), "Union")
+	assert.Equal(t, capabilities.Of(capabilities.Compute), cu.Minus(capabilities.Default), "Minus")
+	assert.True(t, cu.SubsetOf(capabilities.All), "%v SubsetOf All", cu)
+	assert.False(t, capabilities.All.SubsetOf(cu), "All SubsetOf %v", cu)
+	assert.Equal(t, 2, cu.Len(), "Len of %v", cu)
+	assert.Equal(t, 7, capabilities.All.Len(), "Len of All")
 }
 
 // libnvidia-container: --video also sets COMPUTE_LIBS, --display also sets
@@ -139,13 +121,11 @@ func TestExpand(t *testing.T) {
 		{"ngx,compat32", "compat32,ngx"},
 	}
 	for _, tt := range tests {
-		s, err := capabilities.Parse(tt.in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := s.Expand().String(); got != tt.want {
-			t.Errorf("Parse(%q).Expand() = %q, want %q", tt.in, got, tt.want)
-		}
+		t.Run(tt.in, func(t *testing.T) {
+			s, err := capabilities.Parse(tt.in)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, s.Expand().String(), "Parse(%q).Expand()", tt.in)
+		})
 	}
 }
 
@@ -154,20 +134,14 @@ func TestJSON(t *testing.T) {
 		Caps capabilities.Set `json:"caps"`
 	}
 	for _, s := range []capabilities.Set{0, capabilities.Default, capabilities.All} {
-		b, err := json.Marshal(doc{s})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var back doc
-		if err := json.Unmarshal(b, &back); err != nil {
-			t.Fatalf("Unmarshal(%s): %v", b, err)
-		}
-		if back.Caps != s {
-			t.Errorf("round trip of %s gave %v", b, back.Caps)
-		}
+		t.Run(fmt.Sprintf("%#x", uint8(s)), func(t *testing.T) {
+			b, err := json.Marshal(doc{s})
+			require.NoError(t, err)
+			var back doc
+			require.NoError(t, json.Unmarshal(b, &back), "Unmarshal(%s)", b)
+			assert.Equal(t, s, back.Caps, "round trip of %s", b)
+		})
 	}
 	var d doc
-	if err := json.Unmarshal([]byte(`{"caps":"compute,foo"}`), &d); !errors.Is(err, capabilities.ErrUnknown) {
-		t.Errorf("bad JSON value: err = %v", err)
-	}
+	assert.ErrorIs(t, json.Unmarshal([]byte(`{"caps":"compute,foo"}`), &d), capabilities.ErrUnknown, "bad JSON value")
 }

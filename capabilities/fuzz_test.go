@@ -1,10 +1,10 @@
 package capabilities_test
 
 import (
-	"errors"
 	"strconv"
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/capabilities"
 )
@@ -18,20 +18,15 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in string) {
 		s, err := capabilities.Parse(in)
 		if err != nil {
-			if s != 0 {
-				t.Fatalf("Parse(%q) returned %v with error %v", in, s, err)
-			}
-			if !errors.Is(err, capabilities.ErrUnknown) || !strings.Contains(err.Error(), strconv.Quote(in)) {
-				t.Fatalf("Parse(%q) error %q does not name the input", in, err)
-			}
+			require.Zero(t, s, "Parse(%q) returned a set with error %v", in, err)
+			require.ErrorIs(t, err, capabilities.ErrUnknown, "Parse(%q)", in)
+			require.ErrorContains(t, err, strconv.Quote(in), "Parse(%q) error does not name the input", in)
 			return
 		}
-		if s == 0 || !s.SubsetOf(capabilities.All) {
-			t.Fatalf("Parse(%q) = %#x", in, uint8(s))
-		}
+		require.NotZero(t, s, "Parse(%q)", in)
+		require.True(t, s.SubsetOf(capabilities.All), "Parse(%q) = %#x", in, uint8(s))
 		back, err := capabilities.Parse(s.String())
-		if err != nil || back != s {
-			t.Fatalf("Parse(%q).String() = %q does not parse back: %v, %v", in, s.String(), back, err)
-		}
+		require.NoError(t, err, "Parse(%q).String() = %q does not parse back", in, s.String())
+		require.Equal(t, s, back, "Parse(%q).String() = %q does not parse back", in, s.String())
 	})
 }
