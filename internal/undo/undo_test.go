@@ -2,9 +2,11 @@ package undo
 
 import (
 	"errors"
-	"reflect"
 	"sync"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func record(log *[]string, name string, err error) func() error {
@@ -25,19 +27,13 @@ func TestUndoReverseOrderAndJoinedErrors(t *testing.T) {
 	s.Add(record(&log, "d", errD))
 
 	err := s.Undo()
-	if want := []string{"d", "c", "b", "a"}; !reflect.DeepEqual(log, want) {
-		t.Errorf("undo order = %q, want %q", log, want)
-	}
-	if !errors.Is(err, errB) || !errors.Is(err, errD) {
-		t.Errorf("Undo() = %v, want both step errors", err)
-	}
-	if s.Len() != 0 {
-		t.Errorf("Len after Undo = %d, want 0", s.Len())
-	}
+	assert.Equal(t, []string{"d", "c", "b", "a"}, log, "undo order")
+	assert.ErrorIs(t, err, errB, "Undo() wants both step errors")
+	assert.ErrorIs(t, err, errD, "Undo() wants both step errors")
+	assert.Zero(t, s.Len(), "Len after Undo")
 	log = nil
-	if err := s.Undo(); err != nil || len(log) != 0 {
-		t.Errorf("second Undo ran %q, err %v; want nothing", log, err)
-	}
+	assert.NoError(t, s.Undo(), "second Undo")
+	assert.Empty(t, log, "second Undo ran steps")
 }
 
 func TestReleaseMakesDeferredUndoNoop(t *testing.T) {
@@ -46,26 +42,16 @@ func TestReleaseMakesDeferredUndoNoop(t *testing.T) {
 	func() {
 		var s Stack
 		defer func() {
-			if err := s.Undo(); err != nil {
-				t.Error(err)
-			}
+			assert.NoError(t, s.Undo())
 		}()
 		s.Add(record(&log, "a", nil))
 		s.Add(record(&log, "b", nil))
 		kept = s.Release()
 	}()
-	if len(log) != 0 {
-		t.Fatalf("released steps ran on deferred Undo: %q", log)
-	}
-	if kept.Len() != 2 {
-		t.Fatalf("kept.Len() = %d, want 2", kept.Len())
-	}
-	if err := kept.Undo(); err != nil {
-		t.Fatal(err)
-	}
-	if want := []string{"b", "a"}; !reflect.DeepEqual(log, want) {
-		t.Errorf("kept undo order = %q, want %q", log, want)
-	}
+	require.Empty(t, log, "released steps ran on deferred Undo")
+	require.Equal(t, 2, kept.Len(), "kept.Len()")
+	require.NoError(t, kept.Undo())
+	assert.Equal(t, []string{"b", "a"}, log, "kept undo order")
 }
 
 func TestDiscardRunsReleasesOnly(t *testing.T) {
@@ -75,12 +61,8 @@ func TestDiscardRunsReleasesOnly(t *testing.T) {
 	s.Add(record(&log, "b", nil))
 	s.AddStep(record(&log, "c", nil), func() { log = append(log, "release c") })
 	s.Discard()
-	if want := []string{"release c", "release a"}; !reflect.DeepEqual(log, want) {
-		t.Errorf("Discard ran %q, want %q", log, want)
-	}
-	if s.Len() != 0 {
-		t.Errorf("Len after Discard = %d", s.Len())
-	}
+	assert.Equal(t, []string{"release c", "release a"}, log, "Discard ran")
+	assert.Zero(t, s.Len(), "Len after Discard")
 }
 
 func TestPushKeepsOrder(t *testing.T) {
@@ -91,16 +73,9 @@ func TestPushKeepsOrder(t *testing.T) {
 	inner.Add(record(&log, "inner2", nil))
 	outer.Push(&inner)
 	outer.Add(record(&log, "outer2", nil))
-	if inner.Len() != 0 {
-		t.Errorf("inner.Len() after Push = %d, want 0", inner.Len())
-	}
-	if err := outer.Undo(); err != nil {
-		t.Fatal(err)
-	}
-	want := []string{"outer2", "inner2", "inner1", "outer1"}
-	if !reflect.DeepEqual(log, want) {
-		t.Errorf("undo order = %q, want %q", log, want)
-	}
+	assert.Zero(t, inner.Len(), "inner.Len() after Push")
+	require.NoError(t, outer.Undo())
+	assert.Equal(t, []string{"outer2", "inner2", "inner1", "outer1"}, log, "undo order")
 }
 
 // TestConcurrentRecording: steps recorded from many goroutines are all
@@ -123,18 +98,12 @@ func TestConcurrentRecording(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if err := s.Undo(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, s.Undo())
 	for g := range 8 {
 		got := undone[g]
-		if len(got) != 100 {
-			t.Fatalf("goroutine %d: %d of 100 steps undone", g, len(got))
-		}
+		require.Len(t, got, 100, "goroutine %d: steps undone", g)
 		for k, i := range got {
-			if i != 99-k {
-				t.Fatalf("goroutine %d: undo order %v, want its steps last first", g, got)
-			}
+			require.Equal(t, 99-k, i, "goroutine %d: undo order %v, want its steps last first", g, got)
 		}
 	}
 }
