@@ -1,11 +1,13 @@
 package fstree
 
 import (
-	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestParse(t *testing.T) {
@@ -20,9 +22,7 @@ func TestParse(t *testing.T) {
 		fifo tmp/pipe
 		socket run/s 0700
 	`)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := []Entry{
 		{Kind: Dir, Path: "usr/lib64", Mode: 0o700},
 		{Kind: File, Path: "etc/debian_version", Content: []byte("12.5\n")},
@@ -33,15 +33,13 @@ func TestParse(t *testing.T) {
 		{Kind: FIFO, Path: "tmp/pipe"},
 		{Kind: Socket, Path: "run/s", Mode: 0o700},
 	}
-	if len(got) != len(want) {
-		t.Fatalf("got %d entries, want %d: %+v", len(got), len(want), got)
-	}
+	require.Len(t, got, len(want), "entries: %+v", got)
 	for i := range want {
 		g, w := got[i], want[i]
-		if g.Kind != w.Kind || g.Path != w.Path || g.Mode != w.Mode || g.Target != w.Target ||
-			g.Major != w.Major || g.Minor != w.Minor || string(g.Content) != string(w.Content) {
-			t.Errorf("entry %d = %+v, want %+v", i, g, w)
-		}
+		// Content compared as strings: nil and empty are the same here.
+		assert.Equal(t, string(w.Content), string(g.Content), "entry %d content", i)
+		g.Content, w.Content = nil, nil
+		assert.Equal(t, w, g, "entry %d", i)
 	}
 }
 
@@ -57,9 +55,10 @@ func TestParseErrors(t *testing.T) {
 		"dir x 0755 extra",
 		`file x "unterminated`,
 	} {
-		if _, err := Parse(spec); !errors.Is(err, ErrInvalid) {
-			t.Errorf("Parse(%q) = %v, want ErrInvalid", spec, err)
-		}
+		t.Run(spec, func(t *testing.T) {
+			_, err := Parse(spec)
+			assert.ErrorIs(t, err, ErrInvalid, "Parse(%q)", spec)
+		})
 	}
 }
 
@@ -73,17 +72,14 @@ func TestBuild(t *testing.T) {
 		socket s
 		char c 1 3
 	`
-	if err := Create(root, spec, &Options{CharAsFile: true}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, Create(root, spec, &Options{CharAsFile: true}))
 	check := func(name string, typ fs.FileMode, perm fs.FileMode) {
 		t.Helper()
 		fi, err := os.Lstat(filepath.Join(root, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if fi.Mode().Type() != typ || (perm != 0 && fi.Mode().Perm() != perm) {
-			t.Errorf("%s: mode %v, want type %v perm %v", name, fi.Mode(), typ, perm)
+		require.NoError(t, err)
+		assert.Equal(t, typ, fi.Mode().Type(), "%s: mode %v", name, fi.Mode())
+		if perm != 0 {
+			assert.Equal(t, perm, fi.Mode().Perm(), "%s: mode %v", name, fi.Mode())
 		}
 	}
 	check("d", fs.ModeDir, 0o700)
@@ -92,28 +88,20 @@ func TestBuild(t *testing.T) {
 	check("p", fs.ModeNamedPipe, 0o644)
 	check("s", fs.ModeSocket, 0o755)
 	check("c", 0, 0o666)
-	if b, _ := os.ReadFile(filepath.Join(root, "d/f")); string(b) != "hello" {
-		t.Errorf("d/f = %q", b)
-	}
-	if b, _ := os.ReadFile(filepath.Join(root, "c")); string(b) != "char 1:3\n" {
-		t.Errorf("c = %q", b)
-	}
-	if l, _ := os.Readlink(filepath.Join(root, "l")); l != "../outside" {
-		t.Errorf("l -> %q", l)
-	}
-	if err := Create(root, "file d/f", nil); err == nil {
-		t.Error("Create over an existing file succeeded")
-	}
+	b, _ := os.ReadFile(filepath.Join(root, "d/f"))
+	assert.Equal(t, "hello", string(b), "d/f")
+	b, _ = os.ReadFile(filepath.Join(root, "c"))
+	assert.Equal(t, "char 1:3\n", string(b), "c")
+	l, _ := os.Readlink(filepath.Join(root, "l"))
+	assert.Equal(t, "../outside", l, "l ->")
+	assert.Error(t, Create(root, "file d/f", nil), "Create over an existing file succeeded")
 }
 
 func TestBuildLongSocketPath(t *testing.T) {
 	root := t.TempDir()
 	long := "a/bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb/socket"
-	if err := Create(root, "socket "+long, nil); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, Create(root, "socket "+long, nil))
 	fi, err := os.Lstat(filepath.Join(root, long))
-	if err != nil || fi.Mode().Type() != fs.ModeSocket {
-		t.Fatalf("long socket: %v %v", fi, err)
-	}
+	require.NoError(t, err, "long socket")
+	require.Equal(t, fs.ModeSocket, fi.Mode().Type(), "long socket: %v", fi)
 }

@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
 	"github.com/go-nvc/nvc/internal/fstree"
@@ -13,14 +15,11 @@ import (
 func TestBuildCharNode(t *testing.T) {
 	testutil.RequireRoot(t)
 	root := t.TempDir()
-	if err := fstree.Create(root, "char dev/nvidiactl 195 255 0666", nil); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, fstree.Create(root, "char dev/nvidiactl 195 255 0666", nil))
 	var st unix.Stat_t
-	if err := unix.Lstat(filepath.Join(root, "dev/nvidiactl"), &st); err != nil {
-		t.Fatal(err)
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFCHR || unix.Major(st.Rdev) != 195 || unix.Minor(st.Rdev) != 255 || st.Mode&0o777 != 0o666 {
-		t.Errorf("node mode %o rdev %d:%d", st.Mode, unix.Major(st.Rdev), unix.Minor(st.Rdev))
-	}
+	require.NoError(t, unix.Lstat(filepath.Join(root, "dev/nvidiactl"), &st))
+	assert.Equal(t, uint32(unix.S_IFCHR), st.Mode&unix.S_IFMT, "node mode %o", st.Mode)
+	assert.Equal(t, uint32(0o666), st.Mode&0o777, "node mode %o", st.Mode)
+	assert.Equal(t, uint32(195), unix.Major(st.Rdev), "node rdev major")
+	assert.Equal(t, uint32(255), unix.Minor(st.Rdev), "node rdev minor")
 }
