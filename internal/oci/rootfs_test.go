@@ -1,13 +1,14 @@
 package oci_test
 
 import (
-	"errors"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/internal/oci"
 	"github.com/go-nvc/nvc/internal/testutil"
@@ -40,14 +41,12 @@ func TestRootfs(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := oci.Rootfs(&tt.state, tt.spec)
 			if tt.want == "" {
-				if !errors.Is(err, oci.ErrInvalidRootfs) || got != "" {
-					t.Fatalf("Rootfs = %q, %v; want ErrInvalidRootfs", got, err)
-				}
+				require.ErrorIs(t, err, oci.ErrInvalidRootfs, "Rootfs = %q", got)
+				require.Empty(t, got, "Rootfs with an error")
 				return
 			}
-			if err != nil || got != tt.want {
-				t.Fatalf("Rootfs = %q, %v; want %q", got, err, tt.want)
-			}
+			require.NoError(t, err)
+			require.Equal(t, tt.want, got, "Rootfs")
 		})
 	}
 }
@@ -56,21 +55,19 @@ func TestRootfs(t *testing.T) {
 func TestLoadRootfs(t *testing.T) {
 	bundle := testutil.Bundle(t, `{"ociVersion":"1.0.2","process":{},"root":{"path":"rootfs"}}`)
 	got, err := oci.LoadRootfs(&oci.State{Bundle: bundle})
-	if err != nil || got != filepath.Join(bundle, "rootfs") {
-		t.Errorf("from config.json: %q, %v", got, err)
+	if assert.NoError(t, err, "from config.json") {
+		assert.Equal(t, filepath.Join(bundle, "rootfs"), got, "from config.json")
 	}
 	got, err = oci.LoadRootfs(&oci.State{Bundle: "/nonexistent", Root: "/run/crun/r"})
-	if err != nil || got != "/run/crun/r" {
-		t.Errorf("from crun's root, no config.json: %q, %v", got, err)
+	if assert.NoError(t, err, "from crun's root, no config.json") {
+		assert.Equal(t, "/run/crun/r", got, "from crun's root, no config.json")
 	}
 	_, err = oci.LoadRootfs(&oci.State{Bundle: "/nonexistent"})
-	if err == nil || !strings.Contains(err.Error(), "loading OCI spec") {
-		t.Errorf("no root and no config.json: %v", err)
-	}
+	assert.ErrorContains(t, err, "loading OCI spec", "no root and no config.json")
 	empty := testutil.Bundle(t, `{"ociVersion":"1.0.2","process":{},"root":{"path":""}}`)
-	if _, err = oci.LoadRootfs(&oci.State{Bundle: empty}); !errors.Is(err, oci.ErrInvalidRootfs) || !strings.Contains(err.Error(), "no root.path") {
-		t.Errorf("empty root.path: %v", err)
-	}
+	_, err = oci.LoadRootfs(&oci.State{Bundle: empty})
+	assert.ErrorIs(t, err, oci.ErrInvalidRootfs, "empty root.path")
+	assert.ErrorContains(t, err, "no root.path", "empty root.path")
 }
 
 // The package is imported by a CGO_ENABLED=0 hook: it may depend on
@@ -78,11 +75,7 @@ func TestLoadRootfs(t *testing.T) {
 func TestDependencies(t *testing.T) {
 	goCmd := testutil.RequireCommand(t, "go")
 	out, err := exec.Command(goCmd, "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", ".").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
+	require.NoError(t, err, "go list")
 	want := "github.com/opencontainers/runtime-spec/specs-go\ngithub.com/go-nvc/nvc/internal/oci"
-	if got := strings.TrimSpace(string(out)); got != want {
-		t.Errorf("dependencies outside the standard library:\n%s\nwant\n%s", got, want)
-	}
+	assert.Equal(t, want, strings.TrimSpace(string(out)), "dependencies outside the standard library")
 }

@@ -1,11 +1,13 @@
 package oci_test
 
 import (
-	"errors"
 	"io/fs"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/internal/oci"
 	"github.com/go-nvc/nvc/internal/testutil"
@@ -15,9 +17,9 @@ const minimalSpec = `{"ociVersion":"1.0.2","process":{"env":["PATH=/bin"]},"root
 
 func TestParseSpec(t *testing.T) {
 	spec, err := oci.ParseSpec([]byte(minimalSpec))
-	if err != nil || spec.Root.Path != "rootfs" || spec.Process.Env[0] != "PATH=/bin" {
-		t.Fatalf("ParseSpec: %+v, %v", spec, err)
-	}
+	require.NoError(t, err, "ParseSpec")
+	require.Equal(t, "rootfs", spec.Root.Path, "ParseSpec: %+v", spec)
+	require.Equal(t, []string{"PATH=/bin"}, spec.Process.Env, "ParseSpec: %+v", spec)
 	for _, tt := range []struct{ in, want string }{
 		{`{"process":{},"root":{}}`, `no "ociVersion"`},
 		{`{"ociVersion":"1.0.0","root":{}}`, `no "process"`},
@@ -26,9 +28,12 @@ func TestParseSpec(t *testing.T) {
 		{`{"ociVersion":"1.0.0","process":{"capabilities":[1]},"root":{}}`, "process.capabilities"},
 		{`nope`, "not a JSON object"},
 	} {
-		if _, err := oci.ParseSpec([]byte(tt.in)); err == nil || !strings.HasPrefix(err.Error(), "parsing OCI spec ") || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("ParseSpec(%s) error = %v, want %q", tt.in, err, tt.want)
-		}
+		t.Run(tt.want, func(t *testing.T) {
+			_, err := oci.ParseSpec([]byte(tt.in))
+			require.Error(t, err, "ParseSpec(%s)", tt.in)
+			assert.True(t, strings.HasPrefix(err.Error(), "parsing OCI spec "), "ParseSpec(%s) error = %v", tt.in, err)
+			assert.ErrorContains(t, err, tt.want, "ParseSpec(%s)", tt.in)
+		})
 	}
 }
 
@@ -37,38 +42,29 @@ func TestParseSpec(t *testing.T) {
 // is kept.
 func TestParseSpecFlatCapabilities(t *testing.T) {
 	spec, err := oci.ParseSpec([]byte(`{"ociVersion":"1.0.0-rc2","process":{"env":["A=1"],"capabilities":["CAP_SYS_ADMIN","CAP_KILL"]},"root":{"path":"r"}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	c := spec.Process.Capabilities
-	want := "CAP_SYS_ADMIN,CAP_KILL"
+	want := []string{"CAP_SYS_ADMIN", "CAP_KILL"}
 	for name, set := range map[string][]string{"bounding": c.Bounding, "effective": c.Effective, "permitted": c.Permitted} {
-		if strings.Join(set, ",") != want {
-			t.Errorf("%s = %v, want %s", name, set, want)
-		}
+		assert.Equal(t, want, set, name)
 	}
-	if len(c.Inheritable) != 0 || len(spec.Process.Env) != 1 || spec.Process.Env[0] != "A=1" {
-		t.Errorf("process = %+v", spec.Process)
-	}
+	assert.Empty(t, c.Inheritable, "process = %+v", spec.Process)
+	assert.Equal(t, []string{"A=1"}, spec.Process.Env, "process = %+v", spec.Process)
 }
 
 func TestLoadSpec(t *testing.T) {
 	bundle := testutil.Bundle(t, minimalSpec)
 	spec, err := oci.LoadSpec(bundle)
-	if err != nil || spec.Root.Path != "rootfs" {
-		t.Fatalf("LoadSpec: %+v, %v", spec, err)
-	}
+	require.NoError(t, err, "LoadSpec")
+	require.Equal(t, "rootfs", spec.Root.Path, "LoadSpec: %+v", spec)
 	_, err = oci.LoadSpec(t.TempDir())
-	if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "config.json") {
-		t.Errorf("missing config.json: %v", err)
-	}
+	assert.ErrorIs(t, err, fs.ErrNotExist, "missing config.json")
+	assert.ErrorContains(t, err, "config.json", "missing config.json")
 	bad := testutil.Bundle(t, `{"ociVersion":"1.0.2"}`)
 	_, err = oci.LoadSpec(bad)
-	if err == nil || !strings.Contains(err.Error(), filepath.Join(bad, "config.json")) || !strings.Contains(err.Error(), `no "process"`) {
-		t.Errorf("invalid config.json: %v", err)
-	}
+	assert.ErrorContains(t, err, filepath.Join(bad, "config.json"), "invalid config.json")
+	assert.ErrorContains(t, err, `no "process"`, "invalid config.json")
 	big := testutil.Bundle(t, `{"ociVersion":"1.0.2","x":"`+strings.Repeat("x", oci.MaxSpecSize)+`"}`)
-	if _, err = oci.LoadSpec(big); !errors.Is(err, oci.ErrTooLarge) {
-		t.Errorf("oversized config.json: %v", err)
-	}
+	_, err = oci.LoadSpec(big)
+	assert.ErrorIs(t, err, oci.ErrTooLarge, "oversized config.json")
 }

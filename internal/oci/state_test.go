@@ -1,9 +1,12 @@
 package oci_test
 
 import (
-	"errors"
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/internal/oci"
 )
@@ -33,17 +36,14 @@ func TestParseState(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			st, err := oci.ReadState(strings.NewReader(tt.in))
 			if tt.wantErr != "" {
-				if err == nil || st != nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("ReadState(%q) = %+v, %v; want error containing %q", tt.in, st, err, tt.wantErr)
-				}
+				require.ErrorContains(t, err, tt.wantErr, "ReadState(%q)", tt.in)
+				require.Nil(t, st, "ReadState(%q) with an error", tt.in)
 				return
 			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if st.BundleDir() != tt.bundle || st.Root != tt.root || st.PID != tt.pid {
-				t.Errorf("ReadState(%q) = %+v", tt.in, st)
-			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.bundle, st.BundleDir(), "ReadState(%q) = %+v", tt.in, st)
+			assert.Equal(t, tt.root, st.Root, "ReadState(%q) = %+v", tt.in, st)
+			assert.Equal(t, tt.pid, st.PID, "ReadState(%q) = %+v", tt.in, st)
 		})
 	}
 }
@@ -51,14 +51,11 @@ func TestParseState(t *testing.T) {
 func TestReadStateTooLarge(t *testing.T) {
 	big := `{"bundle":"/b","id":"` + strings.Repeat("x", oci.MaxStateSize) + `"}`
 	_, err := oci.ReadState(strings.NewReader(big))
-	if !errors.Is(err, oci.ErrTooLarge) || !strings.HasPrefix(err.Error(), "reading OCI state: more than 1048576 bytes") {
-		t.Fatalf("oversized state: %v", err)
-	}
+	require.ErrorIs(t, err, oci.ErrTooLarge, "oversized state")
+	require.True(t, strings.HasPrefix(err.Error(), "reading OCI state: more than 1048576 bytes"), "oversized state: %v", err)
 	long := `{"bundle":"/b","id":"` + strings.Repeat("x", 100)
 	_, err = oci.ParseState([]byte(long))
-	if err == nil || !strings.Contains(err.Error(), "... (121 bytes)") {
-		t.Errorf("error should quote a bounded excerpt: %v", err)
-	}
+	assert.ErrorContains(t, err, "... (121 bytes)", "error should quote a bounded excerpt")
 }
 
 func TestReadLimited(t *testing.T) {
@@ -67,15 +64,16 @@ func TestReadLimited(t *testing.T) {
 		limit   int64
 		tooLong bool
 	}{{"", 0, false}, {"abc", 3, false}, {"abcd", 3, true}, {"a", 0, true}} {
-		got, err := oci.ReadLimited(strings.NewReader(tt.in), tt.limit)
-		if tt.tooLong {
-			if !errors.Is(err, oci.ErrTooLarge) || got != nil {
-				t.Errorf("ReadLimited(%q, %d) = %q, %v; want ErrTooLarge", tt.in, tt.limit, got, err)
+		t.Run(fmt.Sprintf("%q/%d", tt.in, tt.limit), func(t *testing.T) {
+			got, err := oci.ReadLimited(strings.NewReader(tt.in), tt.limit)
+			if tt.tooLong {
+				assert.ErrorIs(t, err, oci.ErrTooLarge, "ReadLimited(%q, %d)", tt.in, tt.limit)
+				assert.Nil(t, got, "ReadLimited(%q, %d)", tt.in, tt.limit)
+				return
 			}
-			continue
-		}
-		if err != nil || string(got) != tt.in {
-			t.Errorf("ReadLimited(%q, %d) = %q, %v", tt.in, tt.limit, got, err)
-		}
+			if assert.NoError(t, err, "ReadLimited(%q, %d)", tt.in, tt.limit) {
+				assert.Equal(t, tt.in, string(got), "ReadLimited(%q, %d)", tt.in, tt.limit)
+			}
+		})
 	}
 }
