@@ -2,6 +2,8 @@ package ns
 
 import (
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // BenchmarkRun measures one round trip: a confined thread is created,
@@ -11,17 +13,13 @@ func BenchmarkRun(b *testing.B) {
 	b.Run("current", func(b *testing.B) {
 		n := Current()
 		for b.Loop() {
-			if err := n.Run(noop); err != nil {
-				b.Fatal(err)
-			}
+			require.NoError(b, n.Run(noop))
 		}
 	})
 	b.Run("container", func(b *testing.B) {
 		_, n := startContainer(b)
 		for b.Loop() {
-			if err := n.Run(noop); err != nil {
-				b.Fatal(err)
-			}
+			require.NoError(b, n.Run(noop))
 		}
 	})
 	b.Run("plain-goroutine", func(b *testing.B) {
@@ -30,9 +28,7 @@ func BenchmarkRun(b *testing.B) {
 		for b.Loop() {
 			done := make(chan error, 1)
 			go func() { done <- noop() }()
-			if err := <-done; err != nil {
-				b.Fatal(err)
-			}
+			require.NoError(b, <-done)
 		}
 	})
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
 	"github.com/go-nvc/nvc/internal/testutil/container"
@@ -129,19 +131,13 @@ func runMainChild(t *testing.T, scenario string) string {
 
 func TestRunFromLockedMainThread(t *testing.T) {
 	out := runMainChild(t, "locked-caller")
-	if !strings.HasPrefix(out, "ok") {
-		t.Fatalf("child: %s", out)
-	}
+	require.True(t, strings.HasPrefix(out, "ok"), "child: %s", out)
 }
 
 func TestRunGuardsIdleMainThread(t *testing.T) {
 	out := runMainChild(t, "free-main")
-	if !strings.HasPrefix(out, "ok") {
-		t.Fatalf("child: %s", out)
-	}
-	if out == "ok handoffs=0" {
-		t.Errorf("child: %s; the confining goroutine never landed on the main thread, so the guard went untested", out)
-	}
+	require.True(t, strings.HasPrefix(out, "ok"), "child: %s", out)
+	assert.NotEqual(t, "ok handoffs=0", out, "the confining goroutine never landed on the main thread, so the guard went untested")
 	t.Log("child:", out)
 }
 
@@ -149,7 +145,5 @@ func TestRunGuardsIdleMainThread(t *testing.T) {
 // fail: without the guard the leader ends in the container's namespace.
 func TestUnguardedPatternLeaksIntoLeader(t *testing.T) {
 	out := runMainChild(t, "unguarded")
-	if !strings.Contains(out, "process leader in mount namespace") {
-		t.Fatalf("child: %q; want the leader caught in the container's namespace", out)
-	}
+	require.Contains(t, out, "process leader in mount namespace", "want the leader caught in the container's namespace")
 }

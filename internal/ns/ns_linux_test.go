@@ -7,12 +7,13 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
 	"github.com/go-nvc/nvc/internal/testutil/container"
@@ -26,9 +27,7 @@ func nsID(path string) (string, error) {
 func mustNSID(t testing.TB, path string) string {
 	t.Helper()
 	id, err := nsID(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return id
 }
 
@@ -107,16 +106,12 @@ func (s *tidSet) add(tid int) {
 func startContainer(t testing.TB) (*container.Container, *Namespace) {
 	t.Helper()
 	c := container.Start(t, &container.Options{Spec: "dir mnt"})
-	if out, err := c.Exec(t, "mount", "-t", "tmpfs", "tmpfs", c.Rootfs+"/mnt"); err != nil {
-		t.Fatalf("mount tmpfs in container: %v: %s", err, out)
-	}
-	if out, err := c.Exec(t, "touch", c.Rootfs+"/mnt/only-in-container"); err != nil {
-		t.Fatalf("touch in container: %v: %s", err, out)
-	}
+	out, err := c.Exec(t, "mount", "-t", "tmpfs", "tmpfs", c.Rootfs+"/mnt")
+	require.NoError(t, err, "mount tmpfs in container: %s", out)
+	out, err = c.Exec(t, "touch", c.Rootfs+"/mnt/only-in-container")
+	require.NoError(t, err, "touch in container: %s", out)
 	n, err := Open(c.NSPath())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { n.Close() })
 	return c, n
 }
@@ -146,25 +141,14 @@ func inside(c *container.Container, tids *tidSet) func() error {
 func TestRunEntersNamespace(t *testing.T) {
 	c, n := startContainer(t)
 	host := mustNSID(t, "/proc/self/ns/mnt")
-	if host == mustNSID(t, c.NSPath()) {
-		t.Fatal("container shares the host mount namespace")
-	}
+	require.NotEqual(t, host, mustNSID(t, c.NSPath()), "container shares the host mount namespace")
 	var tids tidSet
-	if err := n.Run(inside(c, &tids)); err != nil {
-		t.Fatal(err)
-	}
-	if got := mustNSID(t, "/proc/thread-self/ns/mnt"); got != host {
-		t.Errorf("caller's thread in %s after Run, want %s", got, host)
-	}
-	if _, err := os.Stat(c.Rootfs + "/mnt/only-in-container"); err == nil {
-		t.Error("container's tmpfs visible to the caller after Run")
-	}
-	if OnConfinedThread() {
-		t.Error("OnConfinedThread() = true outside Run")
-	}
-	if err := checkThreads(host, tids.tids); err != nil {
-		t.Error(err)
-	}
+	require.NoError(t, n.Run(inside(c, &tids)))
+	assert.Equal(t, host, mustNSID(t, "/proc/thread-self/ns/mnt"), "caller's thread after Run")
+	_, err := os.Stat(c.Rootfs + "/mnt/only-in-container")
+	assert.Error(t, err, "container's tmpfs visible to the caller after Run")
+	assert.False(t, OnConfinedThread(), "OnConfinedThread() outside Run")
+	assert.NoError(t, checkThreads(host, tids.tids))
 }
 
 func TestRunConcurrent(t *testing.T) {
@@ -179,23 +163,15 @@ func TestRunConcurrent(t *testing.T) {
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		if err != nil {
-			t.Error(err)
-		}
+		assert.NoError(t, err)
 	}
-	if len(tids.tids) != 64 {
-		t.Errorf("64 calls ran on %d distinct threads; a confined thread was reused", len(tids.tids))
-	}
-	if err := checkThreads(host, tids.tids); err != nil {
-		t.Error(err)
-	}
+	assert.Len(t, tids.tids, 64, "distinct threads of 64 calls; a confined thread was reused")
+	assert.NoError(t, checkThreads(host, tids.tids))
 }
 
 func TestRunCurrentConfinesFilesystemContext(t *testing.T) {
 	cwd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	host := mustNSID(t, "/proc/self/ns/mnt")
 	var inNS string
 	err = Current().Run(func() error {
@@ -203,27 +179,18 @@ func TestRunCurrentConfinesFilesystemContext(t *testing.T) {
 		unix.Umask(0o077)
 		return unix.Chdir("/")
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if inNS != host {
-		t.Errorf("Current().Run ran in %s, want the caller's %s", inNS, host)
-	}
-	if now, _ := os.Getwd(); now != cwd {
-		t.Errorf("process cwd changed to %q by a confined chdir", now)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, host, inNS, "Current().Run ran outside the caller's namespace")
+	now, _ := os.Getwd()
+	assert.Equal(t, cwd, now, "process cwd changed by a confined chdir")
 	old := unix.Umask(0o022)
 	unix.Umask(old)
-	if old == 0o077 {
-		t.Error("process umask changed by a confined umask")
-	}
+	assert.NotEqual(t, 0o077, old, "process umask changed by a confined umask")
 }
 
 func TestRunReturnsError(t *testing.T) {
 	want := errors.New("step failed")
-	if err := Current().Run(func() error { return want }); err != want {
-		t.Errorf("Run() = %v, want %v", err, want)
-	}
+	assert.Same(t, want, Current().Run(func() error { return want }), "Run()")
 }
 
 func TestRunPanicRepanicsOnCaller(t *testing.T) {
@@ -231,18 +198,13 @@ func TestRunPanicRepanicsOnCaller(t *testing.T) {
 	defer func() {
 		v := recover()
 		p, ok := v.(*PanicError)
-		if !ok {
-			t.Fatalf("recovered %T %v, want *PanicError", v, v)
-		}
-		if p.Value != cause || !errors.Is(p, cause) {
-			t.Errorf("PanicError.Value = %v, want %v", p.Value, cause)
-		}
-		if !strings.Contains(string(p.Stack), "TestRunPanicRepanicsOnCaller") {
-			t.Errorf("stack does not name the panicking function:\n%s", p.Stack)
-		}
+		require.True(t, ok, "recovered %T %v, want *PanicError", v, v)
+		assert.Same(t, cause, p.Value, "PanicError.Value")
+		assert.ErrorIs(t, p, cause)
+		assert.Contains(t, string(p.Stack), "TestRunPanicRepanicsOnCaller", "stack does not name the panicking function")
 	}()
 	Current().Run(func() error { panic(cause) })
-	t.Fatal("Run returned after a panic")
+	require.Fail(t, "Run returned after a panic")
 }
 
 func TestRunGoexit(t *testing.T) {
@@ -250,47 +212,34 @@ func TestRunGoexit(t *testing.T) {
 		runtime.Goexit()
 		return nil
 	})
-	if !errors.Is(err, ErrGoexit) {
-		t.Errorf("Run() = %v, want ErrGoexit", err)
-	}
+	assert.ErrorIs(t, err, ErrGoexit, "Run()")
 }
 
 func TestOpenRejectsOtherFiles(t *testing.T) {
 	for _, path := range []string{"/proc/self/ns/net", "/proc/self/status"} {
-		n, err := Open(path)
-		if !errors.Is(err, ErrNotMountNamespace) {
-			t.Errorf("Open(%q) = %v, %v; want ErrNotMountNamespace", path, n, err)
-		}
+		t.Run(path, func(t *testing.T) {
+			n, err := Open(path)
+			assert.ErrorIs(t, err, ErrNotMountNamespace, "Open(%q) = %v", path, n)
+		})
 	}
-	if _, err := Open("/nonexistent/ns"); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("Open(missing) = %v, want ErrNotExist", err)
-	}
+	_, err := Open("/nonexistent/ns")
+	assert.ErrorIs(t, err, os.ErrNotExist, "Open(missing)")
 }
 
 func TestFromFileAndOpenPID(t *testing.T) {
 	c, _ := startContainer(t)
 	f, err := os.Open(c.NSPath())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	n, err := FromFile(f)
 	f.Close() // FromFile duplicated it
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer n.Close()
 	var tids tidSet
-	if err := n.Run(inside(c, &tids)); err != nil {
-		t.Errorf("FromFile: %v", err)
-	}
+	assert.NoError(t, n.Run(inside(c, &tids)), "FromFile")
 	p, err := OpenPID("", c.PID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer p.Close()
-	if err := p.Run(inside(c, &tids)); err != nil {
-		t.Errorf("OpenPID: %v", err)
-	}
+	assert.NoError(t, p.Run(inside(c, &tids)), "OpenPID")
 }
 
 func TestRunSetnsFailureSkipsFn(t *testing.T) {
@@ -301,13 +250,10 @@ func TestRunSetnsFailureSkipsFn(t *testing.T) {
 	n.file.Close()
 	called := false
 	err := n.Run(func() error { called = true; return nil })
-	if err == nil || called {
-		t.Errorf("Run on a closed namespace = %v, fn called %v; want an error and no call", err, called)
-	}
+	assert.Error(t, err, "Run on a closed namespace")
+	assert.False(t, called, "Run on a closed namespace called fn")
 	var errno syscall.Errno
-	if !errors.As(err, &errno) {
-		t.Errorf("error %v does not keep the errno", err)
-	}
+	assert.ErrorAs(t, err, &errno, "error does not keep the errno")
 }
 
 // TestIsCaller tells the caller's own namespace, opened by path or made by
@@ -316,25 +262,25 @@ func TestRunSetnsFailureSkipsFn(t *testing.T) {
 func TestIsCaller(t *testing.T) {
 	c, n := startContainer(t)
 	own, err := OpenPID("", os.Getpid())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer own.Close()
 	for _, tc := range []struct {
 		name string
 		n    *Namespace
 		want bool
 	}{{"current", Current(), true}, {"own, opened", own, true}, {"container's", n, false}} {
-		if got, err := tc.n.IsCaller(); got != tc.want || err != nil {
-			t.Errorf("%s: IsCaller = %v, %v; want %v", tc.name, got, err, tc.want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := tc.n.IsCaller()
+			require.NoError(t, err, "IsCaller")
+			assert.Equal(t, tc.want, got, "IsCaller")
+		})
 	}
-	if same, err := n.SameAs(c.NSPath()); !same || err != nil {
-		t.Errorf("SameAs(the container's ns file) = %v, %v; want true", same, err)
+	same, err := n.SameAs(c.NSPath())
+	if assert.NoError(t, err, "SameAs(the container's ns file)") {
+		assert.True(t, same, "SameAs(the container's ns file)")
 	}
-	if _, err := Current().SameAs(c.NSPath()); err == nil {
-		t.Error("Current().SameAs: no error")
-	}
+	_, err = Current().SameAs(c.NSPath())
+	assert.Error(t, err, "Current().SameAs: no error")
 	err = n.Run(func() error {
 		if got, err := n.IsCaller(); !got || err != nil {
 			return fmt.Errorf("inside the container, IsCaller(container's) = %v, %v; want true", got, err)
@@ -344,7 +290,5 @@ func TestIsCaller(t *testing.T) {
 		}
 		return nil
 	})
-	if err != nil {
-		t.Error(err)
-	}
+	assert.NoError(t, err)
 }
