@@ -6,6 +6,7 @@ import (
 
 	"github.com/opencontainers/cgroups"
 	devconfig "github.com/opencontainers/cgroups/devices/config"
+	"github.com/stretchr/testify/require"
 )
 
 // tenRules are ten GPU-like nodes, c 195:0..9 rw.
@@ -50,31 +51,19 @@ func BenchmarkAllow(b *testing.B) {
 
 func benchAllow(b *testing.B, dir string, rules []Rule) {
 	c, err := OpenPath(dir)
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	defer c.Close()
 	for b.Loop() {
 		undo, err := c.Allow(rules)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := undo(); err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, err)
+		require.NoError(b, undo())
 	}
 }
 
 func benchSet(b *testing.B, set func(string, *cgroups.Resources) error, dir string, before, after []*devconfig.Rule) {
-	if err := set(dir, &cgroups.Resources{Devices: before}); err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, set(dir, &cgroups.Resources{Devices: before}))
 	for b.Loop() {
-		if err := set(dir, &cgroups.Resources{Devices: after}); err != nil {
-			b.Fatal(err)
-		}
-		if err := set(dir, &cgroups.Resources{Devices: before}); err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, set(dir, &cgroups.Resources{Devices: after}))
+		require.NoError(b, set(dir, &cgroups.Resources{Devices: before}))
 	}
 }

@@ -1,11 +1,13 @@
 package cgroup
 
 import (
-	"errors"
-	"strings"
+	"fmt"
+	"strconv"
 	"testing"
 
 	devconfig "github.com/opencontainers/cgroups/devices/config"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestParseDevicesList(t *testing.T) {
@@ -26,24 +28,20 @@ func TestParseDevicesList(t *testing.T) {
 		{"c 1:3 rr\n", false, nil, true},
 		{"cc 1:3 r\n", false, nil, true},
 	} {
-		l, err := parseDevicesList([]byte(tc.in))
-		if (err != nil) != tc.wantErr {
-			t.Errorf("%q: error %v, want error %v", tc.in, err, tc.wantErr)
-			continue
-		}
-		if err != nil {
-			if !errors.Is(err, ErrInvalid) {
-				t.Errorf("%q: error %v does not wrap ErrInvalid", tc.in, err)
+		t.Run(strconv.Quote(tc.in), func(t *testing.T) {
+			l, err := parseDevicesList([]byte(tc.in))
+			if tc.wantErr {
+				require.ErrorIs(t, err, ErrInvalid, "%q", tc.in)
+				return
 			}
-			continue
-		}
-		var got []string
-		for _, r := range l.rules {
-			got = append(got, r.CgroupString())
-		}
-		if l.allowAll != tc.allowAll || strings.Join(got, "|") != strings.Join(tc.rules, "|") {
-			t.Errorf("%q: got allowAll %v rules %q, want %v %q", tc.in, l.allowAll, got, tc.allowAll, tc.rules)
-		}
+			require.NoError(t, err, "%q", tc.in)
+			var got []string
+			for _, r := range l.rules {
+				got = append(got, r.CgroupString())
+			}
+			assert.Equal(t, tc.allowAll, l.allowAll, "%q: allowAll", tc.in)
+			assert.Equal(t, tc.rules, got, "%q: rules", tc.in)
+		})
 	}
 }
 
@@ -67,17 +65,13 @@ func TestMissing(t *testing.T) {
 		{"c 195:254 rw\nc 196:255 rw\n", Rule{Major: 195, Minor: 255}, "rw"},
 		{"b 8:* rw\n", Rule{Type: 'b', Major: 8, Minor: 1, Access: "r"}, ""},
 	} {
-		l, err := parseDevicesList([]byte(tc.list))
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := tc.rule.normalize()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := l.missing(r.oci()); got != tc.want {
-			t.Errorf("list %q, rule %s: missing %q, want %q", tc.list, tc.rule, got, tc.want)
-		}
+		t.Run(fmt.Sprintf("%q/%s", tc.list, tc.rule), func(t *testing.T) {
+			l, err := parseDevicesList([]byte(tc.list))
+			require.NoError(t, err)
+			r, err := tc.rule.normalize()
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, l.missing(r.oci()), "list %q, rule %s: missing", tc.list, tc.rule)
+		})
 	}
 }
 
@@ -93,8 +87,8 @@ func FuzzParseDevicesList(f *testing.F) {
 		}
 		for _, r := range l.rules {
 			back, err := parseListLine(r.CgroupString())
-			if err != nil || back != r {
-				t.Errorf("rule %+v formats as %q, parses back as %+v, %v", r, r.CgroupString(), back, err)
+			if assert.NoError(t, err, "rule %+v formats as %q", r, r.CgroupString()) {
+				assert.Equal(t, r, back, "rule %+v formats as %q", r, r.CgroupString())
 			}
 		}
 	})

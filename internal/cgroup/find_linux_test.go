@@ -1,12 +1,14 @@
 package cgroup
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/internal/testutil"
 )
@@ -31,17 +33,19 @@ file mountinfo "30 22 0:27 / /sys/fs/cgroup rw - tmpfs tmpfs rw\n35 30 0:32 /kub
 		{44, Location{}, ErrNotFound},
 		{45, Location{}, ErrNotFound},
 	} {
-		got, err := Find(tc.pid, opts)
-		if !errors.Is(err, tc.wantErr) || got != tc.want {
-			t.Errorf("Find(%d) = %+v, %v; want %+v, %v", tc.pid, got, err, tc.want, tc.wantErr)
-		}
-		if err != nil && !strings.Contains(err.Error(), "pid "+strconv.Itoa(tc.pid)) {
-			t.Errorf("Find(%d) error %q does not name the pid", tc.pid, err)
-		}
+		t.Run(strconv.Itoa(tc.pid), func(t *testing.T) {
+			got, err := Find(tc.pid, opts)
+			if tc.wantErr == nil {
+				assert.NoError(t, err, "Find(%d)", tc.pid)
+			} else {
+				assert.ErrorIs(t, err, tc.wantErr, "Find(%d)", tc.pid)
+				assert.ErrorContains(t, err, "pid "+strconv.Itoa(tc.pid), "Find(%d) error does not name the pid", tc.pid)
+			}
+			assert.Equal(t, tc.want, got, "Find(%d)", tc.pid)
+		})
 	}
-	if _, err := Find(42, &Options{ProcRoot: opts.ProcRoot}); err == nil {
-		t.Error("Find without a mountinfo under the fixture proc root succeeded")
-	}
+	_, err := Find(42, &Options{ProcRoot: opts.ProcRoot})
+	assert.Error(t, err, "Find without a mountinfo under the fixture proc root succeeded")
 }
 
 // TestOpenV2ByPid: Open follows a v2-only cgroup file (a devices-less host)
@@ -49,9 +53,7 @@ file mountinfo "30 22 0:27 / /sys/fs/cgroup rw - tmpfs tmpfs rw\n35 30 0:32 /kub
 func TestOpenV2ByPid(t *testing.T) {
 	dir, o, _ := v2Cgroup(t)
 	real, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(o.pid()), "cgroup"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var v2Line string
 	for l := range strings.Lines(string(real)) {
 		if strings.HasPrefix(l, "0::") {
@@ -60,13 +62,10 @@ func TestOpenV2ByPid(t *testing.T) {
 	}
 	proc := testutil.Tree(t, "file "+strconv.Itoa(o.pid())+"/cgroup "+strconv.Quote(v2Line))
 	c, err := Open(o.pid(), &Options{ProcRoot: proc, MountInfo: "/proc/thread-self/mountinfo"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer c.Close()
-	if c.Version() != V2 || c.Path() != dir {
-		t.Fatalf("Open = %s %s, want v2 %s", c.Version(), c.Path(), dir)
-	}
+	require.Equal(t, V2, c.Version(), "Open: version")
+	require.Equal(t, dir, c.Path(), "Open: path")
 	nodes := deviceNodes(t)
 	undo := mustAllow(t, c, Rule{Major: 195, Minor: 255})
 	o.expectOpen(t, "after Allow", nodes, map[string]string{"nvidia0": "ENXIO", "random": "EPERM"})
@@ -81,7 +80,5 @@ func TestOpenVersionMismatch(t *testing.T) {
 	root := testutil.Tree(t, "file proc/7/cgroup \"5:devices:/"+filepath.Base(dir)+"\\n\"\n"+
 		"file mountinfo \"40 30 0:37 / "+filepath.Dir(dir)+" rw - cgroup cgroup rw,devices\\n\"")
 	_, err := Open(7, &Options{ProcRoot: filepath.Join(root, "proc"), MountInfo: filepath.Join(root, "mountinfo")})
-	if !errors.Is(err, ErrInvalid) {
-		t.Errorf("Open with a v1 cgroup file for a cgroup2 directory: error %v, want ErrInvalid", err)
-	}
+	assert.ErrorIs(t, err, ErrInvalid, "Open with a v1 cgroup file for a cgroup2 directory")
 }

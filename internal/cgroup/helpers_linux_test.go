@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/moby/sys/mountinfo"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
 	"github.com/go-nvc/nvc/internal/testutil"
@@ -70,16 +72,10 @@ func startOpener(t *testing.T) *opener {
 	cmd.Env = append(os.Environ(), envOpener+"=1")
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
 	o := &opener{cmd: cmd, in: in, out: bufio.NewReader(out)}
 	t.Cleanup(func() {
 		in.Close()
@@ -95,13 +91,10 @@ func (o *opener) pid() int { return o.cmd.Process.Pid }
 // with "r ") and returns its answer.
 func (o *opener) open(t *testing.T, path string) string {
 	t.Helper()
-	if _, err := fmt.Fprintln(o.in, path); err != nil {
-		t.Fatalf("asking the opener: %v", err)
-	}
+	_, err := fmt.Fprintln(o.in, path)
+	require.NoError(t, err, "asking the opener")
 	line, err := o.out.ReadString('\n')
-	if err != nil {
-		t.Fatalf("reading the opener's answer: %v", err)
-	}
+	require.NoError(t, err, "reading the opener's answer")
 	return strings.TrimSpace(line)
 }
 
@@ -109,9 +102,7 @@ func (o *opener) open(t *testing.T, path string) string {
 func (o *opener) expectOpen(t *testing.T, stage, dir string, want map[string]string) {
 	t.Helper()
 	for _, name := range sortedKeys(want) {
-		if got := o.open(t, filepath.Join(dir, name)); got != want[name] {
-			t.Errorf("%s: opening %s: got %s, want %s", stage, name, got, want[name])
-		}
+		assert.Equal(t, want[name], o.open(t, filepath.Join(dir, name)), "%s: opening %s", stage, name)
 	}
 }
 
@@ -145,9 +136,7 @@ char nvidia0 195 255 0666
 func cgroupMount(t testing.TB, what string, keep func(*mountinfo.Info) bool) string {
 	t.Helper()
 	mounts, err := mountinfo.GetMounts(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, m := range mounts {
 		if keep(m) {
 			return m.Mountpoint
@@ -179,9 +168,7 @@ func newCgroup(t testing.TB, parent string) string {
 		testutil.RequireKernel(t, "creating a cgroup under "+parent, err)
 	}
 	t.Cleanup(func() {
-		if err := os.Remove(dir); err != nil {
-			t.Errorf("removing test cgroup: %v", err)
-		}
+		assert.NoError(t, os.Remove(dir), "removing test cgroup")
 	})
 	return dir
 }
@@ -189,23 +176,19 @@ func newCgroup(t testing.TB, parent string) string {
 // join moves process pid into the cgroup dir.
 func join(t *testing.T, dir string, pid int) {
 	t.Helper()
-	if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
-		t.Fatalf("moving pid %d into %s: %v", pid, dir, err)
-	}
+	err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0)
+	require.NoError(t, err, "moving pid %d into %s", pid, dir)
 }
 
 func writeControl(t testing.TB, dir, name, line string) {
 	t.Helper()
-	if err := os.WriteFile(filepath.Join(dir, name), []byte(line), 0); err != nil {
-		t.Fatalf("writing %q to %s/%s: %v", line, dir, name, err)
-	}
+	err := os.WriteFile(filepath.Join(dir, name), []byte(line), 0)
+	require.NoError(t, err, "writing %q to %s/%s", line, dir, name)
 }
 
 func readControl(t *testing.T, dir, name string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, name))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return string(b)
 }

@@ -1,7 +1,6 @@
 package cgroup
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -9,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/moby/sys/mountinfo"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestParseProcCgroup(t *testing.T) {
@@ -31,15 +32,13 @@ func TestParseProcCgroup(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ParseProcCgroup(strings.NewReader(tc.in))
-			if (err != nil) != tc.wantErr {
-				t.Fatalf("error %v, want error %v", err, tc.wantErr)
+			if tc.wantErr {
+				require.Error(t, err)
+				assert.ErrorIs(t, err, ErrInvalid)
+			} else {
+				require.NoError(t, err)
 			}
-			if err != nil && !errors.Is(err, ErrInvalid) {
-				t.Errorf("error %v does not wrap ErrInvalid", err)
-			}
-			if !slices.EqualFunc(got, tc.want, entryEqual) {
-				t.Errorf("got %+v, want %+v", got, tc.want)
-			}
+			assert.True(t, slices.EqualFunc(got, tc.want, entryEqual), "got %+v, want %+v", got, tc.want)
 		})
 	}
 }
@@ -100,22 +99,15 @@ func TestLocate(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			entries, err := ParseProcCgroup(strings.NewReader(tc.cgroup))
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			got, err := Locate(entries, tc.mounts)
 			if tc.wantErr != nil {
-				if !errors.Is(err, tc.wantErr) || !strings.Contains(fmt.Sprint(err), tc.errText) {
-					t.Fatalf("error %v, want %v containing %q", err, tc.wantErr, tc.errText)
-				}
+				require.ErrorIs(t, err, tc.wantErr)
+				require.ErrorContains(t, err, tc.errText)
 				return
 			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != tc.want {
-				t.Errorf("got %+v, want %+v", got, tc.want)
-			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
 		})
 	}
 }
@@ -131,9 +123,7 @@ func FuzzParseProcCgroup(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in string) {
 		entries, err := ParseProcCgroup(strings.NewReader(in))
 		if err != nil {
-			if entries != nil {
-				t.Fatalf("entries %v with error %v", entries, err)
-			}
+			require.Nil(t, entries, "entries with error %v", err)
 			return
 		}
 		_, _ = Locate(entries, hybridMounts)
@@ -146,16 +136,13 @@ func FuzzParseProcCgroup(f *testing.F) {
 				lines = append(lines, l)
 			}
 		}
-		if len(lines) != len(entries) {
-			t.Fatalf("%d entries from %d lines", len(entries), len(lines))
-		}
+		require.Len(t, entries, len(lines), "entries from %d lines", len(lines))
 		for i, e := range entries {
 			if id, _, _ := strings.Cut(lines[i], ":"); id != strconv.Itoa(e.ID) {
 				continue
 			}
-			if back := fmt.Sprintf("%d:%s:%s", e.ID, strings.Join(e.Controllers, ","), e.Path); back != lines[i] {
-				t.Errorf("line %q parsed as %+v", lines[i], e)
-			}
+			back := fmt.Sprintf("%d:%s:%s", e.ID, strings.Join(e.Controllers, ","), e.Path)
+			assert.Equal(t, lines[i], back, "line %q parsed as %+v", lines[i], e)
 		}
 	})
 }

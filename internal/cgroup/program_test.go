@@ -1,11 +1,12 @@
 package cgroup
 
 import (
-	"errors"
 	"strings"
 	"testing"
 
 	"github.com/cilium/ebpf/asm"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // denyAllBut13 is a small stand-in for a runtime's program as the kernel
@@ -48,22 +49,16 @@ func TestSanitize(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			out, err := sanitize(tc.insns)
 			if tc.want == "" {
-				if err != nil {
-					t.Fatal(err)
-				}
-				if len(out) != len(tc.insns) {
-					t.Fatalf("got %d instructions, want %d", len(out), len(tc.insns))
-				}
+				require.NoError(t, err)
+				require.Len(t, out, len(tc.insns), "instructions")
 				for i, ins := range out {
-					if ins.Symbol() != "" || ins.Reference() != "" {
-						t.Errorf("instruction %d keeps metadata: %v", i, ins)
-					}
+					assert.Empty(t, ins.Symbol(), "instruction %d keeps metadata: %v", i, ins)
+					assert.Empty(t, ins.Reference(), "instruction %d keeps metadata: %v", i, ins)
 				}
 				return
 			}
-			if !errors.Is(err, ErrNotSupported) || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("error %v, want ErrNotSupported with %q", err, tc.want)
-			}
+			assert.ErrorIs(t, err, ErrNotSupported)
+			assert.ErrorContains(t, err, tc.want)
 		})
 	}
 }
@@ -73,9 +68,7 @@ func TestSanitize(t *testing.T) {
 // first instruction or just past the prefix, and each block accepts.
 func TestAllowPrefix(t *testing.T) {
 	rules, err := normalizeAll([]Rule{{Major: 195, Minor: 255}, {Type: 'b', Major: 8, Minor: 1, Access: "rwm"}, {Major: 1, Minor: 8, Access: "r"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	p := allowPrefix(rules)
 	starts := map[int]bool{len(p): true}
 	at := len(prefixHeader())
@@ -83,20 +76,14 @@ func TestAllowPrefix(t *testing.T) {
 		at += len(ruleBlock(r))
 		starts[at] = true
 	}
-	if at != len(p) {
-		t.Fatalf("prefix has %d instructions, blocks add up to %d", len(p), at)
-	}
+	require.Len(t, p, at, "prefix instructions vs. blocks")
 	for i, ins := range p {
-		if writesR1(ins) {
-			t.Errorf("instruction %d (%v) writes R1", i, ins)
-		}
-		if ins.OpCode.JumpOp() == asm.JNE && !starts[i+1+int(ins.Offset)] {
-			t.Errorf("instruction %d (%v) jumps to %d, not to a block start", i, ins, i+1+int(ins.Offset))
+		assert.False(t, writesR1(ins), "instruction %d (%v) writes R1", i, ins)
+		if ins.OpCode.JumpOp() == asm.JNE {
+			assert.True(t, starts[i+1+int(ins.Offset)], "instruction %d (%v) jumps to %d, not to a block start", i, ins, i+1+int(ins.Offset))
 		}
 	}
-	if n := strings.Count(p.String(), "Exit"); n != len(rules) {
-		t.Errorf("prefix has %d exits, want one per rule (%d):\n%v", n, len(rules), p)
-	}
+	assert.Equal(t, len(rules), strings.Count(p.String(), "Exit"), "prefix exits, want one per rule:\n%v", p)
 }
 
 func writesR1(ins asm.Instruction) bool {
@@ -106,21 +93,20 @@ func writesR1(ins asm.Instruction) bool {
 
 func TestRebuild(t *testing.T) {
 	rules, err := normalizeAll([]Rule{{Major: 195, Minor: 255}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	got, err := rebuild(rules, denyAllBut13)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	prefix := allowPrefix(rules)
-	if len(got) != len(prefix)+len(denyAllBut13) {
-		t.Fatalf("rebuilt program has %d instructions, want %d + %d", len(got), len(prefix), len(denyAllBut13))
-	}
+	require.Len(t, got, len(prefix)+len(denyAllBut13), "rebuilt program: %d prefix + %d original instructions", len(prefix), len(denyAllBut13))
 	for i, ins := range denyAllBut13 {
 		g := got[len(prefix)+i]
-		if g.OpCode != ins.OpCode || g.Dst != ins.Dst || g.Src != ins.Src || g.Offset != ins.Offset || g.Constant != ins.Constant {
-			t.Errorf("original instruction %d changed: %v, was %v", i, g, ins)
+		type fields struct {
+			OpCode   asm.OpCode
+			Dst, Src asm.Register
+			Offset   int16
+			Constant int64
 		}
+		assert.Equal(t, fields{ins.OpCode, ins.Dst, ins.Src, ins.Offset, ins.Constant}, fields{g.OpCode, g.Dst, g.Src, g.Offset, g.Constant},
+			"original instruction %d changed: %v, was %v", i, g, ins)
 	}
 }

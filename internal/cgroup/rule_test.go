@@ -1,8 +1,11 @@
 package cgroup
 
 import (
-	"errors"
+	"fmt"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestRuleNormalize(t *testing.T) {
@@ -22,15 +25,14 @@ func TestRuleNormalize(t *testing.T) {
 		{Rule{Major: 1, Minor: 3, Access: "rr"}, "", true},
 		{Rule{Major: 1, Minor: 3, Access: "rwmr"}, "", true},
 	} {
-		got, err := tc.in.normalize()
-		if tc.wantErr {
-			if !errors.Is(err, ErrInvalid) {
-				t.Errorf("%+v: error %v, want ErrInvalid", tc.in, err)
+		t.Run(fmt.Sprintf("%+v", tc.in), func(t *testing.T) {
+			got, err := tc.in.normalize()
+			if tc.wantErr {
+				assert.ErrorIs(t, err, ErrInvalid, "%+v", tc.in)
+				return
 			}
-			continue
-		}
-		if err != nil || got.String() != tc.want {
-			t.Errorf("%+v: got %q, %v; want %q", tc.in, got, err, tc.want)
-		}
+			require.NoError(t, err, "%+v", tc.in)
+			assert.Equal(t, tc.want, got.String(), "%+v", tc.in)
+		})
 	}
 }

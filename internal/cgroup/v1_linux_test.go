@@ -1,10 +1,11 @@
 package cgroup
 
 import (
-	"errors"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // v1Cgroup makes a default-deny devices cgroup that allows c 1:3 (as a
@@ -26,33 +27,18 @@ func TestAllowV1(t *testing.T) {
 	o.expectOpen(t, "before", nodes, before)
 
 	c, err := Open(o.pid(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.Version() != V1 || c.Path() != dir {
-		t.Fatalf("Open(%d) = %s %s, want v1 %s", o.pid(), c.Version(), c.Path(), dir)
-	}
+	require.NoError(t, err)
+	require.Equal(t, V1, c.Version(), "Open(%d): version", o.pid())
+	require.Equal(t, dir, c.Path(), "Open(%d): path", o.pid())
 	undo, err := c.Allow([]Rule{{Major: 195, Minor: 255}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	o.expectOpen(t, "after Allow", nodes, map[string]string{"null": "ok", "random": "EPERM", "nvidia0": "ENXIO"})
-	if list := readControl(t, dir, "devices.list"); !strings.Contains(list, "c 195:255 rw\n") {
-		t.Errorf("devices.list after Allow lacks c 195:255 rw:\n%s", list)
-	}
-	if err := c.Close(); err != nil { // undo must not depend on c
-		t.Fatal(err)
-	}
-	if err := undo(); err != nil {
-		t.Fatal(err)
-	}
-	if err := undo(); err != nil {
-		t.Errorf("a second undo: %v, want the first one's nil", err)
-	}
+	assert.Contains(t, readControl(t, dir, "devices.list"), "c 195:255 rw\n", "devices.list after Allow")
+	require.NoError(t, c.Close()) // undo must not depend on c
+	require.NoError(t, undo())
+	assert.NoError(t, undo(), "a second undo, want the first one's nil")
 	o.expectOpen(t, "after undo", nodes, before)
-	if list := readControl(t, dir, "devices.list"); list != "c 1:3 rwm\n" {
-		t.Errorf("devices.list after undo = %q, want only c 1:3 rwm", list)
-	}
+	assert.Equal(t, "c 1:3 rwm\n", readControl(t, dir, "devices.list"), "devices.list after undo, want only c 1:3 rwm")
 }
 
 // TestAllowV1KeepsExisting: what was allowed before Allow stays allowed after
@@ -76,23 +62,13 @@ func TestAllowV1KeepsExisting(t *testing.T) {
 			dir, _ := v1Cgroup(t)
 			writeControl(t, dir, "devices.allow", tc.existing)
 			c, err := OpenPath(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			defer c.Close()
 			undo, err := c.Allow([]Rule{tc.rule})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := readControl(t, dir, "devices.list"); got != tc.during {
-				t.Errorf("devices.list after Allow = %q, want %q", got, tc.during)
-			}
-			if err := undo(); err != nil {
-				t.Fatal(err)
-			}
-			if got := readControl(t, dir, "devices.list"); got != tc.after {
-				t.Errorf("devices.list after undo = %q, want %q", got, tc.after)
-			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.during, readControl(t, dir, "devices.list"), "devices.list after Allow")
+			require.NoError(t, undo())
+			assert.Equal(t, tc.after, readControl(t, dir, "devices.list"), "devices.list after undo")
 		})
 	}
 }
@@ -106,22 +82,14 @@ func TestAllowV1ParentDenies(t *testing.T) {
 	child := newCgroup(t, parent)
 	writeControl(t, child, "devices.deny", "a")
 	c, err := OpenPath(child)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer c.Close()
 	_, err = c.Allow([]Rule{{Major: 195, Minor: 0}, {Major: 195, Minor: 255}})
-	if err == nil {
-		t.Fatal("Allow beyond the parent's rules succeeded")
-	}
+	require.Error(t, err, "Allow beyond the parent's rules succeeded")
 	for _, want := range []string{child, "c 195:255 rw", "devices.allow"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error %q does not name %q", err, want)
-		}
+		assert.ErrorContains(t, err, want, "error does not name %q", want)
 	}
-	if got := readControl(t, child, "devices.list"); got != "" {
-		t.Errorf("devices.list after the failed Allow = %q, want empty (rolled back)", got)
-	}
+	assert.Empty(t, readControl(t, child, "devices.list"), "devices.list after the failed Allow, want empty (rolled back)")
 }
 
 // TestAllowV1DefaultAllow: a default-allow cgroup (privileged container) is
@@ -129,28 +97,21 @@ func TestAllowV1ParentDenies(t *testing.T) {
 func TestAllowV1DefaultAllow(t *testing.T) {
 	dir := newCgroup(t, v1DevicesMount(t))
 	c, err := OpenPath(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer c.Close()
 	undo, err := c.Allow([]Rule{{Major: 195, Minor: 255}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := undo(); err != nil {
-		t.Fatal(err)
-	}
-	if got := readControl(t, dir, "devices.list"); got != "a *:* rwm\n" {
-		t.Errorf("devices.list = %q, want a *:* rwm", got)
-	}
+	require.NoError(t, err)
+	require.NoError(t, undo())
+	assert.Equal(t, "a *:* rwm\n", readControl(t, dir, "devices.list"), "devices.list")
 }
 
 func TestOpenPathRejects(t *testing.T) {
 	mnt := v1DevicesMount(t)
 	cpu := filepath.Join(filepath.Dir(mnt), "cpu")
-	for _, tc := range []struct{ path string }{{t.TempDir()}, {filepath.Join(t.TempDir(), "none")}, {cpu}} {
-		if _, err := OpenPath(tc.path); !errors.Is(err, ErrNotFound) {
-			t.Errorf("OpenPath(%s) error = %v, want ErrNotFound", tc.path, err)
-		}
+	for _, tc := range []struct{ name, path string }{{"plain dir", t.TempDir()}, {"missing", filepath.Join(t.TempDir(), "none")}, {"cpu hierarchy", cpu}} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := OpenPath(tc.path)
+			assert.ErrorIs(t, err, ErrNotFound, "OpenPath(%s)", tc.path)
+		})
 	}
 }

@@ -1,12 +1,10 @@
 package cgroup
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/cilium/ebpf"
@@ -14,6 +12,8 @@ import (
 	"github.com/opencontainers/cgroups"
 	_ "github.com/opencontainers/cgroups/devices" // sets cgroups.DevicesSetV2
 	devconfig "github.com/opencontainers/cgroups/devices/config"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
 	"github.com/go-nvc/nvc/internal/testutil"
@@ -40,14 +40,10 @@ func attachRunc(t testing.TB, dir string, rules []*devconfig.Rule) []ebpf.Progra
 func attachedIDs(t testing.TB, dir string) []ebpf.ProgramID {
 	t.Helper()
 	f, err := os.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer f.Close()
 	_, ids, err := attachedDevicePrograms(int(f.Fd()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return ids
 }
 
@@ -65,30 +61,22 @@ func v2Cgroup(t *testing.T) (string, *opener, []ebpf.ProgramID) {
 func openV2(t *testing.T, dir string) *Cgroup {
 	t.Helper()
 	c, err := OpenPath(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
-	if c.Version() != V2 {
-		t.Fatalf("OpenPath(%s).Version() = %s, want v2", dir, c.Version())
-	}
+	require.Equal(t, V2, c.Version(), "OpenPath(%s).Version()", dir)
 	return c
 }
 
 func mustAllow(t *testing.T, c *Cgroup, rules ...Rule) func() error {
 	t.Helper()
 	undo, err := c.Allow(rules)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return undo
 }
 
 func mustUndo(t *testing.T, undo func() error) {
 	t.Helper()
-	if err := undo(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, undo())
 }
 
 func TestAllowV2(t *testing.T) {
@@ -100,9 +88,9 @@ func TestAllowV2(t *testing.T) {
 	c := openV2(t, dir)
 	undo1 := mustAllow(t, c, Rule{Major: 195, Minor: 255})
 	o.expectOpen(t, "after Allow(c 195:255)", nodes, map[string]string{"null": "ok", "zero": "ok", "random": "EPERM", "nvidia0": "ENXIO"})
-	if got := attachedIDs(t, dir); len(got) != 1 || slices.Equal(got, orig) {
-		t.Errorf("programs after Allow = %v, want one other than %v", got, orig)
-	}
+	got := attachedIDs(t, dir)
+	assert.Len(t, got, 1, "programs after Allow")
+	assert.NotEqual(t, orig, got, "programs after Allow, want one other than the original")
 
 	undo2 := mustAllow(t, c, Rule{Major: 1, Minor: 8})
 	o.expectOpen(t, "after a second Allow(c 1:8)", nodes, map[string]string{"null": "ok", "zero": "ok", "random": "ok", "nvidia0": "ENXIO"})
@@ -112,18 +100,14 @@ func TestAllowV2(t *testing.T) {
 	o.expectOpen(t, "after the second undo", nodes, map[string]string{"null": "ok", "zero": "ok", "random": "EPERM", "nvidia0": "ENXIO"})
 	mustUndo(t, undo1)
 	o.expectOpen(t, "after the first undo", nodes, before)
-	if got := attachedIDs(t, dir); !slices.Equal(got, orig) {
-		t.Errorf("programs after undo = %v, want the original %v", got, orig)
-	}
+	assert.Equal(t, orig, attachedIDs(t, dir), "programs after undo, want the original")
 }
 
 // programByID opens an attached program for the test to move around.
 func programByID(t *testing.T, id ebpf.ProgramID) *ebpf.Program {
 	t.Helper()
 	p, err := ebpf.NewProgramFromID(id)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { p.Close() })
 	return p
 }
@@ -131,26 +115,18 @@ func programByID(t *testing.T, id ebpf.ProgramID) *ebpf.Program {
 func rawAttach(t *testing.T, dir string, p *ebpf.Program, flags uint32) {
 	t.Helper()
 	f, err := os.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer f.Close()
 	err = link.RawAttachProgram(link.RawAttachProgramOptions{Target: int(f.Fd()), Program: p, Attach: ebpf.AttachCGroupDevice, Flags: flags})
-	if err != nil {
-		t.Fatalf("attaching with flags %#x: %v", flags, err)
-	}
+	require.NoError(t, err, "attaching with flags %#x", flags)
 }
 
 func rawDetach(t *testing.T, dir string, p *ebpf.Program) {
 	t.Helper()
 	f, err := os.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer f.Close()
-	if err := link.RawDetachProgram(link.RawDetachProgramOptions{Target: int(f.Fd()), Program: p, Attach: ebpf.AttachCGroupDevice}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, link.RawDetachProgram(link.RawDetachProgramOptions{Target: int(f.Fd()), Program: p, Attach: ebpf.AttachCGroupDevice}))
 }
 
 // TestAllowV2Exclusive: a program attached without BPF_F_ALLOW_MULTI (the
@@ -170,9 +146,7 @@ func TestAllowV2Exclusive(t *testing.T) {
 			o.expectOpen(t, "after Allow", nodes, map[string]string{"null": "ok", "random": "EPERM", "nvidia0": "ENXIO"})
 			mustUndo(t, undo)
 			o.expectOpen(t, "after undo", nodes, before)
-			if got := attachedIDs(t, dir); !slices.Equal(got, orig) {
-				t.Errorf("programs after undo = %v, want %v", got, orig)
-			}
+			assert.Equal(t, orig, attachedIDs(t, dir), "programs after undo")
 		})
 	}
 }
@@ -185,28 +159,18 @@ func TestAllowV2TwoPrograms(t *testing.T) {
 	attachRunc(t, dir, append(slices.Clone(runcRules), &devconfig.Rule{Type: 'c', Major: 1, Minor: 8, Permissions: "rwm", Allow: true}))
 	rawAttach(t, dir, a, unix.BPF_F_ALLOW_MULTI)
 	orig := attachedIDs(t, dir)
-	if len(orig) != 2 {
-		t.Fatalf("setting up two programs: attached %v", orig)
-	}
+	require.Len(t, orig, 2, "setting up two programs: attached")
 	nodes := deviceNodes(t)
 	before := map[string]string{"null": "ok", "random": "EPERM", "nvidia0": "EPERM"}
 	o.expectOpen(t, "before", nodes, before)
 
 	undo := mustAllow(t, openV2(t, dir), Rule{Major: 195, Minor: 255}, Rule{Major: 1, Minor: 8, Access: "r"})
-	if got := o.open(t, nodes+"/nvidia0"); got != "ENXIO" {
-		t.Errorf("after Allow: opening nvidia0: got %s, want ENXIO", got)
-	}
-	if got := o.open(t, nodes+"/random"); got != "EPERM" {
-		t.Errorf("after Allow of c 1:8 r: opening random read-write: got %s, want EPERM (write not granted)", got)
-	}
-	if got := o.open(t, "r "+nodes+"/random"); got != "ok" {
-		t.Errorf("after Allow of c 1:8 r: opening random read-only: got %s, want ok", got)
-	}
+	assert.Equal(t, "ENXIO", o.open(t, nodes+"/nvidia0"), "after Allow: opening nvidia0")
+	assert.Equal(t, "EPERM", o.open(t, nodes+"/random"), "after Allow of c 1:8 r: opening random read-write (write not granted)")
+	assert.Equal(t, "ok", o.open(t, "r "+nodes+"/random"), "after Allow of c 1:8 r: opening random read-only")
 	mustUndo(t, undo)
 	o.expectOpen(t, "after undo", nodes, before)
-	if got := attachedIDs(t, dir); !slices.Equal(got, orig) {
-		t.Errorf("programs after undo = %v, want %v", got, orig)
-	}
+	assert.Equal(t, orig, attachedIDs(t, dir), "programs after undo")
 }
 
 // TestAllowV2NoProgram: without device programs every device is allowed and
@@ -217,9 +181,7 @@ func TestAllowV2NoProgram(t *testing.T) {
 	join(t, dir, o.pid())
 	nodes := deviceNodes(t)
 	undo := mustAllow(t, openV2(t, dir), Rule{Major: 195, Minor: 255})
-	if got := attachedIDs(t, dir); len(got) != 0 {
-		t.Errorf("programs after Allow = %v, want none", got)
-	}
+	assert.Empty(t, attachedIDs(t, dir), "programs after Allow")
 	o.expectOpen(t, "after Allow", nodes, map[string]string{"random": "ok", "nvidia0": "ENXIO"})
 	mustUndo(t, undo)
 }
@@ -228,12 +190,8 @@ func TestAllowV2NoProgram(t *testing.T) {
 func TestAllowV2Invalid(t *testing.T) {
 	dir, _, orig := v2Cgroup(t)
 	_, err := openV2(t, dir).Allow([]Rule{{Major: 195, Minor: 255}, {Type: 'x', Major: 1, Minor: 1}})
-	if !errors.Is(err, ErrInvalid) {
-		t.Errorf("Allow with type 'x': error %v, want ErrInvalid", err)
-	}
-	if got := attachedIDs(t, dir); !slices.Equal(got, orig) {
-		t.Errorf("programs after a failed Allow = %v, want %v", got, orig)
-	}
+	assert.ErrorIs(t, err, ErrInvalid, "Allow with type 'x'")
+	assert.Equal(t, orig, attachedIDs(t, dir), "programs after a failed Allow")
 }
 
 // setSysctl writes value to /proc/sys/name and restores the old value when t
@@ -249,9 +207,7 @@ func setSysctl(t *testing.T, name, value string) {
 		testutil.RequireKernel(t, "writable sysctl "+name, err)
 	}
 	t.Cleanup(func() {
-		if err := os.WriteFile(p, old, 0); err != nil {
-			t.Errorf("restoring sysctl %s: %v", name, err)
-		}
+		assert.NoError(t, os.WriteFile(p, old, 0), "restoring sysctl %s", name)
 	})
 }
 
@@ -275,12 +231,10 @@ func TestAllowV2Hardened(t *testing.T) {
 			setSysctl(t, "kernel/kptr_restrict", tc.kptrRestrict)
 			dir, o, orig := v2Cgroup(t)
 			_, err := openV2(t, dir).Allow([]Rule{{Major: 195, Minor: 255}})
-			if !errors.Is(err, ErrNotSupported) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), dir) {
-				t.Errorf("Allow on a hardened kernel: error %v, want ErrNotSupported naming %s and %q", err, dir, tc.want)
-			}
-			if got := attachedIDs(t, dir); !slices.Equal(got, orig) {
-				t.Errorf("programs after the refused Allow = %v, want %v", got, orig)
-			}
+			assert.ErrorIs(t, err, ErrNotSupported, "Allow on a hardened kernel")
+			assert.ErrorContains(t, err, tc.want, "Allow on a hardened kernel")
+			assert.ErrorContains(t, err, dir, "Allow on a hardened kernel")
+			assert.Equal(t, orig, attachedIDs(t, dir), "programs after the refused Allow")
 			o.expectOpen(t, "after the refused Allow", deviceNodes(t), map[string]string{"null": "ok", "nvidia0": "EPERM"})
 		})
 	}
@@ -293,17 +247,12 @@ func TestAllowV2Link(t *testing.T) {
 	p := programByID(t, orig[0])
 	rawDetach(t, dir, p)
 	l, err := link.AttachCgroup(link.CgroupOptions{Path: dir, Attach: ebpf.AttachCGroupDevice, Program: p})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer l.Close()
 	_, err = openV2(t, dir).Allow([]Rule{{Major: 195, Minor: 255}})
-	if !errors.Is(err, ErrNotSupported) || !strings.Contains(err.Error(), "BPF link") {
-		t.Errorf("Allow with a linked program: error %v, want ErrNotSupported naming the BPF link", err)
-	}
-	if got := attachedIDs(t, dir); !slices.Equal(got, orig) {
-		t.Errorf("programs after Allow = %v, want %v", got, orig)
-	}
+	assert.ErrorIs(t, err, ErrNotSupported, "Allow with a linked program")
+	assert.ErrorContains(t, err, "BPF link", "Allow with a linked program")
+	assert.Equal(t, orig, attachedIDs(t, dir), "programs after Allow")
 }
 
 // TestAllowV2Again: Allow with rules an earlier Allow added and never took
@@ -317,9 +266,7 @@ func TestAllowV2Again(t *testing.T) {
 	undo1 := mustAllow(t, c, Rule{Major: 195, Minor: 255})
 	after1 := attachedIDs(t, dir)
 	undo2 := mustAllow(t, c, Rule{Major: 195, Minor: 255})
-	if got := attachedIDs(t, dir); !slices.Equal(got, after1) {
-		t.Errorf("programs after the same Allow again = %v, want %v unchanged", got, after1)
-	}
+	assert.Equal(t, after1, attachedIDs(t, dir), "programs after the same Allow again, want unchanged")
 	mustUndo(t, undo2)
 	o.expectOpen(t, "after the second undo", nodes, map[string]string{"null": "ok", "zero": "ok", "random": "EPERM", "nvidia0": "ENXIO"})
 	mustUndo(t, undo1)
