@@ -100,6 +100,15 @@ type BuildOptions struct {
 	// Verbose receives the listing ldconfig -v prints on standard output:
 	// each directory, then "\tSONAME -> file" per library. Nil: none.
 	Verbose io.Writer
+	// Reuse names the root's own cache file (a path inside the root,
+	// usually "/etc/ld.so.cache"), whose entries Build takes for every
+	// directory that has not changed since that file was written instead
+	// of reading the directory's libraries again; the directories in Dirs
+	// are always scanned. The result is the cache a full Build gives,
+	// except where the file lies (see the package documentation,
+	// Incremental builds). Empty, or with Links or Verbose: every
+	// directory is scanned.
+	Reuse string
 }
 
 // scanned is a cache entry with what ldconfig's sort needs.

@@ -56,9 +56,12 @@ func build(r *root, t *target, o *BuildOptions) (*Cache, error) {
 	defer rp.Close()
 	b := &builder{t: t, r: r, o: o, rp: rp, buf: make([]byte, 32<<10), head: make([]byte, scratchSize), verbose: newVerbose(o.Verbose)}
 	b.scratch = [][]byte{b.head}
+	b.prior = b.loadPrior()
 	b.collectDirs()
 	for i := 0; i < len(b.dirs); i++ {
-		b.searchDir(b.dirs[i])
+		if !b.reuseDir(b.dirs[i]) {
+			b.searchDir(b.dirs[i])
+		}
 	}
 	if err := b.verbose.flush(); err != nil {
 		return nil, fmt.Errorf("verbose output: %w", err)
@@ -87,6 +90,7 @@ type dirEnt struct {
 	hwcaps   string // glibc-hwcaps subdirectory name, "" otherwise
 	from     string
 	line     int
+	st       unix.Stat_t // as found when listed (incremental builds)
 }
 
 type builder struct {
@@ -103,6 +107,8 @@ type builder struct {
 	scratch  [][]byte // head, then the parallel workers' buffers
 	rp       *inroot.Reopener
 	verbose  *verbose
+	// prior is the cache file an incremental build reuses; nil: none
+	prior *prior
 	// configuration files read, and those being read
 	confFiles int
 	confStack []string
@@ -165,6 +171,9 @@ func (b *builder) parseConfFile(file string, depth int) {
 		return
 	}
 	b.confBytes += int64(len(data))
+	if b.prior != nil && !b.confOlder(file) {
+		b.prior = nil
+	}
 	for _, l := range parseConf(data) {
 		if l.includes == nil {
 			if b.confDirs < maxConfDirs {
@@ -191,7 +200,7 @@ func (b *builder) addDir(line, from string, lineno int) {
 	if err != nil {
 		return
 	}
-	e := &dirEnt{path: p, flag: flag, dev: st.Dev, ino: st.Ino, from: from, line: lineno}
+	e := &dirEnt{path: p, flag: flag, dev: st.Dev, ino: st.Ino, from: from, line: lineno, st: st}
 	if b.addSingle(e) {
 		b.addHWCapsDirs(e)
 	}
@@ -231,7 +240,7 @@ func (b *builder) addHWCapsDirs(e *dirEnt) {
 			continue
 		}
 		b.seen = append(b.seen, de.name)
-		b.addSingle(&dirEnt{path: sub, flag: e.flag, dev: st.Dev, ino: st.Ino, hwcaps: de.name, from: e.from, line: e.line})
+		b.addSingle(&dirEnt{path: sub, flag: e.flag, dev: st.Dev, ino: st.Ino, hwcaps: de.name, from: e.from, line: e.line, st: st})
 	}
 }
 
@@ -322,6 +331,9 @@ func (b *builder) globList(d string, listed map[[2]uint64]bool) ([]dirent, bool)
 	var st unix.Stat_t
 	if unix.Fstat(fd, &st) != nil {
 		return nil, false
+	}
+	if b.prior != nil && !b.prior.older(&st) {
+		b.prior = nil
 	}
 	key := [2]uint64{st.Dev, st.Ino}
 	if listed[key] {

@@ -292,5 +292,5 @@ func (b *builder) queueHWCapDir(fd int, d *dirEnt, name, file string, isLink boo
 	if !isLink && unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
 		return
 	}
-	b.addSingle(&dirEnt{path: file, flag: d.flag, dev: st.Dev, ino: st.Ino, from: d.from, line: d.line})
+	b.addSingle(&dirEnt{path: file, flag: d.flag, dev: st.Dev, ino: st.Ino, from: d.from, line: d.line, st: st})
 }

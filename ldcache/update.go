@@ -31,4 +31,9 @@ type UpdateOptions struct {
 	Format Format
 	// Generator is recorded in the cache. Empty: DefaultGenerator.
 	Generator string
+	// Incremental reuses the entries of the existing cache file for the
+	// directories not changed since it was written (BuildOptions.Reuse);
+	// FirstDirs and Dirs are always scanned. False: every directory is
+	// scanned.
+	Incremental bool
 }

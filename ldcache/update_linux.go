@@ -57,7 +57,14 @@ func openTarget(rootfs, goarch string) (*target, *root, error) {
 }
 
 func updateCache(r *root, t *target, dirs []string, o *UpdateOptions, rootfs string) error {
+	file := o.Cache
+	if file == "" {
+		file = "/etc/ld.so.cache"
+	}
 	bo := &BuildOptions{Config: o.Config, Dirs: dirs, Family: o.Family, GOARCH: o.GOARCH, Links: o.Links, Format: o.Format, Generator: o.Generator}
+	if o.Incremental {
+		bo.Reuse = file
+	}
 	c, err := build(r, t, bo)
 	if err != nil {
 		return fmt.Errorf("updating ld.so.cache in %s: %w", rootfs, err)
@@ -65,10 +72,6 @@ func updateCache(r *root, t *target, dirs []string, o *UpdateOptions, rootfs str
 	b, err := c.MarshalBinary()
 	if err != nil {
 		return fmt.Errorf("updating ld.so.cache in %s: %w", rootfs, err)
-	}
-	file := o.Cache
-	if file == "" {
-		file = "/etc/ld.so.cache"
 	}
 	if err := writeInRoot(r, file, b); err != nil {
 		return fmt.Errorf("updating ld.so.cache %s in %s: %w", file, rootfs, err)

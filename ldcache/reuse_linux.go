@@ -1,0 +1,232 @@
+package ldcache
+
+import (
+	"encoding/binary"
+	"io"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/go-nvc/nvc/internal/inroot"
+)
+
+// Incremental builds (BuildOptions.Reuse). A directory's entries in the
+// root's own cache are taken instead of reading its libraries when
+// nothing that decides them can have changed since the cache file was
+// written. "Older" below means: mtime before the cache file's mtime AND
+// ctime before its ctime, at nanosecond precision; an equal time counts
+// as a change (the kernel's clock ticks coarser than a nanosecond). The
+// mtime catches changes made before the file was extracted (tar keeps
+// mtimes); the ctime, which no one can set back, catches any change made
+// to the inode after the cache file was put in place.
+//
+// The cache is used at all only if it parses, holds the new format
+// (old-format files lack the hwcap words), is in the target's byte order,
+// holds at least one library of the target's own kind (so not written for
+// another architecture), no entry has an OS version (glibc 2.36 writes
+// none; an older ldconfig wrote one) and every configuration file read
+// (and every directory an include glob listed) is older. A directory is
+// then taken from the cache if it is not one of BuildOptions.Dirs (the
+// directories the caller injects into are always scanned), every lexical
+// component of its path (lstat) and the directory itself are older, it
+// has no hwcap-named subdirectory and no symlink leading outside it,
+// every regular file a library candidate reaches is older, and its
+// entries are consistent with its listing: each names a candidate that
+// leads to a regular file (for a directory that is not a glibc-hwcaps one
+// the file is the entry's name), no name twice, the hwcap word the
+// directory's path gives, and none at all only if no candidate is a
+// regular file. Anything else scans the directory as a full Build does.
+// The stat calls are fstatat on the directory's descriptor opened inside
+// the root; no file is opened, nothing outside the root is looked at.
+//
+// What a lying cache can still do: claim, for a file that is there,
+// another SONAME or type than the file has, or leave a library out. The
+// container's loader sees that lie for that name only, as it saw it in
+// the image's own cache; every other entry is what a full Build gives.
+
+// prior is the root's own cache file as an incremental build uses it.
+type prior struct {
+	mtime, ctime unix.Timespec
+	byDir        map[string][]Entry
+}
+
+// older reports whether st is older than the cache file.
+func (p *prior) older(st *unix.Stat_t) bool {
+	return before(st.Mtim, p.mtime) && before(st.Ctim, p.ctime)
+}
+
+func before(a, b unix.Timespec) bool {
+	return a.Sec < b.Sec || (a.Sec == b.Sec && a.Nsec < b.Nsec)
+}
+
+// loadPrior reads the cache file to reuse; nil when there is none or it
+// cannot be trusted to describe this root for this target.
+func (b *builder) loadPrior() *prior {
+	o := b.o
+	if o.Reuse == "" || o.Links || o.Verbose != nil {
+		return nil
+	}
+	f, st, err := inroot.OpenRegular(b.r.file, o.Reuse, 0)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	if st.Size > MaxCacheSize {
+		return nil
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxCacheSize+1))
+	if err != nil {
+		return nil
+	}
+	c, err := Parse(data)
+	if err != nil || c.Format == FormatOld || (c.Order == binary.BigEndian) != (b.t.order == byteOrder(binary.BigEndian)) {
+		return nil
+	}
+	native, ok := b.t.nativeFlags()
+	if !ok {
+		return nil
+	}
+	p := &prior{mtime: st.Mtim, ctime: st.Ctim, byDir: map[string][]Entry{}}
+	found := false
+	for _, e := range c.Entries {
+		i := strings.LastIndexByte(e.Path, '/')
+		if e.OSVersion != 0 || i < 0 {
+			return nil
+		}
+		found = found || e.Flags == native
+		p.byDir[e.Path[:i]] = append(p.byDir[e.Path[:i]], e)
+	}
+	if !found {
+		return nil
+	}
+	return p
+}
+
+// elfMachines are the ELF machines of the targets' own libraries.
+var elfMachines = map[string]uint16{"amd64": 62, "386": 3, "arm64": 183, "arm": 40,
+	"ppc64le": 21, "s390x": 22, "riscv64": 243, "loong64": 258}
+
+// nativeFlags are the flags t gives a library of its own machine and
+// class (hard-float on arm).
+func (t *target) nativeFlags() (int32, bool) {
+	m, ok := elfMachines[t.goarch]
+	if !ok || t.classify == nil {
+		return 0, false
+	}
+	const armHardFloat = 0x05000400 // EABI5, EF_ARM_ABI_FLOAT_HARD
+	return t.classify(nativeClass(t.is64), m, armHardFloat, flagLibc6)
+}
+
+// confOlder reports whether the configuration file is older than the
+// cache, through its symlinks (lstat) and as resolved (stat).
+func (b *builder) confOlder(file string) bool {
+	st, err := b.r.lstat(file)
+	if err != nil {
+		return false
+	}
+	if !b.prior.older(&st) {
+		return false
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		st, err = b.r.stat(file)
+		return err == nil && b.prior.older(&st)
+	}
+	return true
+}
+
+// reuseDir adds d's entries from the prior cache and reports true when d
+// is unchanged since it was written; false: d is to be scanned.
+func (b *builder) reuseDir(d *dirEnt) bool {
+	p := b.prior
+	if p == nil || d.from == "<cmdline>" || !p.older(&d.st) || !b.pathOlder(d.path) {
+		return false
+	}
+	fd, err := b.r.open(d.path, unix.O_RDONLY|unix.O_DIRECTORY)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Dev != d.dev || st.Ino != d.ino || !p.older(&st) {
+		return false
+	}
+	ents, _ := readDir(fd, b.buf)
+	s := newDirScan(b, d, fd, ents)
+	kinds := map[string]candKind{}
+	for _, c := range s.candidates() {
+		if c.kind == kindDir || c.kind == kindSlowLink {
+			return false
+		}
+		kinds[c.name] = c.kind
+	}
+	for _, name := range s.ordered {
+		if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || !p.older(&st) {
+			return false
+		}
+	}
+	entries := p.byDir[d.path]
+	if len(entries) == 0 && len(s.ordered) > 0 {
+		return false
+	}
+	list, ok := b.priorEntries(d, entries, kinds)
+	if ok {
+		b.list = append(b.list, list...)
+		if reusedHook != nil {
+			reusedHook(d.path)
+		}
+	}
+	return ok
+}
+
+// reusedHook is called with each directory reused (tests only).
+var reusedHook func(dir string)
+
+// priorEntries checks d's entries of the prior cache against its listing
+// and returns them as scanned entries.
+func (b *builder) priorEntries(d *dirEnt, entries []Entry, kinds map[string]candKind) ([]scanned, bool) {
+	var legacy uint64
+	if d.hwcaps == "" {
+		legacy = b.t.pathHWCap(d.path)
+	}
+	out := make([]scanned, 0, len(entries))
+	names := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		file := e.Path[len(d.path)+1:]
+		if k, ok := kinds[file]; !ok || (k != kindFile && k != kindLocalLink) || names[e.Name] {
+			return nil, false
+		}
+		names[e.Name] = true
+		s := scanned{Entry: Entry{Name: e.Name, Path: e.Path, Flags: e.Flags}, legacy: legacy, bitsHW: popcount(legacy)}
+		if d.hwcaps == "" {
+			if file != e.Name || e.HWCap != legacy {
+				return nil, false
+			}
+		} else {
+			if !e.HWCapsExtension() || e.HWCaps != d.hwcaps {
+				return nil, false
+			}
+			s.hwcaps, s.HWCaps, s.legacy, s.bitsHW, s.isaLevel = true, d.hwcaps, 0, 0, e.ISALevel()
+		}
+		out = append(out, s)
+	}
+	return out, true
+}
+
+// pathOlder reports whether every component of the directory path p
+// (each prefix, not following its last symlink) is older than the cache,
+// so that p leads where it led when the cache was written.
+func (b *builder) pathOlder(p string) bool {
+	for i := 1; i <= len(p); i++ {
+		if i < len(p) && p[i] != '/' {
+			continue
+		}
+		if i < len(p) && p[i-1] == '/' {
+			continue
+		}
+		st, err := b.r.lstat(p[:i])
+		if err != nil || !b.prior.older(&st) {
+			return false
+		}
+	}
+	return true
+}
