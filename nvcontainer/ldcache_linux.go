@@ -44,7 +44,11 @@ func (a *applier) writeLDCache(root *rootfs.Root, dirs []string) error {
 		}
 		return root.WriteFile(file, data, 0o644)
 	}
-	c, err := ldcache.Build(rootPath, &ldcache.BuildOptions{Dirs: dirs, Family: family})
+	// The image's own cache is reused for the directories unchanged
+	// since it was written; dirs, where Apply mounted libraries, are
+	// always scanned (a library mounted over an image file keeps the
+	// directory's times).
+	c, err := ldcache.Build(rootPath, &ldcache.BuildOptions{Dirs: dirs, Family: family, Reuse: ldCachePath})
 	if err != nil {
 		return err
 	}

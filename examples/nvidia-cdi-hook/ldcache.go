@@ -27,7 +27,9 @@ func updateLDCacheFlags(fs *pflag.FlagSet) action {
 			return err
 		}
 		h.log.Debug("updating ld.so.cache", "root", rootfsPath, "compat", first, "folders", *folders)
-		return ldcache.Update(rootfsPath, &ldcache.UpdateOptions{FirstDirs: first, Dirs: *folders})
+		// Incremental: the image's cache is reused for the directories
+		// not changed since it was written; the folders are always scanned.
+		return ldcache.Update(rootfsPath, &ldcache.UpdateOptions{FirstDirs: first, Dirs: *folders, Incremental: true})
 	}
 }
 

@@ -1,0 +1,130 @@
+package ldcache_test
+
+import (
+	"bytes"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/go-nvc/nvc/internal/elfwriter"
+	"github.com/go-nvc/nvc/internal/testutil"
+	"github.com/go-nvc/nvc/ldcache"
+)
+
+// reuseRoot is a small Debian root whose cache Update wrote a tick after
+// its files, so that an incremental Build may reuse every directory.
+func reuseRoot(t *testing.T) string {
+	t.Helper()
+	root := testutil.Tree(t, `
+file etc/debian_version "12\n"
+file etc/ld.so.conf "/usr/lib/x86_64-linux-gnu\n/opt/a\n"
+file usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1 ""
+symlink usr/lib/x86_64-linux-gnu/libfoo.so.1 libfoo.so.1.0
+symlink opt/a/libbar.so.2 libbar.so.2.0
+`)
+	writeLibs(t, root, []lib{
+		{"usr/lib/x86_64-linux-gnu/libfoo.so.1.0", x64("libfoo.so.1")},
+		{"opt/a/libbar.so.2.0", x64("libbar.so.2")},
+	})
+	time.Sleep(12 * time.Millisecond)
+	if err := ldcache.Update(root, nil); err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+func buildBoth(t *testing.T, root string, dirs ...string) (full, inc *ldcache.Cache, reused []string) {
+	t.Helper()
+	ldcache.SetReusedHook(func(d string) { reused = append(reused, d) })
+	defer ldcache.SetReusedHook(nil)
+	var err error
+	if inc, err = ldcache.Build(root, &ldcache.BuildOptions{Dirs: dirs, Reuse: "/etc/ld.so.cache"}); err != nil {
+		t.Fatal(err)
+	}
+	if full, err = ldcache.Build(root, &ldcache.BuildOptions{Dirs: dirs}); err != nil {
+		t.Fatal(err)
+	}
+	return full, inc, reused
+}
+
+// TestIncrementalRescansInjectedDirs: a library mounted over a file of the
+// image (as Apply mounts the driver's) changes neither the directory's
+// times nor, seen through the mount, gives a file newer than the cache:
+// only the rule that the injected directories are always scanned finds
+// it. Fails if Dirs may be reused.
+func TestIncrementalRescansInjectedDirs(t *testing.T) {
+	testutil.RequireRoot(t)
+	host := filepath.Join(t.TempDir(), "libnvidia-ml.so.550")
+	if err := elfwriter.WriteFile(host, x64("libnvidia-ml.so.1"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	root := reuseRoot(t)
+	target := filepath.Join(root, "usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1")
+	if err := unix.Mount(host, target, "", unix.MS_BIND, ""); err != nil {
+		testutil.RequireKernel(t, "bind mounts", err)
+	}
+	t.Cleanup(func() { unix.Unmount(target, unix.MNT_DETACH) })
+	full, inc, reused := buildBoth(t, root, "/usr/lib/x86_64-linux-gnu")
+	if len(inc.Find("libnvidia-ml.so.1", ldcache.ArchX8664)) != 1 {
+		t.Errorf("the mounted library is missing from the incremental cache (reused %q)", reused)
+	}
+	if !slices.Contains(reused, "/opt/a") || slices.Contains(reused, "/usr/lib/x86_64-linux-gnu") {
+		t.Errorf("reused %q, want /opt/a and not /usr/lib/x86_64-linux-gnu", reused)
+	}
+	requireSameCache(t, full, inc)
+}
+
+// TestIncrementalLie: a cache entry for a file that is not there is
+// dropped (the directory is scanned); a wrong type claimed for a file
+// that is there stays, for that name alone.
+func TestIncrementalLie(t *testing.T) {
+	root := reuseRoot(t)
+	c, err := ldcache.OpenInRoot(root, "/etc/ld.so.cache")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range c.Entries {
+		if c.Entries[i].Name == "libbar.so.2" {
+			c.Entries[i].Flags = int32(ldcache.TypeLibc6) // i386, not x86-64
+		}
+	}
+	c.Entries = append(c.Entries, ldcache.Entry{Name: "libgone.so.1", Path: "/usr/lib/x86_64-linux-gnu/libgone.so.1", Flags: c.Entries[0].Flags})
+	if err := ldcache.WriteFileInRoot(root, "/etc/ld.so.cache", c); err != nil {
+		t.Fatal(err)
+	}
+	full, inc, reused := buildBoth(t, root)
+	if !slices.Contains(reused, "/opt/a") || slices.Contains(reused, "/usr/lib/x86_64-linux-gnu") {
+		t.Errorf("reused %q, want /opt/a and not /usr/lib/x86_64-linux-gnu", reused)
+	}
+	if len(inc.Entries) != len(full.Entries) {
+		t.Fatalf("incremental %d entries, full %d", len(inc.Entries), len(full.Entries))
+	}
+	for i, e := range inc.Entries {
+		f := full.Entries[i]
+		if e.Name == "libbar.so.2" {
+			if e.Flags != int32(ldcache.TypeLibc6) {
+				t.Errorf("the lie about libbar.so.2 was not kept: %+v", e)
+			}
+			e.Flags = f.Flags
+		}
+		if e != f {
+			t.Errorf("entry %d: incremental %+v, full %+v", i, e, f)
+		}
+	}
+}
+
+func requireSameCache(t *testing.T, full, inc *ldcache.Cache) {
+	t.Helper()
+	fb, _ := full.MarshalBinary()
+	ib, _ := inc.MarshalBinary()
+	if !bytes.Equal(fb, ib) {
+		var f, i bytes.Buffer
+		full.Print(&f, "full")
+		inc.Print(&i, "incremental")
+		t.Errorf("incremental cache differs from the full one:\n%s\n%s", f.String(), i.String())
+	}
+}
+
