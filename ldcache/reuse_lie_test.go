@@ -127,4 +127,3 @@ func requireSameCache(t *testing.T, full, inc *ldcache.Cache) {
 		t.Errorf("incremental cache differs from the full one:\n%s\n%s", f.String(), i.String())
 	}
 }
-
