@@ -2,6 +2,7 @@ package ldcache_test
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -126,4 +127,35 @@ func requireSameCache(t *testing.T, full, inc *ldcache.Cache) {
 		inc.Print(&i, "incremental")
 		t.Errorf("incremental cache differs from the full one:\n%s\n%s", f.String(), i.String())
 	}
+}
+
+// TestIncrementalLinkTargetRewritten: a library rewritten in place, its
+// times put back, changes no directory; a symlink to it from another
+// directory (absolute target) must still make that directory scanned.
+func TestIncrementalLinkTargetRewritten(t *testing.T) {
+	root := testutil.Tree(t, `
+file etc/debian_version "12\n"
+file etc/ld.so.conf "/opt/a\n/opt/b\n"
+symlink opt/b/libbar.so /opt/a/libbar.so.2.0
+`)
+	writeLibs(t, root, []lib{{"opt/a/libbar.so.2.0", x64("libbar.so.2")}})
+	time.Sleep(12 * time.Millisecond)
+	if err := ldcache.Update(root, nil); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(root, "opt/a/libbar.so.2.0")
+	st, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := x64("libnew.so.1").Bytes()
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Chtimes(p, st.ModTime(), st.ModTime())
+	full, inc, reused := buildBoth(t, root)
+	if slices.Contains(reused, "/opt/b") {
+		t.Errorf("reused /opt/b, whose link leads to a rewritten file")
+	}
+	requireSameCache(t, full, inc)
 }

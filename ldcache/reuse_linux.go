@@ -48,6 +48,7 @@ import (
 type prior struct {
 	mtime, ctime unix.Timespec
 	byDir        map[string][]Entry
+	paths        map[string]int // lstatOlder's answers
 }
 
 // older reports whether st is older than the cache file.
@@ -154,10 +155,17 @@ func (b *builder) reuseDir(d *dirEnt) bool {
 	s := newDirScan(b, d, fd, ents)
 	kinds := map[string]candKind{}
 	for _, c := range s.candidates() {
-		if c.kind == kindDir || c.kind == kindSlowLink {
+		kind := c.kind
+		if kind == kindSlowLink {
+			var ok bool
+			if kind, ok = b.slowLinkOlder(s, c.name); !ok {
+				return false
+			}
+		}
+		if kind == kindDir {
 			return false
 		}
-		kinds[c.name] = c.kind
+		kinds[c.name] = kind
 	}
 	for _, name := range s.ordered {
 		if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || !p.older(&st) {
@@ -192,7 +200,7 @@ func (b *builder) priorEntries(d *dirEnt, entries []Entry, kinds map[string]cand
 	names := make(map[string]bool, len(entries))
 	for _, e := range entries {
 		file := e.Path[len(d.path)+1:]
-		if k, ok := kinds[file]; !ok || (k != kindFile && k != kindLocalLink) || names[e.Name] {
+		if k, ok := kinds[file]; !ok || k == kindDangling || names[e.Name] {
 			return nil, false
 		}
 		names[e.Name] = true
@@ -212,21 +220,90 @@ func (b *builder) priorEntries(d *dirEnt, entries []Entry, kinds map[string]cand
 	return out, true
 }
 
-// pathOlder reports whether every component of the directory path p
-// (each prefix, not following its last symlink) is older than the cache,
-// so that p leads where it led when the cache was written.
+// pathOlder reports whether every component of the path p (each prefix,
+// not following its last symlink) is older than the cache, so that p
+// leads where it led when the cache was written.
 func (b *builder) pathOlder(p string) bool {
+	parent := "/"
 	for i := 1; i <= len(p); i++ {
-		if i < len(p) && p[i] != '/' {
+		if (i < len(p) && p[i] != '/') || p[i-1] == '/' {
 			continue
 		}
-		if i < len(p) && p[i-1] == '/' {
-			continue
-		}
-		st, err := b.r.lstat(p[:i])
-		if err != nil || !b.prior.older(&st) {
+		switch b.lstatOlder(p[:i]) {
+		case compNewer:
 			return false
+		case compMissing:
+			// Missing then too if the directory it would be in
+			// (followed) has not changed since.
+			st, err := b.r.stat(parent)
+			return err == nil && b.prior.older(&st)
 		}
+		parent = p[:i]
 	}
 	return true
+}
+
+// What lstatOlder finds.
+const (
+	compOlder = iota
+	compNewer // or unreadable
+	compMissing
+)
+
+// lstatOlder is lstat(p) against the cache, remembered per path.
+func (b *builder) lstatOlder(p string) int {
+	if v, found := b.prior.paths[p]; found {
+		return v
+	}
+	st, err := b.r.lstat(p)
+	v := compOlder
+	switch {
+	case err == unix.ENOENT:
+		v = compMissing
+	case err != nil || !b.prior.older(&st):
+		v = compNewer
+	}
+	if b.prior.paths == nil {
+		b.prior.paths = map[string]int{}
+	}
+	b.prior.paths[p] = v
+	return v
+}
+
+// slowLinkOlder reports whether the symlink name of the directory, whose
+// target is a path, leads where it led when the cache was written: every
+// component of the target's path as the kernel walks it (the directory's
+// path and the target joined, not cleaned: ".." is the physical parent)
+// is older, and so is what it resolves to (inside the root). It returns
+// what the link leads to: kindSlowLink for a regular file, kindDangling
+// for nothing or something else (no entry), kindDir for a hwcap-named
+// link to a directory (which a scan would queue). Only the first hop is
+// checked component by component: a chain that goes on through a
+// symlink elsewhere, repointed since to an older file, is not seen.
+func (b *builder) slowLinkOlder(s *dirScan, name string) (candKind, bool) {
+	t := s.links[name]
+	if t == "" {
+		return 0, false
+	}
+	if !strings.HasPrefix(t, "/") {
+		t = s.d.path + "/" + t
+	}
+	if !b.pathOlder(t) {
+		return 0, false
+	}
+	st, err := b.r.stat(t)
+	switch {
+	case err == unix.ENOENT:
+		return kindDangling, true
+	case err != nil:
+		return 0, false
+	case st.Mode&unix.S_IFMT == unix.S_IFDIR:
+		if s.d.hwcaps == "" && b.t.isHWCapName(name) {
+			return kindDir, true
+		}
+		return kindDangling, true
+	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+		return kindDangling, true
+	}
+	return kindSlowLink, b.prior.older(&st)
 }

@@ -53,8 +53,13 @@ func (g *genRoot) lib(dir string) {
 	if g.rnd.IntN(5) != 0 {
 		g.symlink(file, filepath.Join(dir, soname))
 	}
-	if g.rnd.IntN(3) == 0 {
-		g.symlink(soname, filepath.Join(dir, fmt.Sprintf("libg%d.so", g.n)))
+	switch dev := filepath.Join(dir, fmt.Sprintf("libg%d.so", g.n)); g.rnd.IntN(6) {
+	case 0, 1:
+		g.symlink(soname, dev)
+	case 2: // absolute, resolved through the root
+		g.symlink("/"+filepath.Join(dir, file), dev)
+	case 3: // through the parent
+		g.symlink(filepath.Join("..", filepath.Base(dir), file), dev)
 	}
 	if g.rnd.IntN(6) == 0 { // an older version with the same SONAME
 		g.write(filepath.Join(dir, soname+".0.0"), x64(soname))
