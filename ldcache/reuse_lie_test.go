@@ -21,10 +21,11 @@ func reuseRoot(t *testing.T) string {
 	t.Helper()
 	root := testutil.Tree(t, `
 file etc/debian_version "12\n"
-file etc/ld.so.conf "/usr/lib/x86_64-linux-gnu\n/opt/a\n"
+file etc/ld.so.conf "/usr/lib/x86_64-linux-gnu\n/opt/a\n/opt/c\n"
 file usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1 ""
 symlink usr/lib/x86_64-linux-gnu/libfoo.so.1 libfoo.so.1.0
 symlink opt/a/libbar.so.2 libbar.so.2.0
+symlink opt/c/libnvidia-ml.so /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1
 `)
 	writeLibs(t, root, []lib{
 		{"usr/lib/x86_64-linux-gnu/libfoo.so.1.0", x64("libfoo.so.1")},
@@ -55,7 +56,8 @@ func buildBoth(t *testing.T, root string, dirs ...string) (full, inc *ldcache.Ca
 // image (as Apply mounts the driver's) changes neither the directory's
 // times nor, seen through the mount, gives a file newer than the cache:
 // only the rule that the injected directories are always scanned finds
-// it. Fails if Dirs may be reused.
+// it, and the rule that a symlink into one (/opt/c's) makes its own
+// directory scanned. Fails if either is dropped.
 func TestIncrementalRescansInjectedDirs(t *testing.T) {
 	testutil.RequireRoot(t)
 	host := filepath.Join(t.TempDir(), "libnvidia-ml.so.550")
@@ -72,8 +74,11 @@ func TestIncrementalRescansInjectedDirs(t *testing.T) {
 	if len(inc.Find("libnvidia-ml.so.1", ldcache.ArchX8664)) != 1 {
 		t.Errorf("the mounted library is missing from the incremental cache (reused %q)", reused)
 	}
-	if !slices.Contains(reused, "/opt/a") || slices.Contains(reused, "/usr/lib/x86_64-linux-gnu") {
-		t.Errorf("reused %q, want /opt/a and not /usr/lib/x86_64-linux-gnu", reused)
+	if !slices.Contains(reused, "/opt/a") || slices.Contains(reused, "/usr/lib/x86_64-linux-gnu") || slices.Contains(reused, "/opt/c") {
+		t.Errorf("reused %q, want /opt/a and neither /usr/lib/x86_64-linux-gnu nor /opt/c", reused)
+	}
+	if len(inc.Find("libnvidia-ml.so", ldcache.ArchX8664)) != 1 {
+		t.Errorf("/opt/c's link to the mounted library is missing from the incremental cache")
 	}
 	requireSameCache(t, full, inc)
 }

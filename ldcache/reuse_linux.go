@@ -48,7 +48,8 @@ import (
 type prior struct {
 	mtime, ctime unix.Timespec
 	byDir        map[string][]Entry
-	paths        map[string]int // lstatOlder's answers
+	paths        map[string]int  // lstatOlder's answers
+	injected     map[string]bool // intoInjected's answers
 }
 
 // older reports whether st is older than the cache file.
@@ -243,6 +244,31 @@ func (b *builder) pathOlder(p string) bool {
 	return true
 }
 
+// intoInjected reports whether the path t lies in one of the directories
+// the caller injects into (BuildOptions.Dirs): a library mounted over a
+// file there shows the mounted file's times, which say nothing of the
+// cache. By the device and inode of t's directory, remembered per path.
+func (b *builder) intoInjected(t string) bool {
+	i := strings.LastIndexByte(t, '/')
+	dir := t[:i]
+	if dir == "" {
+		dir = "/"
+	}
+	if v, found := b.prior.injected[dir]; found {
+		return v
+	}
+	v := false
+	if st, err := b.r.stat(dir); err == nil {
+		d := b.seenDirs[[2]uint64{st.Dev, st.Ino}]
+		v = d != nil && d.from == "<cmdline>"
+	}
+	if b.prior.injected == nil {
+		b.prior.injected = map[string]bool{}
+	}
+	b.prior.injected[dir] = v
+	return v
+}
+
 // What lstatOlder finds.
 const (
 	compOlder = iota
@@ -288,7 +314,7 @@ func (b *builder) slowLinkOlder(s *dirScan, name string) (candKind, bool) {
 	if !strings.HasPrefix(t, "/") {
 		t = s.d.path + "/" + t
 	}
-	if !b.pathOlder(t) {
+	if !b.pathOlder(t) || b.intoInjected(t) {
 		return 0, false
 	}
 	st, err := b.r.stat(t)
