@@ -78,6 +78,39 @@
 // about ten, and an mmap and munmap); BenchmarkBuildWrite compares it
 // with glibc's ldconfig variant by variant.
 //
+// Incremental builds: with BuildOptions.Reuse (UpdateOptions.Incremental)
+// Build takes the entries of the root's own cache file for every
+// directory nothing has changed in since that file was written, and scans
+// the others. Changed means a time (mtime against the cache file's
+// mtime, ctime against its ctime, nanoseconds, equal counts as changed)
+// not older than the cache's, on: the configuration files and include
+// directories (any: full rebuild), the directory, each component of its
+// path, each regular file a candidate name reaches (a file rewritten in
+// place moves only its own ctime) and each component of the path of a
+// symlink that leads out of the directory and what it resolves to. The
+// directories in Dirs (where the caller injects libraries: a mounted
+// library shows the host file's times) are always scanned, and so is a
+// directory with a symlink into one of them. A cache that does not parse,
+// is in the old format, another byte order, holds no library of the
+// target's own kind (written for another architecture) or entries with
+// an OS version (an ldconfig older than glibc 2.36's) is not used; nor is
+// one whose entries for a directory do not match its listing (an entry
+// naming a file that is not there, a name twice, another hwcap word, none
+// for a directory with files): that directory is scanned. The result is
+// byte for byte the full Build's (a property test over generated roots
+// with random changes checks it, and against glibc's ldconfig). What a
+// lying cache keeps: a wrong SONAME or type claimed for a file that is
+// there, or a library left out, for that name only. Every stat is made
+// inside the root (fstatat on a directory opened inside it, or
+// openat2 RESOLVE_IN_ROOT); nothing outside it is looked at, and no file
+// of a reused directory is opened. Not seen: a symlink chain that, past
+// its first hop, goes through a symlink elsewhere repointed since to an
+// older file; a file whose mtime was set back and which was extracted
+// before the cache file (its ctime older too), as a tar layer holding
+// both could. A freshly extracted image (every ctime the extraction's)
+// mostly gets its directories scanned: the gain is for roots whose cache
+// was written after their files (a committed or locally built image).
+//
 // When not to use it: a system whose libraries are not found through
 // ld.so.cache (NixOS, or binaries with RUNPATH) gains nothing from a
 // cache; and ldcache does not read the auxiliary cache, so it always

@@ -10,39 +10,13 @@ import (
 	"github.com/go-nvc/nvc/internal/inroot"
 )
 
-// Incremental builds (BuildOptions.Reuse). A directory's entries in the
-// root's own cache are taken instead of reading its libraries when
-// nothing that decides them can have changed since the cache file was
-// written. "Older" below means: mtime before the cache file's mtime AND
+// Incremental builds (BuildOptions.Reuse; the rules are in the package
+// documentation). "Older" means: mtime before the cache file's mtime AND
 // ctime before its ctime, at nanosecond precision; an equal time counts
 // as a change (the kernel's clock ticks coarser than a nanosecond). The
 // mtime catches changes made before the file was extracted (tar keeps
-// mtimes); the ctime, which no one can set back, catches any change made
-// to the inode after the cache file was put in place.
-//
-// The cache is used at all only if it parses, holds the new format
-// (old-format files lack the hwcap words), is in the target's byte order,
-// holds at least one library of the target's own kind (so not written for
-// another architecture), no entry has an OS version (glibc 2.36 writes
-// none; an older ldconfig wrote one) and every configuration file read
-// (and every directory an include glob listed) is older. A directory is
-// then taken from the cache if it is not one of BuildOptions.Dirs (the
-// directories the caller injects into are always scanned), every lexical
-// component of its path (lstat) and the directory itself are older, it
-// has no hwcap-named subdirectory and no symlink leading outside it,
-// every regular file a library candidate reaches is older, and its
-// entries are consistent with its listing: each names a candidate that
-// leads to a regular file (for a directory that is not a glibc-hwcaps one
-// the file is the entry's name), no name twice, the hwcap word the
-// directory's path gives, and none at all only if no candidate is a
-// regular file. Anything else scans the directory as a full Build does.
-// The stat calls are fstatat on the directory's descriptor opened inside
-// the root; no file is opened, nothing outside the root is looked at.
-//
-// What a lying cache can still do: claim, for a file that is there,
-// another SONAME or type than the file has, or leave a library out. The
-// container's loader sees that lie for that name only, as it saw it in
-// the image's own cache; every other entry is what a full Build gives.
+// mtimes); the ctime, which no one can set back, any change made to the
+// inode after the cache file was put in place.
 
 // prior is the root's own cache file as an incremental build uses it.
 type prior struct {
