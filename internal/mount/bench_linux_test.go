@@ -3,6 +3,8 @@ package mount
 import (
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/internal/rootfs"
 )
 
@@ -28,9 +30,7 @@ func BenchmarkBindFile(b *testing.B) {
 				}
 				return nil
 			})
-			if err != nil {
-				b.Fatal(err)
-			}
+			require.NoError(b, err)
 		})
 	}
 }

@@ -1,25 +1,20 @@
 package mount
 
 import (
-	"errors"
 	"syscall"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
 func TestErrorNamesEverything(t *testing.T) {
 	err := error(&Error{Op: "move_mount", Source: "/usr/lib/libcuda.so.1", Target: "/usr/lib64/libcuda.so.1",
 		Flags: (ReadOnly | NoSuid | NoDev).String(), Err: syscall.EINVAL})
 	want := `move_mount "/usr/lib/libcuda.so.1" onto "/usr/lib64/libcuda.so.1" (ro,nosuid,nodev): invalid argument`
-	if err.Error() != want {
-		t.Errorf("Error() = %q\nwant      %q", err, want)
-	}
-	if !errors.Is(err, syscall.EINVAL) {
-		t.Error("the errno is lost")
-	}
+	assert.EqualError(t, err, want)
+	assert.ErrorIs(t, err, syscall.EINVAL, "the errno is lost")
 	short := &Error{Op: "open", Source: "/x", Err: ErrTargetType}
-	if got := short.Error(); got != `open "/x": target type does not fit the source` {
-		t.Errorf("Error() = %q", got)
-	}
+	assert.EqualError(t, short, `open "/x": target type does not fit the source`)
 }
 
 func TestFlagStrings(t *testing.T) {
@@ -32,8 +27,8 @@ func TestFlagStrings(t *testing.T) {
 		{msString((ReadOnly | NoSuid).msFlags() | syscall.MS_BIND | syscall.MS_REMOUNT), "bind,remount,ro,nosuid"},
 		{msString(msFromStatfs(0x1 | 0x8 | 0x1000 | 0x20)), "ro,noexec,relatime"},
 	} {
-		if tc.got != tc.want {
-			t.Errorf("got %q, want %q", tc.got, tc.want)
-		}
+		t.Run(tc.want, func(t *testing.T) {
+			assert.Equal(t, tc.want, tc.got)
+		})
 	}
 }

@@ -1,11 +1,12 @@
 package mount
 
 import (
-	"errors"
 	"os"
 	"syscall"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
 	"github.com/go-nvc/nvc/internal/rootfs"
@@ -52,23 +53,17 @@ func testOpenSourceFd(t *testing.T, method Method, pivot bool) {
 		m, err = src.AttachEntry(e)
 		return err
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer m.Close()
 	wantOptions(t, c.options(t, target), "ro", "nosuid", "nodev")
-	if data, err := os.ReadFile(c.Path(target)); string(data) != "image libcuda" {
-		t.Errorf("container reads %q, %v", data, err)
+	data, err := os.ReadFile(c.Path(target))
+	if assert.NoError(t, err, "container reads") {
+		assert.Equal(t, "image libcuda", string(data), "container reads")
 	}
-	if _, err := os.OpenFile(c.Path(target), os.O_WRONLY, 0); !errors.Is(err, syscall.EROFS) {
-		t.Errorf("writing the bound file: %v, want EROFS", err)
-	}
-	if err := c.detach(t, m); err != nil {
-		t.Fatal(err)
-	}
-	if c.MountAt(t, target) != nil {
-		t.Error("still mounted after Detach")
-	}
+	_, err = os.OpenFile(c.Path(target), os.O_WRONLY, 0)
+	assert.ErrorIs(t, err, syscall.EROFS, "writing the bound file")
+	require.NoError(t, c.detach(t, m))
+	assert.Nil(t, c.MountAt(t, target), "still mounted after Detach")
 }
 
 // openInImage opens unsafePath inside r and makes a source of it.
@@ -85,22 +80,16 @@ func openInImage(r *rootfs.Root, unsafePath string, method Method) (*Source, err
 func TestOpenSourceFdKeepsFd(t *testing.T) {
 	host := hostTree(t)
 	for _, method := range methods {
-		f, err := os.OpenFile(host+"/"+libTarget, os.O_RDONLY|unix.O_PATH, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := OpenSourceFd(int(f.Fd()), f.Name(), ReadOnly, &Options{Method: method})
-		if err != nil {
-			t.Fatalf("%v: %v", method, err)
-		}
-		if !s.Mode().IsRegular() {
-			t.Errorf("%v: source mode %v, want a regular file", method, s.Mode())
-		}
-		s.Close()
-		var st syscall.Stat_t
-		if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
-			t.Errorf("%v: the caller's descriptor was closed: %v", method, err)
-		}
-		f.Close()
+		t.Run(method.String(), func(t *testing.T) {
+			f, err := os.OpenFile(host+"/"+libTarget, os.O_RDONLY|unix.O_PATH, 0)
+			require.NoError(t, err)
+			defer f.Close()
+			s, err := OpenSourceFd(int(f.Fd()), f.Name(), ReadOnly, &Options{Method: method})
+			require.NoError(t, err, "%v", method)
+			assert.True(t, s.Mode().IsRegular(), "%v: source mode %v, want a regular file", method, s.Mode())
+			s.Close()
+			var st syscall.Stat_t
+			assert.NoError(t, syscall.Fstat(int(f.Fd()), &st), "%v: the caller's descriptor was closed", method)
+		})
 	}
 }

@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/internal/ns"
 	"github.com/go-nvc/nvc/internal/rootfs"
 	"github.com/go-nvc/nvc/internal/testutil"
@@ -42,9 +45,8 @@ func startCtr(t testing.TB, opts *container.Options) *ctr {
 	t.Helper()
 	c := &ctr{Container: container.Start(t, opts)}
 	var err error
-	if c.ns, err = ns.OpenPID("", c.PID); err != nil {
-		t.Fatal(err)
-	}
+	c.ns, err = ns.OpenPID("", c.PID)
+	require.NoError(t, err)
 	t.Cleanup(func() { c.ns.Close() })
 	return c
 }
@@ -106,27 +108,18 @@ func (c *ctr) options(t testing.TB, p string) []string {
 
 func wantOptions(t testing.TB, got []string, want ...string) {
 	t.Helper()
-	if got == nil {
-		t.Error("nothing mounted")
+	if !assert.NotNil(t, got, "nothing mounted") {
 		return
 	}
-	have := map[string]bool{}
-	for _, o := range got {
-		have[o] = true
-	}
 	for _, w := range want {
-		if !have[w] {
-			t.Errorf("mount options %q lack %q", got, w)
-		}
+		assert.Contains(t, got, w, "mount options %q", got)
 	}
 }
 
 func hostMounts(t testing.TB) string {
 	t.Helper()
 	data, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return string(data)
 }
 
@@ -139,9 +132,7 @@ func hostTree(t testing.TB) string {
 func openSource(t testing.TB, path string, attr Attr, m Method) *Source {
 	t.Helper()
 	s, err := OpenSource(path, attr, &Options{Method: m})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
 	return s
 }

@@ -1,11 +1,13 @@
 package mount
 
 import (
-	"errors"
 	"os"
+	"strconv"
 	"syscall"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
 	"github.com/go-nvc/nvc/internal/rootfs"
@@ -39,35 +41,24 @@ func testBindFile(t *testing.T, host string, method Method, pivot bool, via func
 	c.via = via
 	src := openSource(t, host+"/"+libTarget, ReadOnly|NoSuid|NoDev, method)
 	m, err := c.attach(t, src, libTarget)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer m.Close()
 	wantOptions(t, c.options(t, libTarget), "ro", "nosuid", "nodev")
-	if info := c.MountAt(t, libTarget); info == nil || uint64(info.ID) != m.ID() {
-		t.Errorf("Mount.ID() = %d, mountinfo has %+v", m.ID(), info)
+	if info := c.MountAt(t, libTarget); assert.NotNil(t, info, "mountinfo has nothing at %s", libTarget) {
+		assert.Equal(t, m.ID(), uint64(info.ID), "Mount.ID(), mountinfo has %+v", info)
 	}
-	if data, err := os.ReadFile(c.Path(libTarget)); string(data) != "host libcuda" {
-		t.Errorf("container reads %q, %v", data, err)
+	data, err := os.ReadFile(c.Path(libTarget))
+	if assert.NoError(t, err, "container reads") {
+		assert.Equal(t, "host libcuda", string(data), "container reads")
 	}
-	if _, err := os.OpenFile(c.Path(libTarget), os.O_WRONLY, 0); !errors.Is(err, syscall.EROFS) {
-		t.Errorf("writing the bound file: %v, want EROFS", err)
-	}
-	if after := hostMounts(t); after != before {
-		t.Errorf("host mount table changed:\n%s\n---\n%s", before, after)
-	}
-	if err := c.detach(t, m); err != nil {
-		t.Fatal(err)
-	}
-	if c.MountAt(t, libTarget) != nil {
-		t.Error("still mounted after Detach")
-	}
-	if err := c.undo.Undo(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Lstat(c.Path("usr/lib/x86_64-linux-gnu")); !os.IsNotExist(err) {
-		t.Errorf("undo left the placeholder's directory: %v", err)
-	}
+	_, err = os.OpenFile(c.Path(libTarget), os.O_WRONLY, 0)
+	assert.ErrorIs(t, err, syscall.EROFS, "writing the bound file")
+	assert.Equal(t, before, hostMounts(t), "host mount table changed")
+	require.NoError(t, c.detach(t, m))
+	assert.Nil(t, c.MountAt(t, libTarget), "still mounted after Detach")
+	require.NoError(t, c.undo.Undo())
+	_, err = os.Lstat(c.Path("usr/lib/x86_64-linux-gnu"))
+	assert.ErrorIs(t, err, os.ErrNotExist, "undo left the placeholder's directory")
 }
 
 func TestBindDirAndDevice(t *testing.T) {
@@ -86,21 +77,18 @@ func testBindDirAndDevice(t *testing.T, host string, method Method, via func(*So
 	c.via = via
 	gpu := "proc/driver/nvidia/gpus/0000:01:00.0"
 	dirSrc := openSource(t, host+"/"+gpu, ReadOnly|NoSuid|NoDev|NoExec, method)
-	if _, err := c.attach(t, dirSrc, gpu); err != nil {
-		t.Fatal(err)
-	}
+	_, err := c.attach(t, dirSrc, gpu)
+	require.NoError(t, err)
 	wantOptions(t, c.options(t, gpu), "ro", "nosuid", "nodev", "noexec")
-	if data, _ := os.ReadFile(c.Path(gpu + "/information")); string(data) != "Model: Test GPU\n" {
-		t.Errorf("bound dir holds %q", data)
-	}
+	data, _ := os.ReadFile(c.Path(gpu + "/information"))
+	assert.Equal(t, "Model: Test GPU\n", string(data), "bound dir holds")
 	devSrc := openSource(t, "/dev/null", ReadOnly|NoSuid|NoExec, method)
-	if _, err := c.attach(t, devSrc, "dev/nvidiactl"); err != nil {
-		t.Fatal(err)
-	}
+	_, err = c.attach(t, devSrc, "dev/nvidiactl")
+	require.NoError(t, err)
 	wantOptions(t, c.options(t, "dev/nvidiactl"), "ro", "nosuid", "noexec")
 	var st syscall.Stat_t
-	if err := syscall.Stat(c.Path("dev/nvidiactl"), &st); err != nil || st.Rdev != 0x103 {
-		t.Errorf("dev/nvidiactl is %#x (%v), want /dev/null's 1:3", st.Rdev, err)
+	if assert.NoError(t, syscall.Stat(c.Path("dev/nvidiactl"), &st), "dev/nvidiactl") {
+		assert.Equal(t, uint64(0x103), uint64(st.Rdev), "dev/nvidiactl rdev, want /dev/null's 1:3")
 	}
 }
 
@@ -108,52 +96,47 @@ func TestLegacyRefusesOtherFile(t *testing.T) {
 	host := hostTree(t)
 	// In a pivoted container the host path means nothing, or whatever the
 	// image put there.
-	for _, spec := range []string{"dir usr/lib", "file " + host + "/" + libTarget + " \"image file\""} {
-		c := startCtr(t, &container.Options{PivotRoot: true, Spec: spec})
-		src := openSource(t, host+"/"+libTarget, ReadOnly, Legacy)
-		_, err := c.attach(t, src, libTarget)
-		if !errors.Is(err, ErrSourceMismatch) {
-			t.Errorf("spec %q: Attach = %v, want ErrSourceMismatch", spec, err)
-		}
-		if c.MountAt(t, libTarget) != nil {
-			t.Errorf("spec %q: something got mounted", spec)
-		}
+	for _, tc := range []struct{ name, spec string }{
+		{"nothing at the host path", "dir usr/lib"},
+		{"image file at the host path", "file " + host + "/" + libTarget + " \"image file\""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := startCtr(t, &container.Options{PivotRoot: true, Spec: tc.spec})
+			src := openSource(t, host+"/"+libTarget, ReadOnly, Legacy)
+			_, err := c.attach(t, src, libTarget)
+			assert.ErrorIs(t, err, ErrSourceMismatch, "spec %q: Attach", tc.spec)
+			assert.Nil(t, c.MountAt(t, libTarget), "spec %q: something got mounted", tc.spec)
+		})
 	}
 }
 
 func TestAttachAndDetachNeedConfinedThread(t *testing.T) {
 	host := hostTree(t)
 	for _, method := range methods {
-		src := openSource(t, host+"/"+libTarget, ReadOnly, method)
-		dir, err := os.Open(t.TempDir())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer dir.Close()
-		if _, err := src.Attach(dir, "x"); !errors.Is(err, ErrNotConfined) {
-			t.Errorf("%v: Attach outside Run = %v, want ErrNotConfined", method, err)
-		}
-		m := &Mount{fd: int(dir.Fd()), file: dir}
-		if err := m.Detach(); !errors.Is(err, ErrNotConfined) {
-			t.Errorf("Detach outside Run = %v, want ErrNotConfined", err)
-		}
+		t.Run(method.String(), func(t *testing.T) {
+			src := openSource(t, host+"/"+libTarget, ReadOnly, method)
+			dir, err := os.Open(t.TempDir())
+			require.NoError(t, err)
+			defer dir.Close()
+			_, err = src.Attach(dir, "x")
+			assert.ErrorIs(t, err, ErrNotConfined, "%v: Attach outside Run", method)
+			m := &Mount{fd: int(dir.Fd()), file: dir}
+			assert.ErrorIs(t, m.Detach(), ErrNotConfined, "Detach outside Run")
+		})
 	}
 }
 
 func TestDetachWhenAlreadyGone(t *testing.T) {
 	host := hostTree(t)
 	for _, method := range methods {
-		c := startCtr(t, nil)
-		m, err := c.attach(t, openSource(t, host+"/"+libTarget, ReadOnly, method), libTarget)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if out, err := c.Exec(t, "umount", "-l", c.Rootfs+"/"+libTarget); err != nil {
-			t.Fatalf("umount in container: %v: %s", err, out)
-		}
-		if err := c.detach(t, m); !errors.Is(err, ErrNotMounted) {
-			t.Errorf("%v: Detach of an unmounted mount = %v, want ErrNotMounted", method, err)
-		}
+		t.Run(method.String(), func(t *testing.T) {
+			c := startCtr(t, nil)
+			m, err := c.attach(t, openSource(t, host+"/"+libTarget, ReadOnly, method), libTarget)
+			require.NoError(t, err)
+			out, err := c.Exec(t, "umount", "-l", c.Rootfs+"/"+libTarget)
+			require.NoError(t, err, "umount in container: %s", out)
+			assert.ErrorIs(t, c.detach(t, m), ErrNotMounted, "%v: Detach of an unmounted mount", method)
+		})
 	}
 }
 
@@ -166,48 +149,41 @@ func TestTargetMustFit(t *testing.T) {
 		src  *Source
 		name string
 	}{{file, "adir"}, {file, "alink"}, {file, "afifo"}, {dir, "afile"}, {dir, "alink"}} {
-		err := c.run(t, func(r *rootfs.Root) error {
-			_, err := tc.src.Attach(r.File(), tc.name)
-			return err
-		})
-		if !errors.Is(err, ErrTargetType) {
-			t.Errorf("attaching %s onto %s: %v, want ErrTargetType", tc.src.Path(), tc.name, err)
-		}
-		err = c.run(t, func(r *rootfs.Root) error {
-			e, err := r.Lookup(tc.name)
-			if err != nil {
+		kind := map[*Source]string{file: "file", dir: "dir"}[tc.src]
+		t.Run(kind+"/"+tc.name, func(t *testing.T) {
+			err := c.run(t, func(r *rootfs.Root) error {
+				_, err := tc.src.Attach(r.File(), tc.name)
 				return err
-			}
-			defer e.Close()
-			_, err = tc.src.AttachEntry(e)
-			return err
+			})
+			assert.ErrorIs(t, err, ErrTargetType, "attaching %s onto %s", tc.src.Path(), tc.name)
+			err = c.run(t, func(r *rootfs.Root) error {
+				e, err := r.Lookup(tc.name)
+				if err != nil {
+					return err
+				}
+				defer e.Close()
+				_, err = tc.src.AttachEntry(e)
+				return err
+			})
+			assert.ErrorIs(t, err, ErrTargetType, "attaching %s onto the entry %s", tc.src.Path(), tc.name)
 		})
-		if !errors.Is(err, ErrTargetType) {
-			t.Errorf("attaching %s onto the entry %s: %v, want ErrTargetType", tc.src.Path(), tc.name, err)
-		}
 	}
-	if err := os.Symlink(host+"/"+libTarget, host+"/link"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := OpenSource(host+"/link", 0, nil); !errors.Is(err, ErrTargetType) {
-		t.Errorf("OpenSource(symlink) = %v, want ErrTargetType", err)
-	}
+	require.NoError(t, os.Symlink(host+"/"+libTarget, host+"/link"))
+	_, err := OpenSource(host+"/link", 0, nil)
+	assert.ErrorIs(t, err, ErrTargetType, "OpenSource(symlink)")
 }
 
 func TestAttachTwice(t *testing.T) {
 	host := hostTree(t)
 	c := startCtr(t, nil)
 	src := openSource(t, host+"/"+libTarget, ReadOnly, NewAPI)
-	if _, err := c.attach(t, src, libTarget); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.attach(t, src, "usr/lib/other"); !errors.Is(err, ErrAttached) {
-		t.Errorf("second Attach = %v, want ErrAttached", err)
-	}
+	_, err := c.attach(t, src, libTarget)
+	require.NoError(t, err)
+	_, err = c.attach(t, src, "usr/lib/other")
+	assert.ErrorIs(t, err, ErrAttached, "second Attach")
 	c.via = (*Source).AttachEntry
-	if _, err := c.attach(t, src, "usr/lib/other"); !errors.Is(err, ErrAttached) {
-		t.Errorf("second AttachEntry = %v, want ErrAttached", err)
-	}
+	_, err = c.attach(t, src, "usr/lib/other")
+	assert.ErrorIs(t, err, ErrAttached, "second AttachEntry")
 }
 
 // TestUndoStack is Apply's rollback: placeholders and mounts recorded on
@@ -215,29 +191,22 @@ func TestAttachTwice(t *testing.T) {
 func TestUndoStack(t *testing.T) {
 	host := hostTree(t)
 	for _, method := range methods {
-		c := startCtr(t, &container.Options{Spec: "dir usr/lib"})
-		before := c.MountInfo(t)
-		for _, p := range []string{libTarget, "usr/lib64/libcuda.so.1"} {
-			m, err := c.attach(t, openSource(t, host+"/"+libTarget, ReadOnly, method), p)
-			if err != nil {
-				t.Fatal(err)
+		t.Run(method.String(), func(t *testing.T) {
+			c := startCtr(t, &container.Options{Spec: "dir usr/lib"})
+			before := c.MountInfo(t)
+			for _, p := range []string{libTarget, "usr/lib64/libcuda.so.1"} {
+				m, err := c.attach(t, openSource(t, host+"/"+libTarget, ReadOnly, method), p)
+				require.NoError(t, err)
+				m.AddUndo(&c.undo, c.ns)
 			}
-			m.AddUndo(&c.undo, c.ns)
-		}
-		if c.MountAt(t, "usr/lib64/libcuda.so.1") == nil {
-			t.Fatal("not mounted")
-		}
-		if err := c.undo.Undo(); err != nil {
-			t.Fatalf("%v: %v", method, err)
-		}
-		if after := c.MountInfo(t); len(after) != len(before) {
-			t.Errorf("%v: %d mounts after undo, %d before", method, len(after), len(before))
-		}
-		for _, p := range []string{"usr/lib64", "usr/lib/x86_64-linux-gnu"} {
-			if _, err := os.Lstat(c.Path(p)); !os.IsNotExist(err) {
-				t.Errorf("%v: undo left %s (%v)", method, p, err)
+			require.NotNil(t, c.MountAt(t, "usr/lib64/libcuda.so.1"), "not mounted")
+			require.NoError(t, c.undo.Undo(), "%v", method)
+			assert.Len(t, c.MountInfo(t), len(before), "%v: mounts after undo vs. before", method)
+			for _, p := range []string{"usr/lib64", "usr/lib/x86_64-linux-gnu"} {
+				_, err := os.Lstat(c.Path(p))
+				assert.ErrorIs(t, err, os.ErrNotExist, "%v: undo left %s", method, p)
 			}
-		}
+		})
 	}
 }
 
@@ -247,19 +216,18 @@ func TestUndoStack(t *testing.T) {
 func TestCloseTouchesOnlyItsOwn(t *testing.T) {
 	host := hostTree(t)
 	for _, method := range methods {
-		file := openSource(t, host+"/"+libTarget, ReadOnly, method)
-		tmpfs, err := NewTmpfs(&TmpfsOptions{Method: method}, func(*os.File) error { return nil })
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, s := range []*Source{file, tmpfs, file, tmpfs} {
-			s.Close()
-		}
-		for fd := range 3 {
-			if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil {
-				t.Errorf("%v: descriptor %d closed: %v", method, fd, err)
+		t.Run(method.String(), func(t *testing.T) {
+			file := openSource(t, host+"/"+libTarget, ReadOnly, method)
+			tmpfs, err := NewTmpfs(&TmpfsOptions{Method: method}, func(*os.File) error { return nil })
+			require.NoError(t, err)
+			for _, s := range []*Source{file, tmpfs, file, tmpfs} {
+				s.Close()
 			}
-		}
+			for fd := range 3 {
+				_, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
+				assert.NoError(t, err, "%v: descriptor %d closed", method, fd)
+			}
+		})
 	}
 }
 
@@ -268,31 +236,23 @@ func TestCloseTouchesOnlyItsOwn(t *testing.T) {
 // duplicate of the Mount's own).
 func TestOpenDir(t *testing.T) {
 	root := t.TempDir()
-	if err := os.MkdirAll(root+"/gpus/0", 0o755); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.MkdirAll(root+"/gpus/0", 0o755))
 	fd, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	m := newMount(fd, "tmpfs", "/proc/driver/nvidia")
 	defer m.Close()
 	for _, name := range []string{"", ".", "gpus", "gpus/0"} {
-		d, err := m.OpenDir(name)
-		if err != nil {
-			t.Errorf("OpenDir(%q): %v", name, err)
-			continue
-		}
-		flags, err := unix.FcntlInt(d.Fd(), unix.F_GETFD, 0)
-		if err != nil || flags&unix.FD_CLOEXEC == 0 {
-			t.Errorf("OpenDir(%q): F_GETFD %#x, %v; want FD_CLOEXEC", name, flags, err)
-		}
-		d.Close()
+		t.Run(strconv.Quote(name), func(t *testing.T) {
+			d, err := m.OpenDir(name)
+			require.NoError(t, err, "OpenDir(%q)", name)
+			defer d.Close()
+			flags, err := unix.FcntlInt(d.Fd(), unix.F_GETFD, 0)
+			require.NoError(t, err, "OpenDir(%q): F_GETFD", name)
+			assert.NotZero(t, flags&unix.FD_CLOEXEC, "OpenDir(%q): F_GETFD %#x, want FD_CLOEXEC", name, flags)
+		})
 	}
-	if d, err := m.OpenDir("gpus/../.."); !errors.Is(err, unix.EXDEV) {
-		if d != nil {
-			d.Close()
-		}
-		t.Errorf("OpenDir(\"gpus/../..\") = %v, want EXDEV", err)
+	d, err := m.OpenDir("gpus/../..")
+	if !assert.ErrorIs(t, err, unix.EXDEV, "OpenDir(\"gpus/../..\")") && d != nil {
+		d.Close()
 	}
 }

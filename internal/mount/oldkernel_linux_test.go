@@ -1,9 +1,11 @@
 package mount
 
 import (
-	"errors"
 	"os"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/internal/rootfs"
 	"github.com/go-nvc/nvc/internal/testutil/container"
@@ -17,34 +19,22 @@ func TestOldKernel(t *testing.T) {
 	if !container.InChild(t) {
 		return
 	}
-	if err := container.DenyNewerSyscalls(); err != nil {
-		t.Fatal(err)
-	}
-	if HasNewAPI() {
-		t.Fatal("HasNewAPI() = true without mount_setattr")
-	}
-	if _, err := OpenSource(host+"/"+libTarget, ReadOnly, &Options{Method: NewAPI}); !errors.Is(err, ErrNotSupported) {
-		t.Errorf("OpenSource(NewAPI) = %v, want ErrNotSupported", err)
-	}
+	require.NoError(t, container.DenyNewerSyscalls())
+	require.False(t, HasNewAPI(), "HasNewAPI() = true without mount_setattr")
+	_, err := OpenSource(host+"/"+libTarget, ReadOnly, &Options{Method: NewAPI})
+	assert.ErrorIs(t, err, ErrNotSupported, "OpenSource(NewAPI)")
 	c := startCtr(t, &container.Options{Spec: "dir " + maskTarget})
 	src := openSource(t, host+"/"+libTarget, ReadOnly|NoSuid|NoDev, Auto)
-	if src.Method() != Legacy {
-		t.Fatalf("Auto chose %v", src.Method())
-	}
+	require.Equal(t, Legacy, src.Method(), "Auto chose")
 	m, err := c.attach(t, src, libTarget)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	m.AddUndo(&c.undo, c.ns)
 	wantOptions(t, c.options(t, libTarget), "ro", "nosuid", "nodev")
 	oldKernelMask(t, c, host)
 	oldKernelNode(t, c)
-	if err := c.undo.Undo(); err != nil {
-		t.Fatal(err)
-	}
-	if c.MountAt(t, libTarget) != nil || c.MountAt(t, maskTarget) != nil {
-		t.Error("undo left mounts")
-	}
+	require.NoError(t, c.undo.Undo())
+	assert.Nil(t, c.MountAt(t, libTarget), "undo left mounts")
+	assert.Nil(t, c.MountAt(t, maskTarget), "undo left mounts")
 }
 
 func oldKernelMask(t *testing.T, c *ctr, host string) {
@@ -55,15 +45,12 @@ func oldKernelMask(t *testing.T, c *ctr, host string) {
 		}
 		return MkdirAt(root, "gpus", 0o555)
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	m := attachMask(t, c, mask)
 	m.AddUndo(&c.undo, c.ns)
 	wantOptions(t, c.options(t, maskTarget), "ro", "nosuid", "nodev", "noexec")
-	if data, _ := os.ReadFile(c.Path(maskTarget + "/params")); string(data) != procFiles["params"] {
-		t.Errorf("params in the mask = %q", data)
-	}
+	data, _ := os.ReadFile(c.Path(maskTarget + "/params"))
+	assert.Equal(t, procFiles["params"], string(data), "params in the mask")
 }
 
 // oldKernelNode creates a device node, whose mode needs the procfs chmod
@@ -77,11 +64,9 @@ func oldKernelNode(t *testing.T, c *ctr) {
 		}
 		return err
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	fi, err := os.Lstat(c.Path("dev/nvidia-uvm"))
-	if err != nil || fi.Mode().Perm() != 0o666 {
-		t.Errorf("dev/nvidia-uvm: %v %v, want mode 0666", fi, err)
+	if assert.NoError(t, err, "dev/nvidia-uvm") {
+		assert.Equal(t, os.FileMode(0o666), fi.Mode().Perm(), "dev/nvidia-uvm mode")
 	}
 }

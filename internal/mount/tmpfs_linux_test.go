@@ -5,6 +5,9 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/internal/rootfs"
 	"github.com/go-nvc/nvc/internal/testutil/container"
 )
@@ -45,30 +48,21 @@ func testTmpfsMask(t *testing.T, host string, method Method) {
 	}
 	opts := &TmpfsOptions{Attr: ReadOnly | NoSuid | NoDev | NoExec, Size: 1 << 20, Method: method}
 	src, err := NewTmpfs(opts, populate)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer src.Close()
 	before := hostMounts(t)
 	m := attachMask(t, c, src)
 	defer m.Close()
 	// The new API fills the tmpfs before anyone can see it; Legacy has to
 	// mount it first.
-	if visibleWhilePopulating != (method == Legacy) {
-		t.Errorf("tmpfs visible while populated: %v", visibleWhilePopulating)
-	}
+	assert.Equal(t, method == Legacy, visibleWhilePopulating, "tmpfs visible while populated")
 	wantOptions(t, c.options(t, maskTarget), "ro", "nosuid", "nodev", "noexec")
 	checkMask(t, c)
 	gpu := openSource(t, host+"/"+maskTarget+"/gpus/0000:01:00.0", ReadOnly|NoSuid|NoDev|NoExec, method)
-	if err := c.run(t, func(*rootfs.Root) error { return attachGPU(m, gpu) }); err != nil {
-		t.Fatal(err)
-	}
-	if data, _ := os.ReadFile(c.Path(maskTarget + "/gpus/0000:01:00.0/information")); string(data) != "Model: Test GPU\n" {
-		t.Errorf("GPU dir in the mask holds %q", data)
-	}
-	if after := hostMounts(t); after != before {
-		t.Errorf("host mount table changed")
-	}
+	require.NoError(t, c.run(t, func(*rootfs.Root) error { return attachGPU(m, gpu) }))
+	data, _ := os.ReadFile(c.Path(maskTarget + "/gpus/0000:01:00.0/information"))
+	assert.Equal(t, "Model: Test GPU\n", string(data), "GPU dir in the mask holds")
+	assert.Equal(t, before, hostMounts(t), "host mount table changed")
 }
 
 func attachMask(t *testing.T, c *ctr, src *Source) *Mount {
@@ -83,9 +77,7 @@ func attachMask(t *testing.T, c *ctr, src *Source) *Mount {
 		m, err = src.Attach(e.Dir(), e.Name())
 		return err
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return m
 }
 
@@ -102,16 +94,12 @@ func attachGPU(mask *Mount, gpu *Source) error {
 func checkMask(t *testing.T, c *ctr) {
 	t.Helper()
 	var st syscall.Stat_t
-	if err := syscall.Stat(c.Path(maskTarget), &st); err != nil || st.Mode&0o7777 != 0o555 {
-		t.Errorf("mask root mode %#o (%v), want 0555", st.Mode&0o7777, err)
+	if assert.NoError(t, syscall.Stat(c.Path(maskTarget), &st), "mask root") {
+		assert.Equal(t, uint32(0o555), uint32(st.Mode&0o7777), "mask root mode")
 	}
 	for name, want := range procFiles {
 		data, err := os.ReadFile(c.Path(maskTarget + "/" + name))
-		if string(data) != want {
-			t.Errorf("%s holds %q (%v), want %q", name, data, err, want)
-		}
+		assert.Equal(t, want, string(data), "%s holds (%v)", name, err)
 	}
-	if err := os.WriteFile(c.Path(maskTarget+"/new"), nil, 0o644); err == nil {
-		t.Error("could create a file in the read-only mask")
-	}
+	assert.Error(t, os.WriteFile(c.Path(maskTarget+"/new"), nil, 0o644), "could create a file in the read-only mask")
 }
