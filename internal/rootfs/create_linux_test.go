@@ -1,12 +1,14 @@
 package rootfs
 
 import (
-	"errors"
 	"io/fs"
 	"os"
+	"strconv"
 	"syscall"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
 	"github.com/go-nvc/nvc/internal/ns"
@@ -19,16 +21,14 @@ import (
 func wantStat(t *testing.T, p string, typ uint32, perm uint32, o Owner) {
 	t.Helper()
 	var st syscall.Stat_t
-	if err := syscall.Lstat(p, &st); err != nil {
-		t.Error(err)
+	if !assert.NoError(t, syscall.Lstat(p, &st)) {
 		return
 	}
-	if st.Mode&syscall.S_IFMT != typ || (typ != syscall.S_IFLNK && st.Mode&0o7777 != perm) {
-		t.Errorf("%s: mode %#o, want type %#o perm %#o", p, st.Mode, typ, perm)
+	assert.Equal(t, typ, uint32(st.Mode&syscall.S_IFMT), "%s: mode %#o, want type %#o", p, st.Mode, typ)
+	if typ != syscall.S_IFLNK {
+		assert.Equal(t, perm, uint32(st.Mode&0o7777), "%s: mode %#o, want perm %#o", p, st.Mode, perm)
 	}
-	if int(st.Uid) != o.UID || int(st.Gid) != o.GID {
-		t.Errorf("%s: owner %d:%d, want %d:%d", p, st.Uid, st.Gid, o.UID, o.GID)
-	}
+	assert.Equal(t, o, Owner{UID: int(st.Uid), GID: int(st.Gid)}, "%s: owner", p)
 }
 
 // creations runs every kind of creation under umask on a confined thread
@@ -53,9 +53,7 @@ func creations(t *testing.T, r *Root, umask int) []*Entry {
 		}
 		return r.WriteFile("etc/ld.so.cache", []byte("cache"), 0o644)
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return entries
 }
 
@@ -83,9 +81,7 @@ func createOwnerAndModes(t *testing.T, o Owner, umask int, keep bool) {
 	rootfs := t.TempDir()
 	r := openRoot(t, rootfs, &Options{Owner: &o, KeepDirs: keep})
 	for _, e := range creations(t, r, umask) {
-		if !e.Created() {
-			t.Errorf("%s: Created() = false for a new entry", e.Path())
-		}
+		assert.True(t, e.Created(), "%s: Created() = false for a new entry", e.Path())
 		e.Close()
 	}
 	wantStat(t, in(rootfs, "a"), syscall.S_IFDIR, 0o755, o)
@@ -96,17 +92,13 @@ func createOwnerAndModes(t *testing.T, o Owner, umask int, keep bool) {
 	wantStat(t, in(rootfs, "dev/nvidiactl"), syscall.S_IFCHR, 0o666, o)
 	wantStat(t, in(rootfs, "d/libcuda.so"), syscall.S_IFLNK, 0, o)
 	wantStat(t, in(rootfs, "etc/ld.so.cache"), syscall.S_IFREG, 0o644, o)
-	if data, _ := os.ReadFile(in(rootfs, "etc/ld.so.cache")); string(data) != "cache" {
-		t.Errorf("etc/ld.so.cache holds %q", data)
-	}
-	if fi := lstat(t, in(rootfs, "dev/nvidiactl")); fi.Sys().(*syscall.Stat_t).Rdev != unix.Mkdev(195, 255) {
-		t.Errorf("dev/nvidiactl is %#x, want 195:255", fi.Sys().(*syscall.Stat_t).Rdev)
-	}
+	data, _ := os.ReadFile(in(rootfs, "etc/ld.so.cache"))
+	assert.Equal(t, "cache", string(data), "etc/ld.so.cache holds")
+	fi := lstat(t, in(rootfs, "dev/nvidiactl"))
+	assert.Equal(t, unix.Mkdev(195, 255), uint64(fi.Sys().(*syscall.Stat_t).Rdev), "dev/nvidiactl, want 195:255")
 	// Existing entries of the right type are accepted, not re-created.
 	for _, e := range creations(t, r, umask) {
-		if e.Created() {
-			t.Errorf("%s: Created() = true for an existing entry", e.Path())
-		}
+		assert.False(t, e.Created(), "%s: Created() = true for an existing entry", e.Path())
 		e.Close()
 	}
 }
@@ -114,24 +106,20 @@ func createOwnerAndModes(t *testing.T, o Owner, umask int, keep bool) {
 func TestCreateInvalidPaths(t *testing.T) {
 	r := openRoot(t, t.TempDir(), nil)
 	for _, p := range []string{"", "/", ".", "a/..", "../.."} {
-		if _, err := r.CreateFile(p, 0o644); !errors.Is(err, ErrInvalidPath) {
-			t.Errorf("CreateFile(%q) = %v, want ErrInvalidPath", p, err)
-		}
+		t.Run(strconv.Quote(p), func(t *testing.T) {
+			_, err := r.CreateFile(p, 0o644)
+			assert.ErrorIs(t, err, ErrInvalidPath, "CreateFile(%q)", p)
+		})
 	}
 }
 
 func TestProcessOwner(t *testing.T) {
 	c := container.Start(t, &container.Options{UID: 1234, GID: 4321})
 	o, err := ProcessOwner("", c.PID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if o != (Owner{1234, 4321}) {
-		t.Errorf("ProcessOwner = %+v, want 1234:4321", o)
-	}
-	if _, err := ProcessOwner("", -1); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("ProcessOwner(-1) = %v, want ErrNotExist", err)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, Owner{1234, 4321}, o, "ProcessOwner")
+	_, err = ProcessOwner("", -1)
+	assert.ErrorIs(t, err, fs.ErrNotExist, "ProcessOwner(-1)")
 }
 
 // TestInsideContainerNamespace does what Apply does: from the host, enter
@@ -139,34 +127,30 @@ func TestProcessOwner(t *testing.T) {
 // the container's owner.
 func TestInsideContainerNamespace(t *testing.T) {
 	for _, pivot := range []bool{false, true} {
-		c := container.Start(t, &container.Options{UID: 1000, GID: 1000, PivotRoot: pivot, Spec: "dir usr/lib"})
-		n, err := ns.OpenPID("", c.PID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer n.Close()
-		o, err := ProcessOwner("", c.PID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var u undo.Stack
-		err = n.Run(func() error {
-			r, err := Open(c.Rootfs, &Options{Owner: &o, Undo: &u})
-			if err != nil {
-				return err
-			}
-			defer r.Close()
-			return closeEntry(r.CreateFile("usr/lib/x86_64-linux-gnu/libcuda.so.1", 0o644))
-		})
-		if err != nil {
-			t.Fatalf("pivot %v: %v", pivot, err)
-		}
-		wantStat(t, c.Path("usr/lib/x86_64-linux-gnu/libcuda.so.1"), syscall.S_IFREG, 0o644, o)
-		mustUndo(t, &u) // fd-based: works from the host namespace
-		if exists(in(c.HostRootfs, "usr/lib/x86_64-linux-gnu")) {
-			t.Errorf("pivot %v: undo left usr/lib/x86_64-linux-gnu", pivot)
-		}
+		t.Run(map[bool]string{false: "chroot", true: "pivoted"}[pivot], func(t *testing.T) { insideContainerNamespace(t, pivot) })
 	}
+}
+
+func insideContainerNamespace(t *testing.T, pivot bool) {
+	c := container.Start(t, &container.Options{UID: 1000, GID: 1000, PivotRoot: pivot, Spec: "dir usr/lib"})
+	n, err := ns.OpenPID("", c.PID)
+	require.NoError(t, err)
+	defer n.Close()
+	o, err := ProcessOwner("", c.PID)
+	require.NoError(t, err)
+	var u undo.Stack
+	err = n.Run(func() error {
+		r, err := Open(c.Rootfs, &Options{Owner: &o, Undo: &u})
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		return closeEntry(r.CreateFile("usr/lib/x86_64-linux-gnu/libcuda.so.1", 0o644))
+	})
+	require.NoError(t, err, "pivot %v", pivot)
+	wantStat(t, c.Path("usr/lib/x86_64-linux-gnu/libcuda.so.1"), syscall.S_IFREG, 0o644, o)
+	mustUndo(t, &u) // fd-based: works from the host namespace
+	assert.False(t, exists(in(c.HostRootfs, "usr/lib/x86_64-linux-gnu")), "pivot %v: undo left usr/lib/x86_64-linux-gnu", pivot)
 }
 
 // TestKeepDirs: with KeepDirs a parent is resolved once and pinned, so a
@@ -194,9 +178,7 @@ func TestKeepDirs(t *testing.T) {
 				r.ForgetDirs()
 			}
 			must(t, closeEntry(r.CreateFile("lib/second", 0o644)))
-			if !exists(in(rootfs, tc.want)) {
-				t.Errorf("lib/second is not at %s", tc.want)
-			}
+			assert.True(t, exists(in(rootfs, tc.want)), "lib/second is not at %s", tc.want)
 		})
 	}
 }

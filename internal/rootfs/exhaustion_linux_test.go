@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/internal/undo"
 )
@@ -27,7 +29,11 @@ func TestUndoAfterFailedFollowUp(t *testing.T) {
 	for name, mk := range kinds {
 		for _, op := range []string{"openat", "fstat", "chown"} {
 			for k := 0; ; k++ {
-				if !failedFollowUp(t, fmt.Sprintf("%s/%s#%d", name, op, k), mk, op, k) {
+				hit := false
+				t.Run(fmt.Sprintf("%s/%s/%d", name, op, k), func(t *testing.T) {
+					hit = failedFollowUp(t, mk, op, k)
+				})
+				if !hit {
 					break
 				}
 			}
@@ -37,7 +43,7 @@ func TestUndoAfterFailedFollowUp(t *testing.T) {
 
 // failedFollowUp fails the k-th call of op while mk runs on a fresh tree
 // and checks undo; it reports whether the fault was hit.
-func failedFollowUp(t *testing.T, what string, mk func(*Root) error, op string, k int) bool {
+func failedFollowUp(t *testing.T, mk func(*Root) error, op string, k int) bool {
 	t.Helper()
 	rootfs := testutil.Tree(t, existingSpec)
 	before := layout(t, rootfs)
@@ -56,20 +62,12 @@ func failedFollowUp(t *testing.T, what string, mk func(*Root) error, op string, 
 	r := openRoot(t, rootfs, &Options{Owner: &Owner{1000, 1000}, Undo: &u, fault: fault})
 	err := mk(r)
 	if n <= k {
-		if err != nil {
-			t.Errorf("%s: no fault, but %v", what, err)
-		}
+		assert.NoError(t, err, "no fault, but an error")
 		u.Undo()
 		return false
 	}
-	if !errors.Is(err, errInjected) {
-		t.Errorf("%s: error %v, want the injected fault", what, err)
-	}
-	if err := u.Undo(); err != nil {
-		t.Errorf("%s: undo: %v", what, err)
-	}
-	if after := layout(t, rootfs); after != before {
-		t.Errorf("%s: undo left:\nbefore:\n%s\nafter:\n%s", what, before, after)
-	}
+	assert.ErrorIs(t, err, errInjected, "want the injected fault")
+	assert.NoError(t, u.Undo(), "undo")
+	assert.Equal(t, before, layout(t, rootfs), "undo left")
 	return true
 }

@@ -2,6 +2,7 @@ package rootfs
 
 import (
 	"errors"
+	"github.com/stretchr/testify/assert"
 	"strings"
 	"testing"
 
@@ -40,9 +41,7 @@ dir usr`)
 		"relink":  func() error { return closeIt(r.ReplaceSymlink("lib", "/vol/old")) },
 	}
 	for name, f := range refused {
-		if err := f(); !errors.Is(err, errRefused) {
-			t.Errorf("%s in a refused directory: %v, want the refusal", name, err)
-		}
+		assert.ErrorIs(t, f(), errRefused, "%s in a refused directory", name)
 	}
 	kept := map[string]func() error{
 		"existing file":    func() error { return closeIt(r.CreateFile("/vol/lib", 0o644)) },
@@ -52,16 +51,11 @@ dir usr`)
 		"elsewhere":        func() error { return closeIt(r.CreateFile("/usr/x/y", 0o644)) },
 	}
 	for name, f := range kept {
-		if err := f(); err != nil {
-			t.Errorf("%s: %v", name, err)
-		}
+		assert.NoError(t, f(), name)
 	}
-	if d := container.DiffSnapshots(before, container.SnapshotTree(t, dir+"/vol")); len(d) > 0 {
-		t.Errorf("created in the refused directory:\n%s", strings.Join(d, "\n"))
-	}
-	if !strings.Contains(strings.Join(asked, " "), "/usr/x") {
-		t.Errorf("MayCreate was asked about %q, want /usr/x among them", asked)
-	}
+	d := container.DiffSnapshots(before, container.SnapshotTree(t, dir+"/vol"))
+	assert.Empty(t, d, "created in the refused directory:\n%s", strings.Join(d, "\n"))
+	assert.Contains(t, strings.Join(asked, " "), "/usr/x", "MayCreate was asked about %q, want /usr/x among them", asked)
 }
 
 func closeIt(e *Entry, err error) error {

@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/internal/testutil/container"
 	"github.com/go-nvc/nvc/internal/undo"
@@ -43,9 +46,8 @@ func newSentinel(t *testing.T) *sentinel {
 	s := &sentinel{dir: testutil.Tree(t, hostSpec)}
 	s.before = container.SnapshotTree(t, s.dir)
 	t.Cleanup(func() {
-		if d := container.DiffSnapshots(s.before, container.SnapshotTree(t, s.dir)); len(d) > 0 {
-			t.Errorf("host tree %s changed:\n%s", s.dir, strings.Join(d, "\n"))
-		}
+		d := container.DiffSnapshots(s.before, container.SnapshotTree(t, s.dir))
+		assert.Empty(t, d, "host tree %s changed:\n%s", s.dir, strings.Join(d, "\n"))
 	})
 	return s
 }
@@ -60,9 +62,7 @@ func (s *sentinel) expand(spec string) string {
 func openRoot(t *testing.T, dir string, opts *Options) *Root {
 	t.Helper()
 	r, err := Open(dir, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { r.Close() })
 	return r
 }
@@ -70,9 +70,7 @@ func openRoot(t *testing.T, dir string, opts *Options) *Root {
 func lstat(t *testing.T, p string) os.FileInfo {
 	t.Helper()
 	fi, err := os.Lstat(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return fi
 }
 
@@ -87,7 +85,5 @@ func in(root, p string) string {
 
 func mustUndo(t *testing.T, u *undo.Stack) {
 	t.Helper()
-	if err := u.Undo(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, u.Undo())
 }

@@ -1,12 +1,13 @@
 package rootfs
 
 import (
-	"errors"
 	"io"
 	"io/fs"
 	"os"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
 	"github.com/go-nvc/nvc/internal/testutil"
@@ -152,17 +153,15 @@ func runHostile(t *testing.T, opts *Options, tc hostileCase) {
 	r := openRoot(t, rootfs, opts)
 	err := tc.op(r, host.expand(tc.path))
 	if tc.wantErr != nil {
-		if !errors.Is(err, tc.wantErr) {
-			t.Fatalf("got error %v, want %v", err, tc.wantErr)
-		}
-	} else if err != nil {
-		t.Fatal(err)
-	} else if want := in(rootfs, host.expand(tc.want)); !exists(want) {
-		t.Errorf("result not at %s", want)
+		require.ErrorIs(t, err, tc.wantErr)
+	} else {
+		require.NoError(t, err)
+		want := in(rootfs, host.expand(tc.want))
+		assert.True(t, exists(want), "result not at %s", want)
 	}
 	mustUndo(t, &u)
-	if tc.wantErr == nil && exists(in(rootfs, host.expand(tc.want))) && tc.name != "write over a symlink replaces it" {
-		t.Errorf("undo left %s", host.expand(tc.want))
+	if tc.wantErr == nil && tc.name != "write over a symlink replaces it" {
+		assert.False(t, exists(in(rootfs, host.expand(tc.want))), "undo left %s", host.expand(tc.want))
 	}
 }
 
@@ -170,13 +169,9 @@ func TestRootfsIsSymlink(t *testing.T) {
 	host := newSentinel(t)
 	parent := t.TempDir()
 	link := in(parent, "rootfs")
-	if err := os.Symlink(host.dir, link); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.Symlink(host.dir, link))
 	r, err := Open(link, nil)
-	if !errors.Is(err, ErrWrongType) {
-		t.Fatalf("Open(symlink rootfs) = %v, %v; want ErrWrongType", r, err)
-	}
+	require.ErrorIs(t, err, ErrWrongType, "Open(symlink rootfs) = %v", r)
 }
 
 func TestOpenFileStaysInRoot(t *testing.T) {
@@ -189,19 +184,16 @@ fifo    etc/fifo
 `))
 	r := openRoot(t, rootfs, nil)
 	for _, p := range []string{"etc/passwd", "etc/group"} {
-		f, err := r.OpenFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, _ := io.ReadAll(f)
-		f.Close()
-		if string(data) != "container passwd" {
-			t.Errorf("OpenFile(%q) read %q, want the rootfs copy", p, data)
-		}
+		t.Run(p, func(t *testing.T) {
+			f, err := r.OpenFile(p)
+			require.NoError(t, err)
+			data, _ := io.ReadAll(f)
+			f.Close()
+			assert.Equal(t, "container passwd", string(data), "OpenFile(%q), want the rootfs copy", p)
+		})
 	}
-	if _, err := r.OpenFile("etc/fifo"); !errors.Is(err, ErrWrongType) {
-		t.Errorf("OpenFile(FIFO) = %v, want ErrWrongType", err)
-	}
+	_, err := r.OpenFile("etc/fifo")
+	assert.ErrorIs(t, err, ErrWrongType, "OpenFile(FIFO)")
 }
 
 func TestLookupDoesNotFollowLast(t *testing.T) {
@@ -209,19 +201,12 @@ func TestLookupDoesNotFollowLast(t *testing.T) {
 	rootfs := testutil.Tree(t, host.expand("dir {{HOST}}/lib\nsymlink {{HOST}}/lib/libc.so.6 {{HOST}}/lib/libc.so.6\nsymlink lib {{HOST}}/lib"))
 	r := openRoot(t, rootfs, nil)
 	e, err := r.Lookup("lib/libc.so.6")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer e.Close()
-	if e.Mode()&fs.ModeSymlink == 0 {
-		t.Errorf("Lookup followed the last symlink: mode %v", e.Mode())
-	}
-	if got := e.Rdev(); got != 0 {
-		t.Errorf("Rdev of a symlink = %d", got)
-	}
-	if _, err := r.Lookup("missing/x"); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("Lookup(missing) = %v, want ErrNotExist", err)
-	}
+	assert.NotZero(t, e.Mode()&fs.ModeSymlink, "Lookup followed the last symlink: mode %v", e.Mode())
+	assert.Zero(t, e.Rdev(), "Rdev of a symlink")
+	_, err = r.Lookup("missing/x")
+	assert.ErrorIs(t, err, fs.ErrNotExist, "Lookup(missing)")
 }
 
 // TestSentinelCatchesNaiveWrite shows the host-tree check can fail: a
@@ -230,12 +215,8 @@ func TestSentinelCatchesNaiveWrite(t *testing.T) {
 	hostDir := testutil.Tree(t, hostSpec)
 	before := container.SnapshotTree(t, hostDir)
 	rootfs := testutil.Tree(t, "symlink etc "+hostDir+"/etc")
-	if err := os.WriteFile(in(rootfs, "etc/ld.so.cache"), []byte("naive"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if d := container.DiffSnapshots(before, container.SnapshotTree(t, hostDir)); len(d) == 0 {
-		t.Error("a write through a planted symlink went unnoticed")
-	}
+	require.NoError(t, os.WriteFile(in(rootfs, "etc/ld.so.cache"), []byte("naive"), 0o644))
+	assert.NotEmpty(t, container.DiffSnapshots(before, container.SnapshotTree(t, hostDir)), "a write through a planted symlink went unnoticed")
 }
 
 // TestWithoutOpenat2 runs on a simulated kernel without openat2 (< 5.6):
@@ -246,15 +227,10 @@ func TestWithoutOpenat2(t *testing.T) {
 	if !container.InChild(t) {
 		return
 	}
-	if err := container.DenySyscalls(unix.SYS_OPENAT2); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Open(t.TempDir(), &Options{Resolver: ResolveOpenat2}); !errors.Is(err, ErrNotSupported) {
-		t.Errorf("Open with ResolveOpenat2 = %v, want ErrNotSupported", err)
-	}
-	if r := openRoot(t, t.TempDir(), nil); r.Resolver() != ResolvePathrsLite {
-		t.Errorf("ResolveAuto chose %v, want ResolvePathrsLite", r.Resolver())
-	}
+	require.NoError(t, container.DenySyscalls(unix.SYS_OPENAT2))
+	_, err := Open(t.TempDir(), &Options{Resolver: ResolveOpenat2})
+	assert.ErrorIs(t, err, ErrNotSupported, "Open with ResolveOpenat2")
+	assert.Equal(t, ResolvePathrsLite, openRoot(t, t.TempDir(), nil).Resolver(), "ResolveAuto chose")
 	for _, tc := range hostileCases {
 		t.Run(tc.name, func(t *testing.T) { runHostile(t, &Options{Resolver: ResolveAuto, KeepDirs: true}, tc) })
 	}
@@ -275,19 +251,19 @@ dir     opt/lib/dir
 `))
 	r := openRoot(t, rootfs, nil)
 	f, err := r.OpenRegular("usr/local/cuda/compat/libcuda.so.560")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fi, err := f.Stat(); err != nil || fi.Size() != int64(len("image")) {
-		t.Errorf("OpenRegular opened %v (%v), want the image's file", fi, err)
+	require.NoError(t, err)
+	fi, err := f.Stat()
+	if assert.NoError(t, err, "OpenRegular opened %v, want the image's file", fi) {
+		assert.Equal(t, int64(len("image")), fi.Size(), "OpenRegular opened %v, want the image's file", fi)
 	}
 	f.Close()
 	for p, want := range map[string]error{
 		"usr/local/cuda/host/libc.so.6": fs.ErrNotExist, "usr/local/cuda/up/libc.so.6": fs.ErrNotExist,
 		"opt/lib/fifo": ErrWrongType, "opt/lib/dir": ErrWrongType,
 	} {
-		if f, err := r.OpenRegular(p); !errors.Is(err, want) {
-			t.Errorf("OpenRegular(%q) = %v, %v; want %v", p, f, err, want)
-		}
+		t.Run(p, func(t *testing.T) {
+			f, err := r.OpenRegular(p)
+			assert.ErrorIs(t, err, want, "OpenRegular(%q) = %v", p, f)
+		})
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
 	"github.com/go-nvc/nvc/internal/testutil"
@@ -18,8 +20,7 @@ import (
 // dir is held open: the swaps may make its path lead elsewhere.
 func swapper(t *testing.T, d int, a, b string, stop *atomic.Bool, swaps *atomic.Int64) {
 	for !stop.Load() {
-		if err := unix.Renameat2(d, a, d, b, unix.RENAME_EXCHANGE); err != nil {
-			t.Error(err)
+		if !assert.NoError(t, unix.Renameat2(d, a, d, b, unix.RENAME_EXCHANGE)) {
 			return
 		}
 		swaps.Add(1)
@@ -39,9 +40,7 @@ dir     {{HOST}}/lib/x86_64-linux-gnu
 func openPath(t *testing.T, p string) int {
 	t.Helper()
 	d, err := unix.Open(p, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { unix.Close(d) })
 	return d
 }
@@ -96,12 +95,10 @@ func runRace(t *testing.T, opts *Options) {
 	stop.Store(true)
 	wg.Wait()
 	t.Logf("%d swaps, %d operations succeeded, failures: %v", swaps.Load(), ok, failed)
-	if ok == 0 || swaps.Load() == 0 {
-		t.Errorf("the race did not happen: %d swaps, %d successes", swaps.Load(), ok)
-	}
+	assert.NotZero(t, ok, "the race did not happen: %d swaps, %d successes", swaps.Load(), ok)
+	assert.NotZero(t, swaps.Load(), "the race did not happen: %d swaps, %d successes", swaps.Load(), ok)
 	// What the swaps changed is left, and named; nothing else fails.
-	if err := u.Undo(); !onlyLeftBehind(err) {
-		t.Error(err)
-	}
+	err := u.Undo()
+	assert.True(t, onlyLeftBehind(err), "undo: %v", err)
 	// newSentinel's cleanup proves the host tree unchanged.
 }

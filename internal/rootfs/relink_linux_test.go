@@ -8,6 +8,9 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/internal/undo"
 )
@@ -52,30 +55,21 @@ func testReplaceSymlink(t *testing.T, link, target string, wantErr error, replac
 	r := openRoot(t, rootfs, &Options{Owner: &Owner{UID: 1000, GID: 1001}, Undo: &u})
 	e, err := r.ReplaceSymlink(target, link)
 	if wantErr != nil {
-		if !errors.Is(err, wantErr) {
-			t.Fatalf("ReplaceSymlink = %v, want %v", err, wantErr)
-		}
-		if after := layout(t, rootfs); after != before {
-			t.Errorf("a refused ReplaceSymlink changed the rootfs:\n%s\n---\n%s", before, after)
-		}
+		require.ErrorIs(t, err, wantErr, "ReplaceSymlink")
+		assert.Equal(t, before, layout(t, rootfs), "a refused ReplaceSymlink changed the rootfs")
 		return
 	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	e.Close()
 	checkLink(t, in(rootfs, link), target)
 	if replaced && e.Created() {
-		if fi := lstat(t, in(rootfs, link)); fi.Sys().(*syscall.Stat_t).Uid != 1000 {
-			t.Errorf("the new link is owned by %d, want 1000", fi.Sys().(*syscall.Stat_t).Uid)
-		}
+		fi := lstat(t, in(rootfs, link))
+		assert.Equal(t, uint32(1000), fi.Sys().(*syscall.Stat_t).Uid, "the new link's owner")
 	}
 	mustUndo(t, &u)
-	if after := layout(t, rootfs); after != before {
-		t.Errorf("undo did not restore the rootfs:\nbefore:\n%s\nafter:\n%s", before, after)
-	}
-	if replaced && inode(t, in(rootfs, link)) != oldIno {
-		t.Error("undo put another inode back, not the image's own link")
+	assert.Equal(t, before, layout(t, rootfs), "undo did not restore the rootfs")
+	if replaced {
+		assert.Equal(t, oldIno, inode(t, in(rootfs, link)), "undo put another inode back, not the image's own link")
 	}
 }
 
@@ -85,19 +79,19 @@ func testReplaceSymlink(t *testing.T, link, target string, wantErr error, replac
 func TestReplaceSymlinkKept(t *testing.T) {
 	testutil.RequireRoot(t)
 	for _, withUndo := range []bool{false, true} {
-		rootfs := testutil.Tree(t, "symlink usr/lib/libcuda.so.1 libcuda.so.535.104.05")
-		var u undo.Stack
-		opts := &Options{}
-		if withUndo {
-			opts.Undo = &u
-		}
-		r := openRoot(t, rootfs, opts)
-		must(t, closeEntry(r.ReplaceSymlink("libcuda.so.550.54.15", "usr/lib/libcuda.so.1")))
-		u.Discard()
-		checkLink(t, in(rootfs, "usr/lib/libcuda.so.1"), "libcuda.so.550.54.15")
-		if got := entries(t, in(rootfs, "usr/lib")); len(got) != 1 {
-			t.Errorf("undo stack %v: usr/lib holds %q, want only the link", withUndo, got)
-		}
+		t.Run(map[bool]string{false: "no undo stack", true: "undo stack discarded"}[withUndo], func(t *testing.T) {
+			rootfs := testutil.Tree(t, "symlink usr/lib/libcuda.so.1 libcuda.so.535.104.05")
+			var u undo.Stack
+			opts := &Options{}
+			if withUndo {
+				opts.Undo = &u
+			}
+			r := openRoot(t, rootfs, opts)
+			must(t, closeEntry(r.ReplaceSymlink("libcuda.so.550.54.15", "usr/lib/libcuda.so.1")))
+			u.Discard()
+			checkLink(t, in(rootfs, "usr/lib/libcuda.so.1"), "libcuda.so.550.54.15")
+			assert.Equal(t, []string{"libcuda.so.1"}, entries(t, in(rootfs, "usr/lib")), "undo stack %v: usr/lib, want only the link", withUndo)
+		})
 	}
 }
 
@@ -123,7 +117,7 @@ func TestReplaceSymlinkRace(t *testing.T) {
 		case errors.Is(err, ErrWrongType):
 			refused++
 		default:
-			t.Fatalf("call %d: %v", i, err)
+			require.NoError(t, err, "call %d", i)
 		}
 	}
 	stop.Store(true)
@@ -137,18 +131,16 @@ func TestReplaceSymlinkRace(t *testing.T) {
 			wantContent(t, p, "image library")
 		}
 	}
-	if !found {
-		t.Error("the image's file was replaced")
-	}
-	if got := entries(t, in(rootfs, "lib")); len(got) != 2 {
-		t.Errorf("lib holds %q, want the link and the file", got)
-	}
+	assert.True(t, found, "the image's file was replaced")
+	got := entries(t, in(rootfs, "lib"))
+	assert.Len(t, got, 2, "lib holds %q, want the link and the file", got)
 }
 
 func checkLink(t *testing.T, p, want string) {
 	t.Helper()
-	if got, err := os.Readlink(p); err != nil || got != want {
-		t.Errorf("%s -> %q (%v), want %q", p, got, err, want)
+	got, err := os.Readlink(p)
+	if assert.NoError(t, err, "%s", p) {
+		assert.Equal(t, want, got, "%s ->", p)
 	}
 }
 

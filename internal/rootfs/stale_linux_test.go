@@ -2,9 +2,9 @@ package rootfs
 
 import (
 	"os"
-	"slices"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"golang.org/x/sys/unix"
 
 	"github.com/go-nvc/nvc/internal/testutil"
@@ -39,20 +39,14 @@ symlink lib/.libcuda.so.1.nvc-00000000beef libcuda.so.old
 	got := entries(t, in(rootfs, "etc"))
 	want := []string{".dir.nvc-0123456789ab", ".fifo.nvc-0123456789ab", ".ld.so.cache.nvc-0123456789AB",
 		".ld.so.cache.nvc-0123456789abc", "ld.so.cache", "ld.so.cache.nvc-0123456789ab", "passwd"}
-	if !slices.Equal(got, want) {
-		t.Errorf("etc = %q, want %q", got, want)
-	}
-	if got := entries(t, in(rootfs, "lib")); !slices.Equal(got, []string{"libcuda.so.1"}) {
-		t.Errorf("lib = %q, want only libcuda.so.1", got)
-	}
+	assert.Equal(t, want, got, "etc")
+	assert.Equal(t, []string{"libcuda.so.1"}, entries(t, in(rootfs, "lib")), "lib, want only libcuda.so.1")
 	// Without the option nothing is swept.
 	stale := in(rootfs, "etc/.ld.so.cache.nvc-0123456789ab")
 	mustWrite(t, stale, "old cache")
 	r2 := openRoot(t, rootfs, nil)
 	must(t, r2.WriteFile("etc/ld.so.cache", []byte("newer"), 0o644))
-	if !exists(stale) {
-		t.Error("a Root without RemoveStaleTemps removed a temporary")
-	}
+	assert.True(t, exists(stale), "a Root without RemoveStaleTemps removed a temporary")
 }
 
 func mkfifo(p string) error { return unix.Mkfifo(p, 0o600) }

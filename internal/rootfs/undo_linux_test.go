@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"sync"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/internal/testutil/container"
@@ -40,16 +42,11 @@ func undoRestoresLayout(t *testing.T, keep bool) {
 	for _, e := range creations(t, r, 0o077) {
 		e.Close()
 	}
-	if err := closeEntry(r.CreateFile("usr/lib/libexisting.so", 0o644)); err != nil {
-		t.Fatal(err) // existing file: accepted, not recorded
-	}
-	if layout(t, rootfs) == before {
-		t.Fatal("creations changed nothing")
-	}
+	// existing file: accepted, not recorded
+	require.NoError(t, closeEntry(r.CreateFile("usr/lib/libexisting.so", 0o644)))
+	require.NotEqual(t, before, layout(t, rootfs), "creations changed nothing")
 	mustUndo(t, &u)
-	if after := layout(t, rootfs); after != before {
-		t.Errorf("undo did not restore the layout:\nbefore:\n%s\nafter:\n%s", before, after)
-	}
+	assert.Equal(t, before, layout(t, rootfs), "undo did not restore the layout")
 }
 
 func TestUndoLeavesWhatChanged(t *testing.T) {
@@ -69,61 +66,40 @@ func TestUndoLeavesWhatChanged(t *testing.T) {
 	mustWrite(t, in(rootfs, "dev/nvidiactl"), "")
 	err := u.Undo()
 	for _, p := range []string{"d/libcuda.so.1", "a/b/c/added", "d/libcuda.so", "dev/nvidiactl"} {
-		if !exists(in(rootfs, p)) {
-			t.Errorf("undo removed %s, which was no longer what it created", p)
-		}
+		assert.True(t, exists(in(rootfs, p)), "undo removed %s, which was no longer what it created", p)
 	}
 	// Undo says what it left: each changed entry, and each directory
 	// that still holds something.
-	if !errors.Is(err, ErrLeftBehind) || !onlyLeftBehind(err) {
-		t.Fatalf("undo = %v, want only ErrLeftBehind errors", err)
-	}
+	require.ErrorIs(t, err, ErrLeftBehind, "undo")
+	require.True(t, onlyLeftBehind(err), "undo = %v, want only ErrLeftBehind errors", err)
 	for _, p := range []string{`"d/libcuda.so.1"`, `"d/libcuda.so"`, `"dev/nvidiactl"`, `"a/b/c"`, `"/a/b"`, `"/a"`, `"/d"`, `"/dev"`} {
-		if !strings.Contains(err.Error(), "left behind: "+p+":") {
-			t.Errorf("undo error does not name %s:\n%v", p, err)
-		}
+		assert.ErrorContains(t, err, "left behind: "+p+":", "undo error does not name %s", p)
 	}
-	if exists(in(rootfs, "etc")) {
-		t.Error("undo left etc/, which only held the file it wrote")
-	}
+	assert.False(t, exists(in(rootfs, "etc")), "undo left etc/, which only held the file it wrote")
 }
 
 func TestWriteFileUndoRestoresPrevious(t *testing.T) {
 	rootfs := testutil.Tree(t, existingSpec)
 	var u undo.Stack
 	r := openRoot(t, rootfs, &Options{Undo: &u})
-	if err := r.WriteFile("etc/ld.so.cache", []byte("ours"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, r.WriteFile("etc/ld.so.cache", []byte("ours"), 0o644))
 	wantContent(t, in(rootfs, "etc/ld.so.cache"), "ours")
-	if n := len(entries(t, in(rootfs, "etc"))); n != 2 {
-		t.Errorf("etc holds %d entries, want the cache and the kept previous one", n)
-	}
+	assert.Len(t, entries(t, in(rootfs, "etc")), 2, "etc entries, want the cache and the kept previous one")
 	mustUndo(t, &u)
 	wantContent(t, in(rootfs, "etc/ld.so.cache"), "image cache")
-	if got := entries(t, in(rootfs, "etc")); len(got) != 1 {
-		t.Errorf("etc after undo = %q, want only ld.so.cache", got)
-	}
+	assert.Len(t, entries(t, in(rootfs, "etc")), 1, "etc after undo, want only ld.so.cache")
 	// Kept: the previous file is dropped when the stack is discarded.
-	if err := r.WriteFile("etc/ld.so.cache", []byte("ours"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, r.WriteFile("etc/ld.so.cache", []byte("ours"), 0o644))
 	u.Discard()
 	wantContent(t, in(rootfs, "etc/ld.so.cache"), "ours")
-	if got := entries(t, in(rootfs, "etc")); len(got) != 1 {
-		t.Errorf("etc after discard = %q, want only ld.so.cache", got)
-	}
+	assert.Len(t, entries(t, in(rootfs, "etc")), 1, "etc after discard, want only ld.so.cache")
 }
 
 func TestWriteFileWithoutUndoLeavesNoTemp(t *testing.T) {
 	rootfs := testutil.Tree(t, existingSpec)
 	r := openRoot(t, rootfs, nil)
-	if err := r.WriteFile("etc/ld.so.cache", []byte("ours"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if got := entries(t, in(rootfs, "etc")); len(got) != 1 {
-		t.Errorf("etc = %q, want only ld.so.cache", got)
-	}
+	require.NoError(t, r.WriteFile("etc/ld.so.cache", []byte("ours"), 0o644))
+	assert.Equal(t, []string{"ld.so.cache"}, entries(t, in(rootfs, "etc")), "etc, want only ld.so.cache")
 }
 
 func entries(t *testing.T, dir string) []string {
@@ -140,8 +116,8 @@ func entries(t *testing.T, dir string) []string {
 func wantContent(t *testing.T, p, want string) {
 	t.Helper()
 	data, err := os.ReadFile(p)
-	if err != nil || string(data) != want {
-		t.Errorf("%s holds %q (%v), want %q", p, data, err, want)
+	if assert.NoError(t, err, "%s", p) {
+		assert.Equal(t, want, string(data), "%s holds", p)
 	}
 }
 
@@ -152,9 +128,7 @@ func mustWrite(t *testing.T, p, data string) {
 
 func must(t *testing.T, err error) {
 	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 }
 
 // TestConcurrentCreationUndo: goroutines creating entries below shared new
@@ -163,28 +137,31 @@ func must(t *testing.T, err error) {
 func TestConcurrentCreationUndo(t *testing.T) {
 	testutil.RequireRoot(t)
 	for _, keep := range []bool{false, true} {
-		for round := range 10 {
-			rootfs := testutil.Tree(t, existingSpec)
-			before := layout(t, rootfs)
-			var u undo.Stack
-			r := openRoot(t, rootfs, &Options{Undo: &u, KeepDirs: keep})
-			var wg sync.WaitGroup
-			for g := range 4 {
-				wg.Go(func() {
-					for i := range 12 {
-						dir := fmt.Sprintf("usr/lib/d%d/e%d", i%3, (i+g)%2)
-						must(t, closeEntry(r.CreateFile(fmt.Sprintf("%s/f%d.%d", dir, g, i), 0o644)))
-						must(t, closeEntry(r.Symlink("x", fmt.Sprintf("%s/l%d.%d", dir, g, i))))
-						must(t, closeEntry(r.MkdirAll(fmt.Sprintf("%s/m%d/n%d", dir, i%2, g), 0o755)))
-					}
-				})
-			}
-			wg.Wait()
-			mustUndo(t, &u)
-			if after := layout(t, rootfs); after != before {
-				t.Fatalf("kept dirs %v, round %d: undo did not restore the layout:\nbefore:\n%s\nafter:\n%s", keep, round, before, after)
-			}
+		t.Run(map[bool]string{false: "fresh dirs", true: "kept dirs"}[keep], func(t *testing.T) { concurrentCreationUndo(t, keep) })
+	}
+}
+
+func concurrentCreationUndo(t *testing.T, keep bool) {
+	for round := range 10 {
+		rootfs := testutil.Tree(t, existingSpec)
+		before := layout(t, rootfs)
+		var u undo.Stack
+		r := openRoot(t, rootfs, &Options{Undo: &u, KeepDirs: keep})
+		var wg sync.WaitGroup
+		for g := range 4 {
+			wg.Go(func() {
+				for i := range 12 {
+					dir := fmt.Sprintf("usr/lib/d%d/e%d", i%3, (i+g)%2)
+					// assert, not require: this is not the test's goroutine.
+					assert.NoError(t, closeEntry(r.CreateFile(fmt.Sprintf("%s/f%d.%d", dir, g, i), 0o644)))
+					assert.NoError(t, closeEntry(r.Symlink("x", fmt.Sprintf("%s/l%d.%d", dir, g, i))))
+					assert.NoError(t, closeEntry(r.MkdirAll(fmt.Sprintf("%s/m%d/n%d", dir, i%2, g), 0o755)))
+				}
+			})
 		}
+		wg.Wait()
+		mustUndo(t, &u)
+		require.Equal(t, before, layout(t, rootfs), "kept dirs %v, round %d: undo did not restore the layout", keep, round)
 	}
 }
 
