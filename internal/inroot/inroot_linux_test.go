@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
 	"github.com/go-nvc/nvc/internal/testutil"
@@ -31,46 +33,36 @@ func requireOpener(t *testing.T, name string) {
 // resolvers; the descriptors carry FD_CLOEXEC.
 func TestStaysInRoot(t *testing.T) {
 	root := t.TempDir()
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	must(os.MkdirAll(filepath.Join(root, "etc"), 0o755))
-	must(os.WriteFile(filepath.Join(root, "etc/passwd"), []byte("inside\n"), 0o644))
-	must(os.Symlink("/etc", filepath.Join(root, "abs")))
-	must(os.Symlink("../../../../etc", filepath.Join(root, "etc/up")))
-	must(os.Symlink("/proc/self/root/etc", filepath.Join(root, "magic")))
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "etc"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "etc/passwd"), []byte("inside\n"), 0o644))
+	require.NoError(t, os.Symlink("/etc", filepath.Join(root, "abs")))
+	require.NoError(t, os.Symlink("../../../../etc", filepath.Join(root, "etc/up")))
+	require.NoError(t, os.Symlink("/proc/self/root/etc", filepath.Join(root, "magic")))
 	dir, err := os.Open(root)
-	must(err)
+	require.NoError(t, err)
 	defer dir.Close()
 	for name, open := range openers {
 		t.Run(name, func(t *testing.T) {
 			requireOpener(t, name)
 			for _, p := range []string{"/etc/passwd", "/abs/passwd", "../../etc/passwd", "/etc/up/passwd"} {
 				fd, err := open(dir, p, unix.O_RDONLY)
-				if err != nil {
-					t.Fatalf("%s %s: %v", name, p, err)
-				}
+				require.NoError(t, err, "%s %s", name, p)
 				f := os.NewFile(uintptr(fd), p)
 				buf := make([]byte, 16)
 				n, _ := f.Read(buf)
 				fdflags, ferr := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
 				f.Close()
-				if string(buf[:n]) != "inside\n" {
-					t.Errorf("%s %s: read %q, want the root's own file", name, p, buf[:n])
-				}
-				if ferr != nil || fdflags&unix.FD_CLOEXEC == 0 {
-					t.Errorf("%s %s: F_GETFD %#x, %v; want FD_CLOEXEC", name, p, fdflags, ferr)
+				assert.Equal(t, "inside\n", string(buf[:n]), "%s %s: want the root's own file", name, p)
+				if assert.NoError(t, ferr, "%s %s: F_GETFD", name, p) {
+					assert.NotZero(t, fdflags&unix.FD_CLOEXEC, "%s %s: F_GETFD %#x, want FD_CLOEXEC", name, p, fdflags)
 				}
 			}
 			// A path through the magic link never reaches the host's /etc:
 			// openat2 refuses it, the emulation resolves it inside the root
 			// (where /proc does not exist).
-			if fd, err := open(dir, "/magic/passwd", unix.O_RDONLY); err == nil {
+			fd, err := open(dir, "/magic/passwd", unix.O_RDONLY)
+			if !assert.Error(t, err, "%s /magic/passwd: opened; want an error", name) {
 				unix.Close(fd)
-				t.Errorf("%s /magic/passwd: opened; want an error", name)
 			}
 		})
 	}
@@ -82,29 +74,21 @@ func TestStaysInRoot(t *testing.T) {
 // meanwhile.
 func TestOpenCloexec(t *testing.T) {
 	root := t.TempDir()
-	if err := unix.Mkdir(root+"/etc", 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Symlink("/etc", root+"/link"); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, unix.Mkdir(root+"/etc", 0o755))
+	require.NoError(t, unix.Symlink("/etc", root+"/link"))
 	dir, err := os.OpenFile(root, unix.O_PATH|unix.O_DIRECTORY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer dir.Close()
 	for name, open := range openers {
 		t.Run(name, func(t *testing.T) {
 			requireOpener(t, name)
 			for _, flags := range []int{unix.O_PATH, unix.O_RDONLY | unix.O_DIRECTORY} {
 				fd, err := open(dir, "/link", flags)
-				if err != nil {
-					t.Fatalf("%s(flags %#x): %v", name, flags, err)
-				}
+				require.NoError(t, err, "%s(flags %#x)", name, flags)
 				fdflags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
 				unix.Close(fd)
-				if err != nil || fdflags&unix.FD_CLOEXEC == 0 {
-					t.Errorf("%s(flags %#x): F_GETFD %#x, %v; want FD_CLOEXEC", name, flags, fdflags, err)
+				if assert.NoError(t, err, "%s(flags %#x): F_GETFD", name, flags) {
+					assert.NotZero(t, fdflags&unix.FD_CLOEXEC, "%s(flags %#x): F_GETFD %#x, want FD_CLOEXEC", name, flags, fdflags)
 				}
 			}
 		})
@@ -117,9 +101,7 @@ func TestOpenCloexec(t *testing.T) {
 func TestNoFollowLast(t *testing.T) {
 	root := testutil.Tree(t, "dir etc\nfile etc/f \"x\"\nsymlink etc/l f\nsymlink etc/dangling /nowhere\nsymlink abs /etc\n")
 	dir, err := os.OpenFile(root, unix.O_PATH|unix.O_DIRECTORY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer dir.Close()
 	want := map[string]uint32{
 		"/etc/l": unix.S_IFLNK, "etc/dangling": unix.S_IFLNK, "/abs/l": unix.S_IFLNK,
@@ -130,20 +112,19 @@ func TestNoFollowLast(t *testing.T) {
 			requireOpener(t, name)
 			for p, typ := range want {
 				fd, err := open(dir, p, unix.O_PATH|unix.O_NOFOLLOW)
-				if err != nil {
-					t.Errorf("%s O_NOFOLLOW: %v", p, err)
+				if !assert.NoError(t, err, "%s O_NOFOLLOW", p) {
 					continue
 				}
 				var st unix.Stat_t
 				err = unix.Fstat(fd, &st)
 				unix.Close(fd)
-				if err != nil || st.Mode&unix.S_IFMT != typ {
-					t.Errorf("%s O_NOFOLLOW: mode %#o, %v; want type %#o", p, st.Mode, err, typ)
+				if assert.NoError(t, err, "%s O_NOFOLLOW: fstat", p) {
+					assert.Equal(t, typ, uint32(st.Mode&unix.S_IFMT), "%s O_NOFOLLOW: mode %#o, want type %#o", p, st.Mode, typ)
 				}
 			}
-			if fd, err := open(dir, "/etc/l", unix.O_RDONLY|unix.O_NOFOLLOW); err == nil {
+			fd, err := open(dir, "/etc/l", unix.O_RDONLY|unix.O_NOFOLLOW)
+			if !assert.Error(t, err, "/etc/l O_RDONLY|O_NOFOLLOW: opened; want ELOOP") {
 				unix.Close(fd)
-				t.Errorf("/etc/l O_RDONLY|O_NOFOLLOW: opened; want ELOOP")
 			}
 		})
 	}

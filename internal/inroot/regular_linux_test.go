@@ -1,12 +1,12 @@
 package inroot
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
 	"github.com/go-nvc/nvc/internal/testutil"
@@ -27,48 +27,40 @@ symlink etc/link /etc/fifo
 file etc/ok "hello\n"
 `)
 	dir, err := os.Open(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer dir.Close()
 	for _, name := range []string{"/etc/fifo", "/etc/null", "/etc/sock", "/etc/dir", "/etc/link"} {
-		_, err := ReadRegular(dir, name, 0, 1<<20)
-		if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), name) {
-			t.Errorf("ReadRegular(%s): %v, want ErrNotRegular naming it", name, err)
-		}
+		t.Run(name, func(t *testing.T) {
+			_, err := ReadRegular(dir, name, 0, 1<<20)
+			assert.ErrorIs(t, err, ErrNotRegular, "ReadRegular(%s)", name)
+			assert.ErrorContains(t, err, name, "ReadRegular(%s): error does not name it", name)
+		})
 	}
-	if _, err := unix.Open(filepath.Join(root, "etc/fifo"), unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0); err != unix.ENXIO {
-		t.Errorf("opening the FIFO's write end: %v, want ENXIO (no reader)", err)
-	}
+	_, err = unix.Open(filepath.Join(root, "etc/fifo"), unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	assert.Equal(t, unix.ENXIO, err, "opening the FIFO's write end, want ENXIO (no reader)")
 	_, err = ReadRegular(dir, "/etc/link", unix.O_NOFOLLOW, 1<<20)
-	if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), "symlink") {
-		t.Errorf("ReadRegular(/etc/link, O_NOFOLLOW): %v, want ErrNotRegular (symlink)", err)
+	assert.ErrorIs(t, err, ErrNotRegular, "ReadRegular(/etc/link, O_NOFOLLOW)")
+	assert.ErrorContains(t, err, "symlink", "ReadRegular(/etc/link, O_NOFOLLOW)")
+	b, err := ReadRegular(dir, "/etc/ok", 0, 1<<20)
+	if assert.NoError(t, err, "ReadRegular(/etc/ok)") {
+		assert.Equal(t, "hello\n", string(b), "ReadRegular(/etc/ok)")
 	}
-	if b, err := ReadRegular(dir, "/etc/ok", 0, 1<<20); err != nil || string(b) != "hello\n" {
-		t.Errorf("ReadRegular(/etc/ok) = %q, %v", b, err)
-	}
-	if _, err := ReadRegular(dir, "/etc/ok", 0, 3); err == nil {
-		t.Error("ReadRegular of 6 bytes with max 3 succeeded")
-	}
+	_, err = ReadRegular(dir, "/etc/ok", 0, 3)
+	assert.Error(t, err, "ReadRegular of 6 bytes with max 3 succeeded")
 }
 
 // TestReadRegularFileProcfs: a procfs file says size 0 and is read to its
 // end; a host FIFO is refused.
 func TestReadRegularFileProcfs(t *testing.T) {
 	b, err := ReadRegularFile("/proc/self/status", 1<<20)
-	if err != nil || !strings.Contains(string(b), "Name:") {
-		t.Fatalf("ReadRegularFile(/proc/self/status) = %q, %v", b, err)
-	}
-	if _, err := ReadRegularFile("/proc/self/status", 16); err == nil {
-		t.Error("ReadRegularFile past max succeeded")
-	}
+	require.NoError(t, err, "ReadRegularFile(/proc/self/status)")
+	require.Contains(t, string(b), "Name:", "ReadRegularFile(/proc/self/status)")
+	_, err = ReadRegularFile("/proc/self/status", 16)
+	assert.Error(t, err, "ReadRegularFile past max succeeded")
 	p := filepath.Join(t.TempDir(), "fifo")
-	if err := unix.Mkfifo(p, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ReadRegularFile(p, 1<<20); !errors.Is(err, ErrNotRegular) {
-		t.Errorf("ReadRegularFile(FIFO): %v, want ErrNotRegular", err)
-	}
+	require.NoError(t, unix.Mkfifo(p, 0o600))
+	_, err = ReadRegularFile(p, 1<<20)
+	assert.ErrorIs(t, err, ErrNotRegular, "ReadRegularFile(FIFO)")
 }
 
 // TestReopenerOpenRegularAt: the descriptor read is the file's own inode;
@@ -87,9 +79,7 @@ func testOpenRegularAt(t *testing.T, private int) {
 	root := t.TempDir()
 	must := func(err error) {
 		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 	}
 	must(os.WriteFile(filepath.Join(root, "lib"), []byte("ELF"), 0o644))
 	must(os.Symlink("lib", filepath.Join(root, "link")))
@@ -99,28 +89,25 @@ func testOpenRegularAt(t *testing.T, private int) {
 	defer unix.Close(d)
 	r, err := newReopener(private)
 	must(err)
-	if private < 0 && r.own == nil {
-		t.Error("pathrs-lite's procfs not used")
+	if private < 0 {
+		assert.NotNil(t, r.own, "pathrs-lite's procfs not used")
 	}
 	defer r.Close()
 	fd, st, err := r.OpenRegularAt(d, "lib")
 	must(err)
 	var got unix.Stat_t
 	must(unix.Fstat(fd, &got))
-	if got.Ino != st.Ino || got.Dev != st.Dev || st.Size != 3 {
-		t.Errorf("reopened inode %d:%d, checked %d:%d (size %d)", got.Dev, got.Ino, st.Dev, st.Ino, st.Size)
-	}
+	assert.Equal(t, [2]uint64{uint64(st.Dev), st.Ino}, [2]uint64{uint64(got.Dev), got.Ino}, "reopened inode (dev, ino) vs. the checked one")
+	assert.Equal(t, int64(3), st.Size, "checked size")
 	flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
-	if err != nil || flags&unix.FD_CLOEXEC == 0 {
-		t.Errorf("reopened descriptor lacks FD_CLOEXEC (%#x, %v)", flags, err)
+	if assert.NoError(t, err, "reopened descriptor F_GETFD") {
+		assert.NotZero(t, flags&unix.FD_CLOEXEC, "reopened descriptor lacks FD_CLOEXEC (%#x)", flags)
 	}
 	unix.Close(fd)
 	for _, name := range []string{"link", "fifo"} {
-		if _, _, err := r.OpenRegularAt(d, name); !errors.Is(err, ErrNotRegular) {
-			t.Errorf("OpenRegularAt(%s): %v, want ErrNotRegular", name, err)
-		}
+		_, _, err := r.OpenRegularAt(d, name)
+		assert.ErrorIs(t, err, ErrNotRegular, "OpenRegularAt(%s)", name)
 	}
-	if _, _, err := r.OpenRegularAt(d, "missing"); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("OpenRegularAt(missing): %v, want ErrNotExist", err)
-	}
+	_, _, err = r.OpenRegularAt(d, "missing")
+	assert.ErrorIs(t, err, os.ErrNotExist, "OpenRegularAt(missing)")
 }
