@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/internal/elfwriter"
 )
 
@@ -15,22 +18,13 @@ func TestGoBuildHasProg(t *testing.T) {
 	dir := Tree(t, "file go.mod \"module x\\n\"\nfile main.go \"package main\\nfunc main() {}\\n\"\n")
 	out := filepath.Join(t.TempDir(), "x")
 	GoBuild(t, dir, ".", out, "CGO_ENABLED=0")
-	if out, err := exec.Command(out).CombinedOutput(); err != nil {
-		t.Fatalf("running the build: %v\n%s", err, out)
-	}
+	output, err := exec.Command(out).CombinedOutput()
+	require.NoError(t, err, "running the build:\n%s", output)
 	for _, typ := range []elf.ProgType{elf.PT_INTERP, elf.PT_DYNAMIC} {
-		if HasProg(t, out, typ) {
-			t.Errorf("CGO_ENABLED=0 build has %v", typ)
-		}
+		assert.False(t, HasProg(t, out, typ), "CGO_ENABLED=0 build has %v", typ)
 	}
-	if !HasProg(t, out, elf.PT_LOAD) {
-		t.Errorf("CGO_ENABLED=0 build has no PT_LOAD")
-	}
+	assert.True(t, HasProg(t, out, elf.PT_LOAD), "CGO_ENABLED=0 build has no PT_LOAD")
 	exe := filepath.Join(t.TempDir(), "exe")
-	if err := elfwriter.WriteFile(exe, &elfwriter.Object{Interp: HostLoader}, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if !HasProg(t, exe, elf.PT_INTERP) {
-		t.Errorf("elfwriter executable with Interp has no PT_INTERP")
-	}
+	require.NoError(t, elfwriter.WriteFile(exe, &elfwriter.Object{Interp: HostLoader}, 0o755))
+	assert.True(t, HasProg(t, exe, elf.PT_INTERP), "elfwriter executable with Interp has no PT_INTERP")
 }

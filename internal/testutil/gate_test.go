@@ -3,8 +3,9 @@ package testutil
 import (
 	"os"
 	"os/exec"
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
 // TestGateChild is run by TestUnavailable in a child process; it does nothing
@@ -27,17 +28,18 @@ func TestUnavailable(t *testing.T) {
 		{"0", "--- SKIP: TestGateChild", false},
 		{"1", "--- FAIL: TestGateChild", true},
 	} {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestGateChild$", "-test.v")
-		cmd.Env = append(os.Environ(), "NVC_GATE_CHILD=1", EnvRequirePrivileged+"="+tc.require)
-		out, err := cmd.CombinedOutput()
-		if (err != nil) != tc.wantFail {
-			t.Errorf("%s=%q: exit error %v, want failure %v\n%s", EnvRequirePrivileged, tc.require, err, tc.wantFail, out)
-		}
-		if !strings.Contains(string(out), tc.wantOut) || !strings.Contains(string(out), "child reason 42") {
-			t.Errorf("%s=%q: output lacks %q and the reason:\n%s", EnvRequirePrivileged, tc.require, tc.wantOut, out)
-		}
-		if strings.Contains(string(out), "unreachable") {
-			t.Errorf("%s=%q: test went on after the gate:\n%s", EnvRequirePrivileged, tc.require, out)
-		}
+		t.Run(EnvRequirePrivileged+"="+tc.require, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestGateChild$", "-test.v")
+			cmd.Env = append(os.Environ(), "NVC_GATE_CHILD=1", EnvRequirePrivileged+"="+tc.require)
+			out, err := cmd.CombinedOutput()
+			if tc.wantFail {
+				assert.Error(t, err, "%s=%q: want the child to fail\n%s", EnvRequirePrivileged, tc.require, out)
+			} else {
+				assert.NoError(t, err, "%s=%q: want the child to pass\n%s", EnvRequirePrivileged, tc.require, out)
+			}
+			assert.Contains(t, string(out), tc.wantOut, "%s=%q: output", EnvRequirePrivileged, tc.require)
+			assert.Contains(t, string(out), "child reason 42", "%s=%q: output lacks the reason", EnvRequirePrivileged, tc.require)
+			assert.NotContains(t, string(out), "unreachable", "%s=%q: test went on after the gate", EnvRequirePrivileged, tc.require)
+		})
 	}
 }

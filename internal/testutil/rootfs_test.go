@@ -4,8 +4,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/internal/elfwriter"
 )
@@ -18,36 +20,26 @@ func TestAddCUDAProgram(t *testing.T) {
 	for _, p := range []string{HostLoader, HostLibc} {
 		want, _ := os.ReadFile(p)
 		got, err := os.ReadFile(filepath.Join(root, p))
-		if err != nil || string(got) != string(want) {
-			t.Fatalf("%s in the rootfs: %v, or not the host's", p, err)
-		}
+		require.NoError(t, err, "%s in the rootfs", p)
+		require.True(t, string(got) == string(want), "%s in the rootfs is not the host's", p)
 	}
 	prog := filepath.Join(root, CUDAProgram)
 	libs := t.TempDir()
 	out, err := exec.Command(HostLoader, "--library-path", libs, prog).CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "libcuda.so.1") {
-		t.Fatalf("without libcuda.so.1: %v, %s; want the loader to fail naming it", err, out)
-	}
-	if err := elfwriter.WriteFile(filepath.Join(libs, "libcuda.so.1"), elfwriter.Library("libcuda.so.1", "libc.so.6"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(HostLoader, "--library-path", libs, prog).CombinedOutput(); err != nil {
-		t.Fatalf("with libcuda.so.1: %v\n%s", err, out)
-	}
+	require.Error(t, err, "without libcuda.so.1: want the loader to fail naming it: %s", out)
+	require.Contains(t, string(out), "libcuda.so.1", "without libcuda.so.1: want the loader to fail naming it")
+	require.NoError(t, elfwriter.WriteFile(filepath.Join(libs, "libcuda.so.1"), elfwriter.Library("libcuda.so.1", "libc.so.6"), 0o644))
+	out, err = exec.Command(HostLoader, "--library-path", libs, prog).CombinedOutput()
+	require.NoError(t, err, "with libcuda.so.1:\n%s", out)
 }
 
 // LdconfigEntries reads back a cache glibc's ldconfig wrote for a root.
 func TestLdconfigEntries(t *testing.T) {
 	RequireRoot(t) // ldconfig -r chroots
 	root := Tree(t, "file etc/ld.so.conf \"/opt/x\\n\"\ndir opt/x\n")
-	if err := elfwriter.WriteFile(filepath.Join(root, "opt/x/libfoo.so.1"), elfwriter.Library("libfoo.so.1", "libc.so.6"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(GlibcLdconfig(t), "-r", root).CombinedOutput(); err != nil {
-		t.Fatalf("ldconfig -r: %v\n%s", err, out)
-	}
+	require.NoError(t, elfwriter.WriteFile(filepath.Join(root, "opt/x/libfoo.so.1"), elfwriter.Library("libfoo.so.1", "libc.so.6"), 0o644))
+	out, err := exec.Command(GlibcLdconfig(t), "-r", root).CombinedOutput()
+	require.NoError(t, err, "ldconfig -r:\n%s", out)
 	got := LdconfigEntries(t, filepath.Join(root, "etc/ld.so.cache"))
-	if want := []string{"libfoo.so.1 (libc6,x86-64) => /opt/x/libfoo.so.1"}; strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("entries %q, want %q", got, want)
-	}
+	assert.Equal(t, []string{"libfoo.so.1 (libc6,x86-64) => /opt/x/libfoo.so.1"}, got, "entries")
 }
