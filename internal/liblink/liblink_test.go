@@ -1,10 +1,12 @@
 package liblink
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/internal/rootfs"
 	"github.com/go-nvc/nvc/internal/testutil"
@@ -27,9 +29,9 @@ func TestIsSONAME(t *testing.T) {
 		{"/usr/lib64/libcuda.sox.1", "libcuda.sox.2", false},
 		{"/usr/bin/nvidia-smi", "nvidia-smi.1", false},
 	} {
-		if got := IsSONAME(tc.link, tc.target); got != tc.want {
-			t.Errorf("IsSONAME(%q, %q) = %v, want %v", tc.link, tc.target, got, tc.want)
-		}
+		t.Run(tc.link+"->"+tc.target, func(t *testing.T) {
+			assert.Equal(t, tc.want, IsSONAME(tc.link, tc.target), "IsSONAME(%q, %q)", tc.link, tc.target)
+		})
 	}
 }
 
@@ -44,9 +46,7 @@ func TestPlace(t *testing.T) {
 		dir     usr/lib64/libnvidia-egl.so.1
 	`)
 	root, err := rootfs.Open(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer root.Close()
 	for _, tc := range []struct {
 		link, target, kept, readlink string
@@ -59,19 +59,22 @@ func TestPlace(t *testing.T) {
 		{"/usr/lib64/libnvidia-egl.so.1", "libnvidia-egl.so.550.54.15", "", "", true, true},
 		{"/usr/lib64/libcuda.so.1", "libcuda.so.550.54.15", "", "libcuda.so.550.54.15", true, false},
 	} {
-		kept, err := Place(root, tc.target, tc.link, tc.soname)
-		if kept != tc.kept || (err != nil) != tc.fails || (err != nil && !errors.Is(err, rootfs.ErrWrongType)) {
-			t.Errorf("Place(%s -> %s, soname %v) = %q, %v; want %q, failure %v", tc.link, tc.target, tc.soname, kept, err, tc.kept, tc.fails)
-		}
-		if tc.readlink != "" {
-			if got, err := os.Readlink(filepath.Join(dir, tc.link)); got != tc.readlink {
-				t.Errorf("%s -> %q (%v), want %q", tc.link, got, err, tc.readlink)
+		t.Run(tc.link, func(t *testing.T) {
+			kept, err := Place(root, tc.target, tc.link, tc.soname)
+			if tc.fails {
+				assert.ErrorIs(t, err, rootfs.ErrWrongType, "Place(%s -> %s, soname %v)", tc.link, tc.target, tc.soname)
+			} else {
+				assert.NoError(t, err, "Place(%s -> %s, soname %v)", tc.link, tc.target, tc.soname)
 			}
-		}
+			assert.Equal(t, tc.kept, kept, "Place(%s -> %s, soname %v): kept", tc.link, tc.target, tc.soname)
+			if tc.readlink != "" {
+				got, err := os.Readlink(filepath.Join(dir, tc.link))
+				assert.Equal(t, tc.readlink, got, "%s -> (%v)", tc.link, err)
+			}
+		})
 	}
 	for _, f := range []string{"libcuda.so", "libnvidia-ml.so.1"} {
-		if b, _ := os.ReadFile(filepath.Join(dir, "usr/lib64", f)); string(b) != "image "+f {
-			t.Errorf("the image's %s changed: %q", f, b)
-		}
+		b, _ := os.ReadFile(filepath.Join(dir, "usr/lib64", f))
+		assert.Equal(t, "image "+f, string(b), "the image's %s changed", f)
 	}
 }
