@@ -11,6 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/internal/elfwriter"
 	"github.com/go-nvc/nvc/internal/testutil"
 )
@@ -28,64 +31,78 @@ func TestReadBackWithDebugELF(t *testing.T) {
 		{Soname: "libnvidia-tls.so.550.54.15", ABITag: &elfwriter.ABITag{Major: 2, Minor: 3, Patch: 99}},
 		{Interp: "/lib64/ld-linux-x86-64.so.2", Needed: []string{"libcuda.so.1"}},
 	} {
-		b, err := o.Bytes()
-		if err != nil {
-			t.Fatalf("%+v: %v", o, err)
-		}
-		f, err := elf.NewFile(bytes.NewReader(b))
-		if err != nil {
-			t.Fatalf("%+v: debug/elf: %v", o, err)
-		}
-		wantClass, wantMachine := o.Class, o.Machine
-		if wantClass == 0 {
-			wantClass = elf.ELFCLASS64
-		}
-		if wantMachine == 0 {
-			wantMachine = elf.EM_X86_64
-		}
-		if f.Class != wantClass || f.Machine != wantMachine || f.Type != elf.ET_DYN || f.OSABI != o.OSABI {
-			t.Errorf("%+v: header class %v machine %v type %v osabi %v", o, f.Class, f.Machine, f.Type, f.OSABI)
-		}
-		sonames, _ := f.DynString(elf.DT_SONAME)
-		if got := strings.Join(sonames, ","); got != o.Soname {
-			t.Errorf("%+v: SONAME %q", o, got)
-		}
-		needed, _ := f.DynString(elf.DT_NEEDED)
-		if strings.Join(needed, ",") != strings.Join(o.Needed, ",") {
-			t.Errorf("%+v: NEEDED %q", o, needed)
-		}
-		if o.ABITag != nil {
-			checkABITag(t, f, o.ABITag)
-		}
+		t.Run(objectName(o), func(t *testing.T) {
+			b, err := o.Bytes()
+			require.NoError(t, err, "%+v", o)
+			f, err := elf.NewFile(bytes.NewReader(b))
+			require.NoError(t, err, "%+v: debug/elf", o)
+			wantClass, wantMachine := o.Class, o.Machine
+			if wantClass == 0 {
+				wantClass = elf.ELFCLASS64
+			}
+			if wantMachine == 0 {
+				wantMachine = elf.EM_X86_64
+			}
+			assert.Equal(t, wantClass, f.Class, "%+v: header class", o)
+			assert.Equal(t, wantMachine, f.Machine, "%+v: header machine", o)
+			assert.Equal(t, elf.ET_DYN, f.Type, "%+v: header type", o)
+			assert.Equal(t, o.OSABI, f.OSABI, "%+v: header osabi", o)
+			sonames, _ := f.DynString(elf.DT_SONAME)
+			assert.Equal(t, o.Soname, strings.Join(sonames, ","), "%+v: SONAME", o)
+			needed, _ := f.DynString(elf.DT_NEEDED)
+			assert.Equal(t, strings.Join(o.Needed, ","), strings.Join(needed, ","), "%+v: NEEDED %q", o, needed)
+			if o.ABITag != nil {
+				checkABITag(t, f, o.ABITag)
+			}
+		})
 	}
+}
+
+// objectName names a table row: its SONAME, else what it is, with any
+// class and machine other than the defaults.
+func objectName(o *elfwriter.Object) string {
+	name := o.Soname
+	switch {
+	case o.Interp != "":
+		name = "executable"
+	case name == "":
+		name = "no SONAME"
+	}
+	if o.Class != 0 {
+		name += "/" + o.Class.String()
+	}
+	if o.Machine != 0 {
+		name += "/" + o.Machine.String()
+	}
+	return name
 }
 
 func checkABITag(t *testing.T, f *elf.File, want *elfwriter.ABITag) {
 	t.Helper()
 	s := f.Section(".note.ABI-tag")
-	if s == nil {
-		t.Fatal("no .note.ABI-tag section")
-	}
+	require.NotNil(t, s, "no .note.ABI-tag section")
 	d, err := s.Data()
-	if err != nil || len(d) != 32 {
-		t.Fatalf("note data %x: %v", d, err)
-	}
+	require.NoError(t, err, "note data %x", d)
+	require.Len(t, d, 32, "note data %x", d)
 	u := func(i int) uint32 { return binary.LittleEndian.Uint32(d[i:]) }
-	if u(0) != 4 || u(4) != 16 || u(8) != 1 || string(d[12:15]) != "GNU" ||
-		u(16) != want.OS || u(20) != want.Major || u(24) != want.Minor || u(28) != want.Patch {
-		t.Errorf("note = %x", d)
-	}
+	assert.Equal(t, []uint32{4, 16, 1}, []uint32{u(0), u(4), u(8)}, "note = %x: namesz, descsz, type", d)
+	assert.Equal(t, "GNU", string(d[12:15]), "note = %x: name", d)
+	assert.Equal(t, []uint32{want.OS, want.Major, want.Minor, want.Patch}, []uint32{u(16), u(20), u(24), u(28)}, "note = %x: OS and version", d)
 }
 
 func TestUnsupported(t *testing.T) {
-	for _, o := range []*elfwriter.Object{
-		{Class: elf.ELFCLASS32, Machine: elf.EM_386, Interp: "/lib/ld-linux.so.2"},
-		{Class: 7},
-		{Data: 9},
+	for _, tc := range []struct {
+		name string
+		o    *elfwriter.Object
+	}{
+		{"32-bit executable", &elfwriter.Object{Class: elf.ELFCLASS32, Machine: elf.EM_386, Interp: "/lib/ld-linux.so.2"}},
+		{"bad class", &elfwriter.Object{Class: 7}},
+		{"bad data encoding", &elfwriter.Object{Data: 9}},
 	} {
-		if _, err := o.Bytes(); err == nil {
-			t.Errorf("%+v: no error", o)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := tc.o.Bytes()
+			assert.Error(t, err, "%+v: no error", tc.o)
+		})
 	}
 }
 
@@ -97,24 +114,19 @@ func TestLdconfigAcceptsLibraries(t *testing.T) {
 	write(t, filepath.Join(dir, "libcuda.so.550.54.15"), &elfwriter.Object{Soname: "libcuda.so.1"})
 	write(t, filepath.Join(dir, "libnvidia-tls.so.550.54.15"), &elfwriter.Object{Soname: "libnvidia-tls.so.550.54.15", ABITag: &elfwriter.ABITag{Major: 2, Minor: 3, Patch: 99}})
 	out, err := exec.Command(ldconfig, "-r", root).CombinedOutput()
-	if err != nil {
-		t.Fatalf("ldconfig -r: %v\n%s", err, out)
-	}
+	require.NoError(t, err, "ldconfig -r:\n%s", out)
 	out, err = exec.Command(ldconfig, "-p", "-C", filepath.Join(root, "etc/ld.so.cache")).CombinedOutput()
-	if err != nil {
-		t.Fatalf("ldconfig -p: %v\n%s", err, out)
-	}
+	require.NoError(t, err, "ldconfig -p:\n%s", out)
 	for _, want := range []string{
 		"\tlibcuda.so.1 (libc6,x86-64) => /opt/nv/libcuda.so.1\n",
 		// glibc 2.33+ no longer records the ABI note's OS version.
 		"\tlibnvidia-tls.so.550.54.15 (libc6,x86-64) => /opt/nv/libnvidia-tls.so.550.54.15\n",
 	} {
-		if !strings.Contains(string(out), want) {
-			t.Errorf("ldconfig -p lacks %q:\n%s", want, out)
-		}
+		assert.Contains(t, string(out), want, "ldconfig -p")
 	}
-	if l, err := os.Readlink(filepath.Join(dir, "libcuda.so.1")); err != nil || l != "libcuda.so.550.54.15" {
-		t.Errorf("ldconfig made no SONAME link: %q %v", l, err)
+	l, err := os.Readlink(filepath.Join(dir, "libcuda.so.1"))
+	if assert.NoError(t, err, "ldconfig made no SONAME link") {
+		assert.Equal(t, "libcuda.so.550.54.15", l, "ldconfig's SONAME link")
 	}
 }
 
@@ -129,20 +141,16 @@ func TestLoaderRunsExecutable(t *testing.T) {
 	prog := filepath.Join(dir, "needs-libcuda")
 	write(t, prog, &elfwriter.Object{Interp: interp, Needed: []string{"libcuda.so.1"}})
 	lib := filepath.Join(dir, "lib")
-	if err := os.Mkdir(lib, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.Mkdir(lib, 0o755))
 	write(t, filepath.Join(lib, "libcuda.so.1"), &elfwriter.Object{Soname: "libcuda.so.1"})
 
 	out, err := exec.Command(prog).CombinedOutput()
-	if code := exitCode(err); code != 127 || !strings.Contains(string(out), "libcuda.so.1: cannot open shared object file") {
-		t.Errorf("without the library: exit %d, output %q; want 127 and a loader error", code, out)
-	}
+	assert.Equal(t, 127, exitCode(err), "without the library: exit code; output %q", out)
+	assert.Contains(t, string(out), "libcuda.so.1: cannot open shared object file", "without the library: want a loader error")
 	cmd := exec.Command(prog)
 	cmd.Env = []string{"LD_LIBRARY_PATH=" + lib}
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Errorf("with the library: %v %q", err, out)
-	}
+	out, err = cmd.CombinedOutput()
+	assert.NoError(t, err, "with the library: %q", out)
 }
 
 func exitCode(err error) int {
@@ -157,9 +165,7 @@ func exitCode(err error) int {
 
 func write(t *testing.T, path string, o *elfwriter.Object) {
 	t.Helper()
-	if err := elfwriter.WriteFile(path, o, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, elfwriter.WriteFile(path, o, 0o755))
 }
 
 func ExampleLibrary() {
