@@ -27,10 +27,10 @@ const (
 	DefaultCDIHookPath = "/usr/bin/nvidia-cdi-hook"
 )
 
-// DefaultCDIHookEnv is the environment every generated hook runs with. A
-// hook without an explicit env inherits the container's (LD_PRELOAD
-// included): CVE-2025-23266.
-var DefaultCDIHookEnv = []string{"NVIDIA_CTK_DEBUG=false"}
+// DefaultCDIHookEnv returns the environment every generated hook runs
+// with, a fresh slice on each call. A hook without an explicit env inherits
+// the container's (LD_PRELOAD included): CVE-2025-23266.
+func DefaultCDIHookEnv() []string { return []string{"NVIDIA_CTK_DEBUG=false"} }
 
 // CDINameStrategy says how CDI devices are named.
 type CDINameStrategy string
@@ -63,7 +63,7 @@ type CDIOptions struct {
 	// HookPath is the host path of the createContainer hook program.
 	// Empty: DefaultCDIHookPath.
 	HookPath string
-	// HookEnv is every hook's environment. Nil or empty: DefaultCDIHookEnv
+	// HookEnv is every hook's environment. Nil or empty: DefaultCDIHookEnv()
 	// (a hook is never given an empty environment).
 	HookEnv []string
 }
@@ -86,7 +86,7 @@ func (o *CDIOptions) withDefaults() CDIOptions {
 		c.HookPath = DefaultCDIHookPath
 	}
 	if len(c.HookEnv) == 0 {
-		c.HookEnv = DefaultCDIHookEnv
+		c.HookEnv = DefaultCDIHookEnv()
 	}
 	c.HookEnv = slices.Clone(c.HookEnv)
 	return c

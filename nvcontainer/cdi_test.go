@@ -148,7 +148,7 @@ func checkCommonEdits(t *testing.T, h *testHost, spec *specs.Spec) {
 		t.Errorf("disable-device-node-modification hook %+v", nodes)
 	}
 	for _, hk := range e.Hooks {
-		if !slices.Equal(hk.Env, nvcontainer.DefaultCDIHookEnv) {
+		if !slices.Equal(hk.Env, nvcontainer.DefaultCDIHookEnv()) {
 			t.Errorf("hook %v env %q", hk.Args[:2], hk.Env)
 		}
 	}
@@ -351,7 +351,7 @@ func TestCDIHooksCompatAndNodes(t *testing.T) {
 			t.Errorf("%s: hooks %q, want %q", tc.name, got, tc.want)
 		}
 		for _, hk := range spec.ContainerEdits.Hooks {
-			if hk.HookName != "createContainer" || !slices.Equal(hk.Env, nvcontainer.DefaultCDIHookEnv) {
+			if hk.HookName != "createContainer" || !slices.Equal(hk.Env, nvcontainer.DefaultCDIHookEnv()) {
 				t.Errorf("%s: hook %+v", tc.name, hk)
 			}
 		}

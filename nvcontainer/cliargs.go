@@ -50,7 +50,7 @@ func globalArgs(cfg *Config) []string {
 	}
 	args := []string{prog}
 	args = appendValue(args, "--root=", c.Root)
-	args = appendFlag(args, "--load-kmods", c.LoadKmods)
+	args = appendFlag(args, "--load-kmods", !c.NoLoadKmods)
 	args = appendFlag(args, "--no-create-imex-channels", cfg.Features.DisableIMEXChannelCreation)
 	args = appendFlag(args, "--no-pivot", c.NoPivot)
 	args = appendValue(args, "--debug=", c.Debug)

@@ -16,7 +16,7 @@ func TestCLIArgs(t *testing.T) {
 	ctr := nvcontainer.Container{PID: 1234, Rootfs: "/run/b/rootfs"}
 	everything := func(c *nvcontainer.Config) {
 		c.CLI = nvcontainer.CLIConfig{
-			Path: "/usr/bin/nvidia-container-cli", Root: "/run/nvidia/driver", LoadKmods: true, NoPivot: true,
+			Path: "/usr/bin/nvidia-container-cli", Root: "/run/nvidia/driver", NoPivot: true,
 			Debug: "/dev/stderr", Ldcache: "/etc/ld.so.cache", User: "root:video", Ldconfig: "@/sbin/ldconfig.real", NoCgroups: true,
 		}
 		c.Features.DisableIMEXChannelCreation = true
@@ -50,8 +50,8 @@ func TestCLIArgs(t *testing.T) {
 			name: "none: configure without --device",
 			env:  []string{"NVIDIA_VISIBLE_DEVICES=none", "NVIDIA_DRIVER_CAPABILITIES=video"},
 			cfg: func(c *nvcontainer.Config) {
-				c.CLI.LoadKmods, c.CLI.Ldconfig = false, ""
-				c.Runtime.Modes.Legacy.CUDACompatMode, c.Features.AllowCUDACompatLibsFromContainer = "", true
+				c.CLI.NoLoadKmods, c.CLI.Ldconfig = true, ""
+				c.Runtime.Modes.Legacy.CUDACompatMode, c.Features.AllowCUDACompatLibsFromContainer = "none", true
 			},
 			want: []string{"nvidia-container-cli", "configure", "--video", "--pid=1234", "/run/b/rootfs"},
 		},

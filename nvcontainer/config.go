@@ -16,20 +16,26 @@ import (
 // runtime hook how to read requests and how to call nvidia-container-cli.
 // Keys are the toolkit's (api/config/v1).
 //
-// A Config's zero value is not the defaults (accept-…-when-unprivileged
-// and load-kmods default to true): start from [DefaultConfig], or pass a nil
-// *Config where a function takes one.
+// The zero value of every field is its default, so &Config{}, a nil
+// *Config and [DefaultConfig] configure a container alike. The toolkit's
+// two keys that default to true are negated fields here
+// (IgnoreEnvvarUnprivileged, CLI.NoLoadKmods) that [ParseConfig] sets from
+// the file's keys.
 type Config struct {
-	// AcceptEnvvarUnprivileged lets unprivileged containers request devices
-	// and IMEX channels through the environment. Default true.
-	AcceptEnvvarUnprivileged bool `toml:"accept-nvidia-visible-devices-envvar-when-unprivileged"`
+	// IgnoreEnvvarUnprivileged stops unprivileged containers from
+	// requesting devices and IMEX channels through the environment: the
+	// toolkit's accept-nvidia-visible-devices-envvar-when-unprivileged =
+	// false. False (the default): they may.
+	IgnoreEnvvarUnprivileged bool `toml:"-"`
 	// AcceptDeviceListAsVolumeMounts reads requests from /dev/null mounts
 	// under /var/run/nvidia-container-devices first. Default false.
 	AcceptDeviceListAsVolumeMounts bool `toml:"accept-nvidia-visible-devices-as-volume-mounts"`
 	// DisableRequire turns requirement checks off for every container.
 	DisableRequire bool `toml:"disable-require"`
-	// SupportedDriverCapabilities limits NVIDIA_DRIVER_CAPABILITIES; "all"
-	// is every class. Default: every class.
+	// SupportedDriverCapabilities limits NVIDIA_DRIVER_CAPABILITIES: a
+	// list of classes, "all" for every class, or "none" for no class
+	// (what ParseConfig stores for the file's explicit empty value, which
+	// the toolkit reads as no class). Empty: every class.
 	SupportedDriverCapabilities string `toml:"supported-driver-capabilities"`
 	// SwarmResource lists variables (comma-separated, e.g.
 	// "DOCKER_RESOURCE_GPU") read instead of NVIDIA_VISIBLE_DEVICES when the
@@ -55,22 +61,24 @@ type CLIConfig struct {
 	Environment []string `toml:"environment"` // extra KEY=value for its environment
 	Debug       string   `toml:"debug"`       // --debug log file; "" none
 	Ldcache     string   `toml:"ldcache"`     // --ldcache; "" is /etc/ld.so.cache
-	LoadKmods   bool     `toml:"load-kmods"`  // --load-kmods; default true
+	NoLoadKmods bool     `toml:"-"`           // load-kmods = false: no --load-kmods; false (the default) passes it
 	NoPivot     bool     `toml:"no-pivot"`    // --no-pivot
 	NoCgroups   bool     `toml:"no-cgroups"`  // configure --no-cgroups
 	User        string   `toml:"user"`        // --user; "" none ("root:video" on SUSE)
 	// Ldconfig is configure --ldconfig: "@/sbin/ldconfig" (a host path,
-	// the default) or, with features.allow-ldconfig-from-container, a path
-	// in the container. See [NormalizeLDConfigPath].
+	// the toolkit's default) or, with
+	// features.allow-ldconfig-from-container, a path in the container. See
+	// [NormalizeLDConfigPath]. Empty: no --ldconfig, so nvidia-container-cli
+	// uses its own default, the same host ldconfig.
 	Ldconfig string `toml:"ldconfig"`
 }
 
 // RuntimeConfig is [nvidia-container-runtime].
 type RuntimeConfig struct {
-	Debug    string       `toml:"debug"`     // log file; default /dev/null
-	LogLevel string       `toml:"log-level"` // default "info"
-	Mode     string       `toml:"mode"`      // auto, legacy, cdi, csv, jit-cdi; default auto
-	Runtimes []string     `toml:"runtimes"`  // low-level runtime candidates; default runc, crun
+	Debug    string       `toml:"debug"`     // log file; default /dev/null; empty: none
+	LogLevel string       `toml:"log-level"` // default and empty: "info"
+	Mode     string       `toml:"mode"`      // auto, legacy, cdi, csv, jit-cdi; default and empty: auto
+	Runtimes []string     `toml:"runtimes"`  // low-level runtime candidates; default and nil: runc, crun
 	Modes    RuntimeModes `toml:"modes"`     // the per-mode tables
 }
 
@@ -103,20 +111,23 @@ type JitCDIModeConfig struct {
 
 // LegacyModeConfig is [nvidia-container-runtime.modes.legacy].
 type LegacyModeConfig struct {
-	// CUDACompatMode is ldconfig (default), mount, hook or disabled; see
-	// Request.CUDACompatMode for how it maps.
+	// CUDACompatMode is ldconfig (the default; empty means it too), mount,
+	// hook or disabled; see Request.CUDACompatMode for how it maps. Any
+	// other value (ParseConfig stores the file's explicit empty value as
+	// "none") is the toolkit's fallback: disabled unless
+	// features.allow-cuda-compat-libs-from-container.
 	CUDACompatMode string `toml:"cuda-compat-mode"`
 }
 
 // HookConfig is [nvidia-container-runtime-hook].
 type HookConfig struct {
-	Path              string `toml:"path"`                // default nvidia-container-runtime-hook
+	Path              string `toml:"path"`                // default and empty: nvidia-container-runtime-hook
 	SkipModeDetection bool   `toml:"skip-mode-detection"` // skip the check that the runtime mode is legacy; default false
 }
 
 // CTKConfig is [nvidia-ctk].
 type CTKConfig struct {
-	Path string `toml:"path"` // default nvidia-ctk
+	Path string `toml:"path"` // default and empty: nvidia-ctk
 }
 
 // Features is [features]; every flag defaults to false, and each is named
@@ -134,12 +145,11 @@ type Features struct {
 // DefaultConfig returns the values `nvidia-ctk config default` writes,
 // except that Ldconfig is "@/sbin/ldconfig" unnormalized (see
 // [NormalizeLDConfigPath]) and User is "" (the toolkit uses "root:video"
-// on SUSE).
+// on SUSE). It spells out what the zero Config means.
 func DefaultConfig() *Config {
 	return &Config{
-		AcceptEnvvarUnprivileged:    true,
 		SupportedDriverCapabilities: capabilities.All.String(),
-		CLI:                         CLIConfig{Environment: []string{}, LoadKmods: true, Ldconfig: "@/sbin/ldconfig"},
+		CLI:                         CLIConfig{Environment: []string{}, Ldconfig: "@/sbin/ldconfig"},
 		Runtime: RuntimeConfig{
 			Debug: "/dev/null", LogLevel: "info", Mode: "auto", Runtimes: []string{"runc", "crun"},
 			Modes: RuntimeModes{
@@ -172,8 +182,13 @@ func ParseConfig(data []byte) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parsing config: %w", err)
 	}
+	if err := cfg.decodeNegated(data, md); err != nil {
+		return nil, fmt.Errorf("parsing config: %w", err)
+	}
 	for _, k := range md.Undecoded() {
-		cfg.Unknown = append(cfg.Unknown, k.String())
+		if !slices.Contains(negatedKeys, k.String()) {
+			cfg.Unknown = append(cfg.Unknown, k.String())
+		}
 	}
 	slices.Sort(cfg.Unknown)
 	if err := cfg.Validate(); err != nil {
@@ -194,11 +209,46 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-// supportedCapabilities parses supported-driver-capabilities; "all" is
-// every class and the empty string none.
+// negatedKeys are the toolkit keys that default to true, held by negated
+// fields.
+var negatedKeys = []string{"accept-nvidia-visible-devices-envvar-when-unprivileged", "nvidia-container-cli.load-kmods"}
+
+// decodeNegated sets the negated fields from the file's keys, and stores
+// an explicit empty value of a key whose empty Go value means a default as
+// "none" (see the fields' docs).
+func (c *Config) decodeNegated(data []byte, md toml.MetaData) error {
+	var doc struct {
+		Accept *bool `toml:"accept-nvidia-visible-devices-envvar-when-unprivileged"`
+		CLI    struct {
+			LoadKmods *bool `toml:"load-kmods"`
+		} `toml:"nvidia-container-cli"`
+	}
+	if _, err := toml.Decode(string(data), &doc); err != nil {
+		return err
+	}
+	if doc.Accept != nil {
+		c.IgnoreEnvvarUnprivileged = !*doc.Accept
+	}
+	if doc.CLI.LoadKmods != nil {
+		c.CLI.NoLoadKmods = !*doc.CLI.LoadKmods
+	}
+	if md.IsDefined("supported-driver-capabilities") && strings.Trim(c.SupportedDriverCapabilities, " ,") == "" {
+		c.SupportedDriverCapabilities = "none"
+	}
+	if md.IsDefined("nvidia-container-runtime", "modes", "legacy", "cuda-compat-mode") && c.Runtime.Modes.Legacy.CUDACompatMode == "" {
+		c.Runtime.Modes.Legacy.CUDACompatMode = "none"
+	}
+	return nil
+}
+
+// supportedCapabilities parses supported-driver-capabilities; "all" and
+// the empty string are every class, "none" no class.
 func (c *Config) supportedCapabilities() (capabilities.Set, error) {
 	v := c.SupportedDriverCapabilities
-	if strings.Trim(v, " ,") == "" {
+	switch strings.TrimSpace(v) {
+	case "":
+		return capabilities.All, nil
+	case "none":
 		return 0, nil
 	}
 	s, err := capabilities.Parse(v)
@@ -220,11 +270,13 @@ func (c *Config) swarmResourceVars() []string {
 }
 
 // cudaCompatMode maps modes.legacy.cuda-compat-mode as the hook does:
-// "hook" and "disabled" disable; any other value (or none) disables unless
-// features.allow-cuda-compat-libs-from-container, which leaves the CLI's
-// default.
+// empty is the default, ldconfig; "hook" and "disabled" disable; any other
+// value disables unless features.allow-cuda-compat-libs-from-container,
+// which leaves the CLI's default.
 func (c *Config) cudaCompatMode() CUDACompatMode {
 	switch m := c.Runtime.Modes.Legacy.CUDACompatMode; m {
+	case "":
+		return CompatLdconfig
 	case "ldconfig", "mount":
 		return CUDACompatMode(m)
 	case "disabled", "hook":

@@ -71,7 +71,7 @@ func TestDefaultConfigMatchesCTKDefault(t *testing.T) {
 		t.Errorf("parsed default differs from DefaultConfig:\n got %+v\nwant %+v", cfg, nvcontainer.DefaultConfig())
 	}
 	d := nvcontainer.DefaultConfig()
-	if !d.AcceptEnvvarUnprivileged || !d.CLI.LoadKmods || d.Runtime.Debug != "/dev/null" || d.AcceptDeviceListAsVolumeMounts {
+	if d.IgnoreEnvvarUnprivileged || d.CLI.NoLoadKmods || d.Runtime.Debug != "/dev/null" || d.AcceptDeviceListAsVolumeMounts {
 		t.Errorf("defaults differ from nvidia-ctk config default: %+v", d)
 	}
 }
@@ -120,10 +120,10 @@ x = 1
 		t.Fatal(err)
 	}
 	want := nvcontainer.DefaultConfig()
-	want.AcceptDeviceListAsVolumeMounts, want.AcceptEnvvarUnprivileged, want.DisableRequire = true, false, true
+	want.AcceptDeviceListAsVolumeMounts, want.IgnoreEnvvarUnprivileged, want.DisableRequire = true, true, true
 	want.SupportedDriverCapabilities, want.SwarmResource = "compute,utility", "DOCKER_RESOURCE_GPU"
 	want.CLI = nvcontainer.CLIConfig{
-		Root: "/run/nvidia/driver", Ldcache: "/etc/ld.so.cache.d", NoCgroups: true, NoPivot: true, User: "root:video",
+		Root: "/run/nvidia/driver", Ldcache: "/etc/ld.so.cache.d", NoLoadKmods: true, NoCgroups: true, NoPivot: true, User: "root:video",
 		Debug: "/var/log/nvc.log", Ldconfig: "@/sbin/ldconfig.real", Path: "/usr/local/bin/nvidia-container-cli", Environment: []string{"A=1"},
 	}
 	want.Runtime.Runtimes, want.Runtime.Debug, want.Runtime.LogLevel, want.Runtime.Mode = []string{"crun"}, "/var/log/rt.log", "debug", "legacy"

@@ -92,7 +92,7 @@ func (b *builder) build() (*Request, error) {
 
 // envAllowed applies accept-nvidia-visible-devices-envvar-when-unprivileged.
 func (b *builder) envAllowed(name string) bool {
-	if b.in.Privileged || b.cfg.AcceptEnvvarUnprivileged {
+	if b.in.Privileged || !b.cfg.IgnoreEnvvarUnprivileged {
 		return true
 	}
 	b.note("ignoring %s in an unprivileged container (accept-nvidia-visible-devices-envvar-when-unprivileged = false)", name)

@@ -42,7 +42,7 @@ func TestRequestFromEnvRules(t *testing.T) {
 	const all = "compat32,compute,display,graphics,ngx,utility,video"
 	legacy := []string{"CUDA_VERSION=12.4.1"}
 	acceptMounts := func(c *nvcontainer.Config) { c.AcceptDeviceListAsVolumeMounts = true }
-	rejectEnv := func(c *nvcontainer.Config) { c.AcceptEnvvarUnprivileged = false }
+	rejectEnv := func(c *nvcontainer.Config) { c.IgnoreEnvvarUnprivileged = true }
 	tests := []reqCase{
 		// Device selection: value parsing.
 		{rule: "NVD unset, not legacy: not a GPU container", devices: "void"},
@@ -239,8 +239,9 @@ func TestRequestCUDACompatMode(t *testing.T) {
 		{"disabled", false, nvcontainer.CompatDisabled},
 		{"hook", false, nvcontainer.CompatDisabled},
 		{"hook", true, nvcontainer.CompatDisabled},
-		{"", false, nvcontainer.CompatDisabled},
-		{"", true, nvcontainer.CompatDefault},
+		{"", false, nvcontainer.CompatLdconfig}, // the zero value is the default
+		{"none", false, nvcontainer.CompatDisabled}, // the file's explicit ""
+		{"none", true, nvcontainer.CompatDefault},
 		{"bogus", true, nvcontainer.CompatDefault},
 	}
 	for _, tt := range tests {

@@ -80,7 +80,7 @@ colour = "green"
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(cfg.CLI.Root, cfg.CLI.NoCgroups, cfg.CLI.LoadKmods, cfg.Unknown)
+	fmt.Println(cfg.CLI.Root, cfg.CLI.NoCgroups, !cfg.CLI.NoLoadKmods, cfg.Unknown)
 	// Output:
 	// /run/nvidia/driver true true [nvidia-container-cli.colour]
 }

@@ -75,7 +75,7 @@ type RequestInput struct {
 	Mounts []specs.Mount
 	// Privileged is whether the container holds CAP_SYS_ADMIN in its
 	// bounding set. False refuses NVIDIA_MIG_* and, with
-	// Config.AcceptEnvvarUnprivileged false, ignores environment requests.
+	// Config.IgnoreEnvvarUnprivileged, ignores environment requests.
 	Privileged bool
 }
 

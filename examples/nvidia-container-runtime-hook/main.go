@@ -111,7 +111,7 @@ func printCommand(cfg *nvcontainer.Config, req *nvcontainer.Request, ctr nvconta
 // configure opens the host, plans and applies: what nvidia-container-cli
 // configure does, in this process.
 func configure(cfg *nvcontainer.Config, roots *nvcontainer.HostRoots, req *nvcontainer.Request, ctr nvcontainer.Container, log *slog.Logger) error {
-	opts := &nvcontainer.HostOptions{Backend: roots.Backend, LoadModules: cfg.CLI.LoadKmods, IMEXChannels: req.IMEXChannels,
+	opts := &nvcontainer.HostOptions{Backend: roots.Backend, LoadModules: !cfg.CLI.NoLoadKmods, IMEXChannels: req.IMEXChannels,
 		Driver: &driver.Options{Root: cfg.CLI.Root, LDCache: cfg.CLI.Ldcache, ProcRoot: roots.ProcRoot, DevRoot: roots.DevRoot}}
 	if cfg.Features.DisableIMEXChannelCreation {
 		opts.IMEXChannels = nil

@@ -1,0 +1,104 @@
+package nvcontainer_test
+
+import (
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/go-nvc/nvc/capabilities"
+	"github.com/go-nvc/nvc/nvcontainer"
+)
+
+// A zero Config configures a container as a nil one and DefaultConfig do:
+// the zero value is the defaults.
+func TestZeroConfigIsDefault(t *testing.T) {
+	ctr := nvcontainer.Container{PID: 1234, Rootfs: "/run/b/rootfs"}
+	inputs := map[string]nvcontainer.RequestInput{
+		"unprivileged all":      {Env: []string{"NVIDIA_VISIBLE_DEVICES=all"}},
+		"unprivileged imex":     {Env: []string{"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_IMEX_CHANNELS=1"}},
+		"privileged caps all":   {Env: []string{"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_DRIVER_CAPABILITIES=all"}, Privileged: true},
+		"default capabilities":  {Env: []string{"NVIDIA_VISIBLE_DEVICES=0"}},
+		"legacy image":          {Env: []string{"CUDA_VERSION=12.4.1"}},
+		"graphics only":         {Env: []string{"NVIDIA_VISIBLE_DEVICES=1", "NVIDIA_DRIVER_CAPABILITIES=graphics"}},
+		"swarm variable absent": {Env: []string{"DOCKER_RESOURCE_GPU=0"}},
+	}
+	for name, in := range inputs {
+		t.Run(name, func(t *testing.T) {
+			want, err := nvcontainer.NewRequest(in, nvcontainer.DefaultConfig())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for cname, cfg := range map[string]*nvcontainer.Config{"nil": nil, "zero": {}} {
+				got, err := nvcontainer.NewRequest(in, cfg)
+				if err != nil {
+					t.Fatalf("%s config: %v", cname, err)
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("%s config: request\n got %+v\nwant %+v", cname, got, want)
+				}
+				if !got.IsGPU() && name != "swarm variable absent" {
+					t.Errorf("%s config: not a GPU container", cname)
+				}
+			}
+			defArgs := want.CLIArgs(nvcontainer.DefaultConfig(), ctr)
+			zeroArgs := want.CLIArgs(&nvcontainer.Config{}, ctr)
+			// The zero Ldconfig passes no --ldconfig: nvidia-container-cli's
+			// own default is the same host ldconfig.
+			defArgs = slices.DeleteFunc(defArgs, func(a string) bool { return a == "--ldconfig=@/sbin/ldconfig" })
+			if !slices.Equal(zeroArgs, defArgs) {
+				t.Errorf("CLIArgs:\n zero    %q\n default %q", zeroArgs, defArgs)
+			}
+		})
+	}
+}
+
+// The toolkit keys that default to true set the negated fields; explicit
+// empty values keep the toolkit's meaning.
+func TestParseConfigNegatedKeys(t *testing.T) {
+	cfg, err := nvcontainer.ParseConfig([]byte(`
+accept-nvidia-visible-devices-envvar-when-unprivileged = false
+supported-driver-capabilities = ""
+[nvidia-container-cli]
+load-kmods = false
+[nvidia-container-runtime.modes.legacy]
+cuda-compat-mode = ""
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.IgnoreEnvvarUnprivileged || !cfg.CLI.NoLoadKmods || len(cfg.Unknown) != 0 {
+		t.Errorf("negated keys: ignore %v, no-load-kmods %v, unknown %q", cfg.IgnoreEnvvarUnprivileged, cfg.CLI.NoLoadKmods, cfg.Unknown)
+	}
+	if cfg.SupportedDriverCapabilities != "none" || cfg.Runtime.Modes.Legacy.CUDACompatMode != "none" {
+		t.Errorf("explicit empty values: caps %q, compat %q", cfg.SupportedDriverCapabilities, cfg.Runtime.Modes.Legacy.CUDACompatMode)
+	}
+	req, err := nvcontainer.NewRequest(nvcontainer.RequestInput{Env: []string{"NVIDIA_VISIBLE_DEVICES=0"}, Privileged: true}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if req.Capabilities != 0 || req.CUDACompatMode != nvcontainer.CompatDisabled {
+		t.Errorf("request: caps %v, compat %q; want none, disabled", req.Capabilities, req.CUDACompatMode)
+	}
+	cfg, err = nvcontainer.ParseConfig([]byte("accept-nvidia-visible-devices-envvar-when-unprivileged = true\n[nvidia-container-cli]\nload-kmods = true\n"))
+	if err != nil || cfg.IgnoreEnvvarUnprivileged || cfg.CLI.NoLoadKmods {
+		t.Errorf("true keys: %+v, %v", cfg, err)
+	}
+	if _, err := nvcontainer.ParseConfig([]byte("[nvidia-container-cli]\nload-kmods = \"yes\"\n")); err == nil {
+		t.Error("load-kmods of the wrong type: no error")
+	}
+	var zero nvcontainer.Config
+	req, err = nvcontainer.NewRequest(nvcontainer.RequestInput{Env: []string{"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_DRIVER_CAPABILITIES=all"}}, &zero)
+	if err != nil || req.Capabilities != capabilities.All {
+		t.Errorf("zero config, all capabilities: %v, %v", req, err)
+	}
+}
+
+// DefaultCDIHookEnv is a fresh slice each time: a caller changing it
+// changes no later spec.
+func TestDefaultCDIHookEnvFresh(t *testing.T) {
+	env := nvcontainer.DefaultCDIHookEnv()
+	env[0] = "LD_PRELOAD=/evil.so"
+	if got := nvcontainer.DefaultCDIHookEnv(); !slices.Equal(got, []string{"NVIDIA_CTK_DEBUG=false"}) {
+		t.Errorf("DefaultCDIHookEnv after a caller's change = %q", got)
+	}
+}
