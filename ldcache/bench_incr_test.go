@@ -63,9 +63,9 @@ func benchIncremental(b *testing.B, dir string) {
 	writeLibs(b, root, libs)
 	dirs := []string{dir}
 	incr := func() {
-		writeBench(b, root, "/etc/ld.so.cache.incr", &ldcache.BuildOptions{Dirs: dirs, Reuse: "/etc/ld.so.cache"})
+		writeBench(b, root, "/etc/ld.so.cache.incr", &ldcache.BuildOptions{Dirs: dirs, Reuse: "/etc/ld.so.cache", NoLinks: true})
 	}
-	full := func() { writeBench(b, root, "/etc/ld.so.cache.full", &ldcache.BuildOptions{Dirs: dirs}) }
+	full := func() { writeBench(b, root, "/etc/ld.so.cache.full", &ldcache.BuildOptions{Dirs: dirs, NoLinks: true}) }
 	peer := newPeer(b, ldconfig, []string{"-r", root, "-X", "-C", "/etc/ld.so.cache.glibc", dir})
 	incr()
 	full()

@@ -87,10 +87,12 @@ type BuildOptions struct {
 	// decides which ELF files are listed and how they are tagged. Empty:
 	// the running program's GOARCH.
 	GOARCH string
-	// Links creates, replaces and removes SONAME symlinks in the scanned
-	// directories as ldconfig does by default. False: the root is only
-	// read (ldconfig -X).
-	Links bool
+	// NoLinks leaves the SONAME symlinks alone, as ldconfig -X: the root
+	// is only read, and the cache still lists each library under its
+	// SONAME path, a link that may not exist. False (the default, as plain
+	// ldconfig -r): the links in the scanned directories are created,
+	// replaced and removed.
+	NoLinks bool
 	// Format is recorded in the returned Cache for writing. Zero: the new
 	// format.
 	Format Format

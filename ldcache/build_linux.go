@@ -29,8 +29,9 @@ import (
 // checked with fstat, and read only through that descriptor, so one
 // renamed over a library after the directory was listed is skipped too.
 // Build fails if no procfs can be opened to reopen files through. Include globs are bounded: see the package
-// documentation. With opts.Links it also writes the SONAME symlinks, through
-// file descriptors of the scanned directories.
+// documentation. Unless opts.NoLinks it also writes the SONAME symlinks
+// (a nil opts writes them), through file descriptors of the scanned
+// directories.
 func Build(rootPath string, opts *BuildOptions) (*Cache, error) {
 	var o BuildOptions
 	if opts != nil {

@@ -281,7 +281,7 @@ func linkInfo(info libInfo, name string) libInfo {
 // removeStale deletes a dangling "*.so.*" symlink, as ldconfig does when
 // it may write links.
 func (b *builder) removeStale(fd int, name string) {
-	if b.o.Links && strings.Contains(name, ".so.") {
+	if !b.o.NoLinks && strings.Contains(name, ".so.") {
 		unix.Unlinkat(fd, name, 0)
 	}
 }

@@ -41,7 +41,7 @@
 //
 // Privileges: reading needs none. Build needs read access to the root;
 // Update and WriteFile need write access to the cache's directory. Build,
-// Update and the Links option use Linux system calls (openat2 from Linux
+// Update and link creation use Linux system calls (openat2 from Linux
 // 5.6; older kernels use filepath-securejoin's emulation) and exist only
 // on Linux; Parse, lookups and encoding are portable.
 //

@@ -77,7 +77,7 @@ func ExampleCache_Print() {
 
 // Build and write the host's cache, as `ldconfig -X` would (needs root).
 func ExampleBuild() {
-	c, err := ldcache.Build("/", nil)
+	c, err := ldcache.Build("/", &ldcache.BuildOptions{NoLinks: true})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -24,7 +24,7 @@ func (b *builder) createLinks(dirfd int, dir, libname, soname string, right bool
 		return
 	}
 	b.verbose.link(soname, libname)
-	if !doLink || !b.o.Links {
+	if !doLink || b.o.NoLinks {
 		b.verbose.linkDone("")
 		return
 	}

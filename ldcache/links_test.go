@@ -63,7 +63,7 @@ func TestLinksLikeLdconfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	var gotV bytes.Buffer
-	c, err := ldcache.Build(ours, &ldcache.BuildOptions{Links: true, Verbose: &gotV, Generator: glibc.Generator})
+	c, err := ldcache.Build(ours, &ldcache.BuildOptions{Verbose: &gotV, Generator: glibc.Generator})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,10 +91,27 @@ func TestLinksLikeLdconfig(t *testing.T) {
 func TestLinksOffWritesNothing(t *testing.T) {
 	root := debianRoot(t)
 	before := treeListing(t, root)
-	if _, err := ldcache.Build(root, nil); err != nil {
+	if _, err := ldcache.Build(root, &ldcache.BuildOptions{NoLinks: true}); err != nil {
 		t.Fatal(err)
 	}
 	if after := treeListing(t, root); after != before {
 		t.Errorf("Build without Links changed the root:\n%s\n---\n%s", before, after)
+	}
+}
+
+// TestZeroOptionsLink: nil and zero BuildOptions mean plain ldconfig -r,
+// which writes the SONAME links, not ldconfig -X.
+func TestZeroOptionsLink(t *testing.T) {
+	for name, opts := range map[string]*ldcache.BuildOptions{"nil": nil, "zero": {}} {
+		t.Run(name, func(t *testing.T) {
+			root := debianRoot(t)
+			before := treeListing(t, root)
+			if _, err := ldcache.Build(root, opts); err != nil {
+				t.Fatal(err)
+			}
+			if after := treeListing(t, root); after == before {
+				t.Errorf("Build with %s options wrote no link:\n%s", name, before)
+			}
+		})
 	}
 }

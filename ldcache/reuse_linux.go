@@ -39,7 +39,7 @@ func before(a, b unix.Timespec) bool {
 // cannot be trusted to describe this root for this target.
 func (b *builder) loadPrior() *prior {
 	o := b.o
-	if o.Reuse == "" || o.Links || o.Verbose != nil {
+	if o.Reuse == "" || !o.NoLinks || o.Verbose != nil {
 		return nil
 	}
 	f, st, err := inroot.OpenRegular(b.r.file, o.Reuse, 0)

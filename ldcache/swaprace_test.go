@@ -95,7 +95,7 @@ func TestBuildSwapRaceNeverOpensNode(t *testing.T) {
 						c, err = ldcache.OpenInRoot(root, "/etc/ld.so.cache")
 					}
 				} else {
-					c, err = ldcache.Build(root, nil)
+					c, err = ldcache.Build(root, &ldcache.BuildOptions{NoLinks: true})
 				}
 				if err != nil {
 					sw.halt()
@@ -159,7 +159,7 @@ file etc/ld.so.conf.d/a.conf "/opt/good\n"
 			sw := startSwapper(t, dir, filepath.Base(which), ".node")
 			opened, rounds := 0, 0
 			for ; rounds < swapRounds/3 && !sw.stop.Load(); rounds++ {
-				if _, err := ldcache.Build(root, nil); err != nil {
+				if _, err := ldcache.Build(root, &ldcache.BuildOptions{NoLinks: true}); err != nil {
 					sw.halt()
 					t.Fatalf("round %d: %v", rounds, err)
 				}
@@ -189,7 +189,7 @@ symlink opt/n/libfar.so.1 /opt/n/libnode.so.1
 `)
 			writeLibs(t, root, []lib{{"opt/n/libgood.so.1", x64("libgood.so.1")}})
 			w := watchOpens(t, plant(t, root, kind, "opt/n/libnode.so.1"))
-			c, err := ldcache.Build(root, nil)
+			c, err := ldcache.Build(root, &ldcache.BuildOptions{NoLinks: true})
 			if err != nil {
 				t.Fatal(err)
 			}

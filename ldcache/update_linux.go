@@ -61,7 +61,7 @@ func updateCache(r *root, t *target, dirs []string, o *UpdateOptions, rootfs str
 	if file == "" {
 		file = "/etc/ld.so.cache"
 	}
-	bo := &BuildOptions{Config: o.Config, Dirs: dirs, Family: o.Family, GOARCH: o.GOARCH, Links: o.Links, Format: o.Format, Generator: o.Generator}
+	bo := &BuildOptions{Config: o.Config, Dirs: dirs, Family: o.Family, GOARCH: o.GOARCH, NoLinks: !o.Links, Format: o.Format, Generator: o.Generator}
 	if o.Incremental {
 		bo.Reuse = file
 	}

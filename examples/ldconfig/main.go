@@ -68,7 +68,7 @@ func buildCache(o *options, w io.Writer) error {
 		}
 	}
 	bo := &ldcache.BuildOptions{
-		Config: o.config, Dirs: o.dirs, OnlyDirs: o.onlyDirs, Links: !o.noLinks,
+		Config: o.config, Dirs: o.dirs, OnlyDirs: o.onlyDirs, NoLinks: o.noLinks,
 		Format: o.format, Generator: o.generator,
 	}
 	if o.verbose {

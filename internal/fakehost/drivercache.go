@@ -13,7 +13,7 @@ import (
 // as glibc's ldconfig -X -r would for x86-64) and writes it to
 // etc/ld.so.cache.
 func writeCache(root string) error {
-	c, err := ldcache.Build(root, &ldcache.BuildOptions{GOARCH: "amd64"})
+	c, err := ldcache.Build(root, &ldcache.BuildOptions{GOARCH: "amd64", NoLinks: true})
 	if err != nil {
 		return fmt.Errorf("building ld.so.cache of %s: %w", root, err)
 	}
