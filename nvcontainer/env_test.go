@@ -239,7 +239,7 @@ func TestRequestCUDACompatMode(t *testing.T) {
 		{"disabled", false, nvcontainer.CompatDisabled},
 		{"hook", false, nvcontainer.CompatDisabled},
 		{"hook", true, nvcontainer.CompatDisabled},
-		{"", false, nvcontainer.CompatLdconfig}, // the zero value is the default
+		{"", false, nvcontainer.CompatLdconfig},     // the zero value is the default
 		{"none", false, nvcontainer.CompatDisabled}, // the file's explicit ""
 		{"none", true, nvcontainer.CompatDefault},
 		{"bogus", true, nvcontainer.CompatDefault},
