@@ -4,6 +4,8 @@ import (
 	"errors"
 	"path/filepath"
 	"strings"
+
+	"github.com/go-nvc/nvc/internal/sentinel"
 )
 
 // Backend names the way Discover learns about GPUs.
@@ -65,8 +67,14 @@ var (
 	// no Options.NVML.
 	ErrNVMLUnavailable = errors.New("NVML unavailable")
 	// ErrNoDriver: the NVIDIA kernel driver is not loaded
-	// (/proc/driver/nvidia is missing).
-	ErrNoDriver = errors.New("NVIDIA driver not loaded")
+	// (/proc/driver/nvidia is missing). It is the same value as
+	// driver.ErrNoDriver.
+	ErrNoDriver = sentinel.ErrNoDriver
+	// ErrPermission: the caller lacks a capability the operation needs
+	// (creating device nodes needs CAP_MKNOD); the error names it. It
+	// matches fs.ErrPermission and is the same value as
+	// nvcontainer.ErrPermission.
+	ErrPermission = sentinel.ErrPermission
 	// ErrUnknownDevice: a device ID matches no GPU or MIG device.
 	ErrUnknownDevice = errors.New("unknown device")
 	// ErrInvalid: a malformed option or input.

@@ -11,6 +11,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/go-nvc/nvc/internal/sentinel"
+
 	"github.com/go-nvc/nvc/internal/inroot"
 )
 
@@ -161,7 +163,7 @@ func makeNode(dfd int, name string, n wantNode) (bool, error) {
 	}
 	dev := unix.Mkdev(n.Major, n.Minor)
 	if err := unix.Mknodat(dfd, name, unix.S_IFCHR|uint32(n.mode), int(dev)); err != nil {
-		return false, os.NewSyscallError("mknodat", err)
+		return false, sentinel.Permission("creating device node "+name, "CAP_MKNOD", os.NewSyscallError("mknodat", err))
 	}
 	return true, nil
 }

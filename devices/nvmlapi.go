@@ -1,6 +1,10 @@
 package devices
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/go-nvc/nvc/internal/sentinel"
+)
 
 // NVMLInterface is the part of NVML discovery calls, in plain Go types, so
 // that the package builds without cgo. A cgo build gets an implementation
@@ -81,8 +85,9 @@ type NVMLAttributes struct {
 // NVML errors an NVMLInterface returns for answers that are not failures.
 var (
 	// ErrNVMLNotSupported: the GPU or driver does not support the call
-	// (NVML's ERROR_NOT_SUPPORTED or ERROR_FUNCTION_NOT_FOUND).
-	ErrNVMLNotSupported = errors.New("not supported by NVML")
+	// (NVML's ERROR_NOT_SUPPORTED or ERROR_FUNCTION_NOT_FOUND). It
+	// matches driver.ErrNotSupported (and ldcache's, the same value).
+	ErrNVMLNotSupported = sentinel.Mark(errors.New("not supported by NVML"), sentinel.ErrNotSupported)
 	// ErrNVMLNotFound: nothing at that index (NVML's ERROR_NOT_FOUND).
 	ErrNVMLNotFound = errors.New("not found by NVML")
 )

@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	"github.com/go-nvc/nvc/ldcache"
+
+	"github.com/go-nvc/nvc/internal/sentinel"
 )
 
 // Defaults of Options.
@@ -26,15 +28,20 @@ const (
 
 // Sentinel errors.
 var (
+	// ErrNoDriver: the NVIDIA driver is not there. It is the same value
+	// as devices.ErrNoDriver.
+	ErrNoDriver = sentinel.ErrNoDriver
 	// ErrNoVersion: neither NVML, nor procfs, nor a libcuda or
-	// libnvidia-ml file name in the cache gave the driver version.
-	ErrNoVersion = errors.New("driver version not found")
+	// libnvidia-ml file name in the cache gave the driver version. It
+	// matches ErrNoDriver.
+	ErrNoVersion = sentinel.Mark(errors.New("driver version not found"), sentinel.ErrNoDriver)
 	// ErrUnknownCUDAVersion: the CUDA driver version is only known
 	// through NVML, and NVML was not given or failed.
 	ErrUnknownCUDAVersion = errors.New("CUDA driver version unknown")
 	// ErrNotSupported: the operation needs a kernel feature or an
-	// architecture this host lacks.
-	ErrNotSupported = errors.New("not supported")
+	// architecture this host lacks. It is the same value as
+	// ldcache.ErrNotSupported.
+	ErrNotSupported = sentinel.ErrNotSupported
 )
 
 // Options say where the host driver is. A nil *Options means defaults.

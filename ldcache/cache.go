@@ -2,9 +2,10 @@ package ldcache
 
 import (
 	"encoding/binary"
-	"errors"
 	"strconv"
 	"strings"
+
+	"github.com/go-nvc/nvc/internal/sentinel"
 )
 
 // Format is one of the file layouts glibc's ldconfig writes (`-c FORMAT`).
@@ -158,5 +159,7 @@ func (c *Cache) FindPrefix(arch Arch, prefixes ...string) []Entry {
 }
 
 // ErrNotSupported is returned for an architecture or system Build and
-// Update cannot stand in for.
-var ErrNotSupported = errors.New("not supported")
+// Update cannot stand in for. It is the module's one "not supported":
+// driver.ErrNotSupported is the same value, and devices'
+// ErrNVMLNotSupported matches it.
+var ErrNotSupported = sentinel.ErrNotSupported

@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-nvc/nvc/internal/ns"
 	"github.com/go-nvc/nvc/internal/rootfs"
+	"github.com/go-nvc/nvc/internal/sentinel"
 )
 
 // process is the container's process, pinned: a descriptor of its
@@ -59,7 +60,7 @@ func (p *process) namespace(mode Mode) (*ns.Namespace, error) {
 	}
 	f, err := p.open("ns/mnt")
 	if err != nil {
-		return nil, pidError(p.pid, "opening its mount namespace", err)
+		return nil, pidError(p.pid, "opening its mount namespace", sentinel.Permission("opening ns/mnt", "CAP_SYS_PTRACE", err))
 	}
 	defer f.Close()
 	n, err := ns.FromFile(f)

@@ -10,6 +10,8 @@ import (
 	"github.com/go-nvc/nvc/capabilities"
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/driver"
+
+	"github.com/go-nvc/nvc/internal/sentinel"
 )
 
 // ErrNotGPUContainer is matched by NewPlan's error for a request that asks
@@ -166,7 +168,7 @@ func newPlanner(host *Host, req *Request, ctr Container, opts *PlanOptions) (*pl
 		return nil, stageErr(StageInput, err)
 	}
 	if r := ctr.Rootfs; r != "" && (!filepath.IsAbs(r) || filepath.Clean(r) == "/") {
-		return nil, stageErr(StageInput, fmt.Errorf("invalid rootfs directory %q: want an absolute path other than /", r))
+		return nil, stageErr(StageInput, sentinel.Mark(fmt.Errorf("invalid rootfs directory %q: want an absolute path other than /", r), ErrInvalidRootfs))
 	}
 	pl := &planner{host: host, dev: host.Devices, req: req, ctr: ctr, exp: req.Capabilities.Expand(),
 		proc: -1, targets: map[string]bool{}, rules: map[DeviceNumber]bool{}}

@@ -1,11 +1,19 @@
 package nvcontainer_test
 
 import (
+	"errors"
+	"io/fs"
 	"reflect"
 	"slices"
 	"testing"
 
 	"github.com/go-nvc/nvc/capabilities"
+	"github.com/go-nvc/nvc/devices"
+	"github.com/go-nvc/nvc/driver"
+	"github.com/go-nvc/nvc/internal/cgroup"
+	"github.com/go-nvc/nvc/internal/mount"
+	"github.com/go-nvc/nvc/internal/rootfs"
+	"github.com/go-nvc/nvc/ldcache"
 	"github.com/go-nvc/nvc/nvcontainer"
 )
 
@@ -100,5 +108,48 @@ func TestDefaultCDIHookEnvFresh(t *testing.T) {
 	env[0] = "LD_PRELOAD=/evil.so"
 	if got := nvcontainer.DefaultCDIHookEnv(); !slices.Equal(got, []string{"NVIDIA_CTK_DEBUG=false"}) {
 		t.Errorf("DefaultCDIHookEnv after a caller's change = %q", got)
+	}
+}
+
+// One sentinel per condition: the packages' errors for the same condition
+// match each other with errors.Is, and keep their own text.
+func TestOneSentinelPerCondition(t *testing.T) {
+	tests := []struct {
+		name        string
+		err, target error
+		wantText    string
+	}{
+		{"driver no version is no driver", driver.ErrNoVersion, devices.ErrNoDriver, "driver version not found"},
+		{"driver and devices no driver", driver.ErrNoDriver, devices.ErrNoDriver, "NVIDIA driver not loaded"},
+		{"driver not supported", driver.ErrNotSupported, ldcache.ErrNotSupported, "not supported"},
+		{"NVML not supported", devices.ErrNVMLNotSupported, ldcache.ErrNotSupported, "not supported by NVML"},
+		{"NVML not supported, driver's", devices.ErrNVMLNotSupported, driver.ErrNotSupported, "not supported by NVML"},
+		{"mount API not supported", mount.ErrNotSupported, ldcache.ErrNotSupported, "not supported by the kernel"},
+		{"openat2 not supported", rootfs.ErrNotSupported, driver.ErrNotSupported, "not supported by the kernel"},
+		{"cgroup change not supported", cgroup.ErrNotSupported, ldcache.ErrNotSupported, "device cgroup change not supported"},
+		{"permission", nvcontainer.ErrPermission, fs.ErrPermission, "permission denied"},
+		{"permission, devices'", devices.ErrPermission, nvcontainer.ErrPermission, "permission denied"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if !errors.Is(tt.err, tt.target) {
+				t.Errorf("errors.Is(%v, %v) = false", tt.err, tt.target)
+			}
+			if tt.err.Error() != tt.wantText {
+				t.Errorf("text %q, want %q", tt.err.Error(), tt.wantText)
+			}
+		})
+	}
+}
+
+// NewPlan's error for a relative or "/" rootfs matches ErrInvalidRootfs,
+// as ContainerFor's and CLIContainer's do.
+func TestNewPlanInvalidRootfs(t *testing.T) {
+	h := newTestHost(t, nil)
+	for _, rootfs := range []string{"rootfs", "/", "/.."} {
+		_, err := nvcontainer.NewPlan(h.host, request(t, "NVIDIA_VISIBLE_DEVICES=0"), nvcontainer.Container{Rootfs: rootfs}, nil)
+		if !errors.Is(err, nvcontainer.ErrInvalidRootfs) {
+			t.Errorf("rootfs %q: %v, want ErrInvalidRootfs", rootfs, err)
+		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	devconfig "github.com/opencontainers/cgroups/devices/config"
+
+	"github.com/go-nvc/nvc/internal/sentinel"
 )
 
 // Sentinel errors; errors returned by this package match one of them with
@@ -18,7 +20,7 @@ var (
 	ErrInvalid = errors.New("invalid device cgroup data")
 	// ErrNotSupported: the kernel or the attached programs do not allow the
 	// change to be made faithfully; nothing was changed.
-	ErrNotSupported = errors.New("device cgroup change not supported")
+	ErrNotSupported = sentinel.Mark(errors.New("device cgroup change not supported"), sentinel.ErrNotSupported)
 )
 
 // Largest device numbers the kernel's dev_t can carry.

@@ -3,12 +3,14 @@ package mount
 import (
 	"errors"
 	"fmt"
+
+	"github.com/go-nvc/nvc/internal/sentinel"
 )
 
 var (
 	// ErrNotSupported is matched when the kernel lacks the mount API the
 	// chosen method needs.
-	ErrNotSupported = errors.New("not supported by the kernel")
+	ErrNotSupported = sentinel.Mark(errors.New("not supported by the kernel"), sentinel.ErrNotSupported)
 	// ErrNotConfined is matched when Attach or Detach runs outside
 	// ns.Namespace.Run.
 	ErrNotConfined = errors.New("not on a thread confined by ns.Run")

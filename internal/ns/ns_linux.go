@@ -8,6 +8,8 @@ import (
 	"strconv"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/go-nvc/nvc/internal/sentinel"
 )
 
 // Namespace is a mount namespace to run functions in, held open by a file
@@ -21,6 +23,9 @@ type Namespace struct {
 func Open(path string) (*Namespace, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
+		if perr := sentinel.Permission("opening mount namespace", "CAP_SYS_PTRACE", err); perr != err {
+			return nil, perr
+		}
 		return nil, fmt.Errorf("opening mount namespace: %w", err)
 	}
 	if err := checkMountNS(f); err != nil {

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/go-nvc/nvc/internal/sentinel"
 )
 
 // result carries a confined call's outcome back to Run's caller.
@@ -88,7 +90,7 @@ func (n *Namespace) enter() error {
 		return nil
 	}
 	if err := unix.Setns(int(n.file.Fd()), unix.CLONE_NEWNS); err != nil {
-		return fmt.Errorf("entering mount namespace %q: %w", n.file.Name(), os.NewSyscallError("setns", err))
+		return sentinel.Permission(fmt.Sprintf("entering mount namespace %q", n.file.Name()), "CAP_SYS_ADMIN", os.NewSyscallError("setns", err))
 	}
 	return nil
 }

@@ -1,16 +1,17 @@
 package oci
 
 import (
-	"errors"
 	"fmt"
 	"path"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/go-nvc/nvc/internal/sentinel"
 )
 
 // ErrInvalidRootfs is matched when no usable root filesystem can be found:
 // neither the state nor the spec names one, or it is "/".
-var ErrInvalidRootfs = errors.New("invalid rootfs directory")
+var ErrInvalidRootfs = sentinel.ErrInvalidRootfs
 
 // Rootfs returns the container's root filesystem: the state's Root (crun's
 // field) when set, else spec's root.path; a relative path is joined to the

@@ -1,6 +1,10 @@
 package rootfs
 
-import "errors"
+import (
+	"errors"
+
+	sentinels "github.com/go-nvc/nvc/internal/sentinel"
+)
 
 var (
 	// ErrWrongType is matched when a path exists with another file type
@@ -12,5 +16,5 @@ var (
 	ErrInvalidPath = errors.New("invalid path")
 	// ErrNotSupported is matched when the kernel lacks openat2 and
 	// [ResolveOpenat2] forbids the fallback.
-	ErrNotSupported = errors.New("not supported by the kernel")
+	ErrNotSupported = sentinels.Mark(errors.New("not supported by the kernel"), sentinels.ErrNotSupported)
 )
