@@ -1,6 +1,7 @@
 package nvcontainer_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 
@@ -93,7 +94,7 @@ func ExampleRequestFromHook() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	req, ctr, err := nvcontainer.RequestFromHook(os.Stdin, cfg)
+	req, ctr, err := nvcontainer.RequestFromHook(context.Background(), os.Stdin, cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

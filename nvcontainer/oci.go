@@ -1,6 +1,7 @@
 package nvcontainer
 
 import (
+	"context"
 	"fmt"
 	"io"
 
@@ -28,20 +29,74 @@ var ErrTooLarge = oci.ErrTooLarge
 // nor the spec gives one (or it is "/"), and by [CLIContainer].
 var ErrInvalidRootfs = oci.ErrInvalidRootfs
 
-// State is the OCI container state a runtime writes to a hook's stdin:
-// ociVersion, id, status, pid, bundle (or runc's older bundlePath), crun's
-// extra root field and the annotations. Its BundleDir method returns
-// Bundle, or BundlePath when Bundle is empty.
-type State = oci.State
+// State is the OCI container state a runtime writes to a hook's stdin.
+type State struct {
+	// OCIVersion is the runtime-spec version of the state.
+	OCIVersion string `json:"ociVersion,omitempty"`
+	// ID is the container's ID.
+	ID string `json:"id,omitempty"`
+	// Status is the runtime's status of the container ("creating", …).
+	Status string `json:"status,omitempty"`
+	// PID is the container's process; 0 when the runtime gives none.
+	PID int `json:"pid,omitempty"`
+	// Bundle is the bundle directory (runtime-spec, runc 17.06 and later).
+	Bundle string `json:"bundle,omitempty"`
+	// BundlePath is the bundle directory as runc before 17.06 named it.
+	BundlePath string `json:"bundlePath,omitempty"`
+	// Root is crun's extra field: the container's root filesystem.
+	// Empty under runc.
+	Root string `json:"root,omitempty"`
+	// Annotations are the container's annotations.
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+// BundleDir returns Bundle, or BundlePath when Bundle is empty.
+func (s *State) BundleDir() string { return (*oci.State)(s).BundleDir() }
 
 // ReadState reads and parses the OCI state from r (a hook's stdin), reading
-// at most MaxStateSize bytes.
-func ReadState(r io.Reader) (*State, error) { return oci.ReadState(r) }
+// at most MaxStateSize bytes. When ctx is done first, ReadState returns its
+// error (context.Cause) and leaves the read to end with r: close r to end
+// it sooner.
+func ReadState(ctx context.Context, r io.Reader) (*State, error) {
+	data, err := readContext(ctx, r, MaxStateSize)
+	if err != nil {
+		return nil, fmt.Errorf("reading OCI state: %w", err)
+	}
+	return ParseState(data)
+}
+
+// readContext is oci.ReadLimited that returns when ctx is done.
+func readContext(ctx context.Context, r io.Reader, limit int64) ([]byte, error) {
+	if ctx.Done() == nil {
+		return oci.ReadLimited(r, limit)
+	}
+	type result struct {
+		data []byte
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		data, err := oci.ReadLimited(r, limit)
+		done <- result{data, err}
+	}()
+	select {
+	case res := <-done:
+		return res.data, res.err
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+}
 
 // ParseState parses an OCI state document: one JSON object with a bundle
 // (or bundlePath) and a pid that is not negative. The error quotes the
 // start of the input and, for a syntax error, gives the offset.
-func ParseState(data []byte) (*State, error) { return oci.ParseState(data) }
+func ParseState(data []byte) (*State, error) {
+	st, err := oci.ParseState(data)
+	if err != nil {
+		return nil, err
+	}
+	return (*State)(st), nil
+}
 
 // LoadSpec reads <bundle>/config.json, at most MaxSpecSize bytes, and
 // parses it with [ParseSpec].
@@ -59,7 +114,7 @@ func ParseSpec(data []byte) (*specs.Spec, error) { return oci.ParseSpec(data) }
 // else the spec's root.path, joined to the bundle directory when relative.
 // A rootfs that is missing or "/" is an error matching [ErrInvalidRootfs].
 func ContainerFor(st *State, spec *specs.Spec) (Container, error) {
-	rootfs, err := oci.Rootfs(st, spec)
+	rootfs, err := oci.Rootfs((*oci.State)(st), spec)
 	if err != nil {
 		return Container{}, err
 	}
@@ -69,9 +124,10 @@ func ContainerFor(st *State, spec *specs.Spec) (Container, error) {
 // RequestFromHook does what nvidia-container-runtime-hook prestart does
 // before it executes nvidia-container-cli: it reads the OCI state from
 // stdin, loads the bundle's config.json, and builds the request and the
-// container from them. cfg nil means [DefaultConfig].
-func RequestFromHook(stdin io.Reader, cfg *Config) (*Request, Container, error) {
-	st, err := ReadState(stdin)
+// container from them. cfg nil means [DefaultConfig]. ctx bounds the read
+// of stdin (see [ReadState]).
+func RequestFromHook(ctx context.Context, stdin io.Reader, cfg *Config) (*Request, Container, error) {
+	st, err := ReadState(ctx, stdin)
 	if err != nil {
 		return nil, Container{}, err
 	}

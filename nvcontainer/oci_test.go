@@ -1,6 +1,7 @@
 package nvcontainer_test
 
 import (
+	"context"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -18,7 +19,7 @@ import (
 
 func TestReadStateTooLarge(t *testing.T) {
 	big := `{"bundle":"/b","id":"` + strings.Repeat("x", nvcontainer.MaxStateSize) + `"}`
-	_, err := nvcontainer.ReadState(strings.NewReader(big))
+	_, err := nvcontainer.ReadState(context.Background(), strings.NewReader(big))
 	if !errors.Is(err, nvcontainer.ErrTooLarge) {
 		t.Fatalf("oversized state: %v", err)
 	}
@@ -88,7 +89,7 @@ func TestRequestFromHook(t *testing.T) {
 		"process":{"env":["NVIDIA_VISIBLE_DEVICES=0,1","NVIDIA_MIG_CONFIG_DEVICES=all","NVIDIA_DRIVER_CAPABILITIES=utility"],
 		"capabilities":{"bounding":["CAP_SYS_ADMIN"]}}}`)
 	state := `{"ociVersion":"1.0.2","id":"x","pid":1234,"bundle":"` + bundle + `"}`
-	req, ctr, err := nvcontainer.RequestFromHook(strings.NewReader(state), nil)
+	req, ctr, err := nvcontainer.RequestFromHook(context.Background(), strings.NewReader(state), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,19 +102,19 @@ func TestRequestFromHook(t *testing.T) {
 
 	// Under crun the state's root is the container's.
 	crun := `{"ociVersion":"1.0.2","pid":0,"bundle":"` + bundle + `","root":"/var/lib/crun/merged"}`
-	if _, ctr, err = nvcontainer.RequestFromHook(strings.NewReader(crun), nil); err != nil || ctr.Rootfs != "/var/lib/crun/merged" {
+	if _, ctr, err = nvcontainer.RequestFromHook(context.Background(), strings.NewReader(crun), nil); err != nil || ctr.Rootfs != "/var/lib/crun/merged" {
 		t.Errorf("crun state: container %+v, %v", ctr, err)
 	}
 
 	// Unprivileged: the MIG request is refused, naming the bundle.
 	bundle = testutil.Bundle(t, `{"ociVersion":"1.0.2","root":{"path":"/r"},"process":{"env":["NVIDIA_VISIBLE_DEVICES=0","NVIDIA_MIG_CONFIG_DEVICES=all"]}}`)
-	_, _, err = nvcontainer.RequestFromHook(strings.NewReader(`{"bundle":"`+bundle+`"}`), nil)
+	_, _, err = nvcontainer.RequestFromHook(context.Background(), strings.NewReader(`{"bundle":"`+bundle+`"}`), nil)
 	if !errors.Is(err, nvcontainer.ErrUnprivileged) || !strings.Contains(err.Error(), bundle) {
 		t.Errorf("unprivileged MIG request: %v", err)
 	}
 
 	// A missing config.json names the path.
-	_, _, err = nvcontainer.RequestFromHook(strings.NewReader(`{"bundle":"/nonexistent/b"}`), nil)
+	_, _, err = nvcontainer.RequestFromHook(context.Background(), strings.NewReader(`{"bundle":"/nonexistent/b"}`), nil)
 	if err == nil || !strings.Contains(err.Error(), "/nonexistent/b/config.json") {
 		t.Errorf("missing spec: %v", err)
 	}

@@ -1,11 +1,14 @@
 package nvcontainer_test
 
 import (
+	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"reflect"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/go-nvc/nvc/capabilities"
 	"github.com/go-nvc/nvc/devices"
@@ -151,5 +154,35 @@ func TestNewPlanInvalidRootfs(t *testing.T) {
 		if !errors.Is(err, nvcontainer.ErrInvalidRootfs) {
 			t.Errorf("rootfs %q: %v, want ErrInvalidRootfs", rootfs, err)
 		}
+	}
+}
+
+// State is the package's own type, so go doc shows its fields, and it
+// parses as before.
+func TestStateIsOwnType(t *testing.T) {
+	if pkg := reflect.TypeFor[nvcontainer.State]().PkgPath(); pkg != "github.com/go-nvc/nvc/nvcontainer" {
+		t.Errorf("State is defined in %s", pkg)
+	}
+	st, err := nvcontainer.ParseState([]byte(`{"ociVersion":"1.0.2","id":"c","status":"creating","pid":7,"bundlePath":"/b","root":"/r","annotations":{"a":"b"}}`))
+	want := &nvcontainer.State{OCIVersion: "1.0.2", ID: "c", Status: "creating", PID: 7, BundlePath: "/b", Root: "/r", Annotations: map[string]string{"a": "b"}}
+	if err != nil || !reflect.DeepEqual(st, want) || st.BundleDir() != "/b" {
+		t.Errorf("ParseState = %+v, %v; want %+v", st, err, want)
+	}
+}
+
+// A hook whose stdin never ends returns when its context is done.
+func TestReadStateContext(t *testing.T) {
+	r, w := io.Pipe()
+	defer w.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := nvcontainer.ReadState(ctx, r)
+	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 5*time.Second {
+		t.Errorf("ReadState on a silent stdin: %v after %v; want the context's deadline", err, time.Since(start))
+	}
+	_, _, err = nvcontainer.RequestFromHook(ctx, r, nil)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("RequestFromHook on a silent stdin: %v", err)
 	}
 }

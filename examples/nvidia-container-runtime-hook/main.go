@@ -74,7 +74,9 @@ func configureFromHook(o *options, cfg *nvcontainer.Config, file string, stdin i
 	if err != nil {
 		return err
 	}
-	req, ctr, err := nvcontainer.RequestFromHook(stdin, cfg)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	req, ctr, err := nvcontainer.RequestFromHook(ctx, stdin, cfg)
 	if err != nil {
 		return err
 	}
