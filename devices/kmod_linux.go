@@ -1,12 +1,14 @@
 package devices
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // nvidiaModules are the kernel modules --load-kmods loads, in order.
@@ -14,22 +16,26 @@ var nvidiaModules = []string{"nvidia", "nvidia_uvm", "nvidia_modeset"}
 
 // loadModules runs modprobe for each NVIDIA module <ProcRoot>/modules does
 // not list, when asked to, and reports whether nvidia_modeset is loaded
-// afterwards. A missing or failing modprobe is a warning, not an error.
-func loadModules(o *NodeOptions, r *NodeReport) bool {
+// afterwards. A missing, failing or timed-out modprobe is a warning, not an
+// error; ctx done is an error.
+func loadModules(ctx context.Context, o *NodeOptions, r *NodeReport) (bool, error) {
 	loaded := loadedModules(o.ProcRoot)
 	if !o.LoadModules {
-		return loaded["nvidia_modeset"]
+		return loaded["nvidia_modeset"], nil
 	}
 	prog := modprobePath(o)
 	if err := findProgram(o.DriverRoot, prog); err != nil {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("kernel modules not loaded: modprobe unavailable: %v", err))
-		return loaded["nvidia_modeset"]
+		return loaded["nvidia_modeset"], nil
 	}
 	for _, m := range nvidiaModules {
 		if loaded[m] {
 			continue
 		}
-		out, err := modprobeCommand(o.DriverRoot, prog, m).CombinedOutput()
+		out, err := runModprobe(ctx, o, prog, m)
+		if ctx.Err() != nil {
+			return false, fmt.Errorf("loading kernel module %s: %w", m, context.Cause(ctx))
+		}
 		if loaded = loadedModules(o.ProcRoot); loaded[m] {
 			r.Loaded = append(r.Loaded, m)
 			continue
@@ -37,14 +43,31 @@ func loadModules(o *NodeOptions, r *NodeReport) bool {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%s %s did not load the module (%v): %s",
 			prog, m, err, strings.TrimSpace(string(out))))
 	}
-	return loaded["nvidia_modeset"]
+	return loaded["nvidia_modeset"], nil
+}
+
+// runModprobe runs prog for module m, killed after o.ModprobeTimeout
+// (zero: DefaultModprobeTimeout) or when ctx is done.
+func runModprobe(ctx context.Context, o *NodeOptions, prog, m string) ([]byte, error) {
+	timeout := o.ModprobeTimeout
+	if timeout <= 0 {
+		timeout = DefaultModprobeTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	out, err := modprobeCommand(ctx, o.DriverRoot, prog, m).CombinedOutput()
+	if ctx.Err() != nil {
+		err = fmt.Errorf("%w after %v", context.Cause(ctx), timeout)
+	}
+	return out, err
 }
 
 // modprobeCommand runs prog for module m; under a driver root other than
 // "/" the child chroots into it first, as libnvidia-container's kmods
 // helper does, so prog and everything it reads are the driver root's.
-func modprobeCommand(root, prog, m string) *exec.Cmd {
-	cmd := exec.Command(prog, m)
+func modprobeCommand(ctx context.Context, root, prog, m string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, prog, m)
+	cmd.WaitDelay = time.Second
 	if filepath.Clean(root) != "/" {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Chroot: root}
 		cmd.Dir = "/"

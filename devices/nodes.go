@@ -6,7 +6,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
+
+// DefaultModprobeTimeout bounds a modprobe run when
+// NodeOptions.ModprobeTimeout is zero. A module load takes well under a
+// second; a modprobe hung on a wedged device must not hang every
+// container start.
+const DefaultModprobeTimeout = 30 * time.Second
 
 // NodeOptions change what CreateNodes does. A nil *NodeOptions means
 // defaults.
@@ -25,6 +32,10 @@ type NodeOptions struct {
 	// when <ProcRoot>/modules does not list them. False: no module is
 	// loaded and nodes are made for what is already loaded.
 	LoadModules bool
+	// ModprobeTimeout bounds each modprobe run: it is killed after that
+	// long, and that is a warning like a failing modprobe. Zero:
+	// DefaultModprobeTimeout.
+	ModprobeTimeout time.Duration
 	// Modprobe is the modprobe program, an absolute path inside
 	// DriverRoot. Empty: the path in <ProcRoot>/sys/kernel/modprobe, else
 	// /sbin/modprobe.

@@ -1,6 +1,7 @@
 package devices
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -31,14 +32,21 @@ import (
 // Inside a user namespace (uid_map or gid_map not the identity, or
 // setgroups "deny") it does nothing and says so, as libnvidia-container
 // does. It needs CAP_MKNOD and CAP_CHOWN, and CAP_SYS_MODULE for modprobe.
-func CreateNodes(opts *NodeOptions) (*NodeReport, error) {
+//
+// ctx bounds the modprobe runs (each is also killed after
+// NodeOptions.ModprobeTimeout); when ctx is done CreateNodes returns its
+// error.
+func CreateNodes(ctx context.Context, opts *NodeOptions) (*NodeReport, error) {
 	o := withNodeDefaults(opts)
 	r := &NodeReport{}
 	if why := userNamespace(o.ProcRoot); why != "" {
 		r.Skipped = "inside a user namespace (" + why + ")"
 		return r, nil
 	}
-	modeset := loadModules(&o, r)
+	modeset, err := loadModules(ctx, &o, r)
+	if err != nil {
+		return r, err
+	}
 	nodes, err := nodesToCreate(&o, modeset, r)
 	if err != nil {
 		return r, fmt.Errorf("creating device nodes: %w", err)

@@ -2,6 +2,7 @@ package devices_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -77,7 +78,7 @@ func TestCreateNodes(t *testing.T) {
 	h := migHost(t)
 	dev := t.TempDir()
 	opts := &devices.NodeOptions{ProcRoot: h.ProcRoot, DevRoot: dev, IMEXChannels: []uint32{0, 7}}
-	r, err := devices.CreateNodes(opts)
+	r, err := devices.CreateNodes(t.Context(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +88,7 @@ func TestCreateNodes(t *testing.T) {
 		t.Errorf("report: %d created (want %d), fixed %v, skipped %q, warnings %v", len(r.Created), len(want), r.Fixed, r.Skipped, r.Warnings)
 	}
 	// Idempotent: a second run changes nothing.
-	if r, err = devices.CreateNodes(opts); err != nil || len(r.Created)+len(r.Fixed) != 0 {
+	if r, err = devices.CreateNodes(t.Context(), opts); err != nil || len(r.Created)+len(r.Fixed) != 0 {
 		t.Errorf("second run: %v, created %v fixed %v", err, r.Created, r.Fixed)
 	}
 	// Wrong mode is fixed; a file, a wrong number or a symlink in a node's
@@ -101,7 +102,7 @@ func TestCreateNodes(t *testing.T) {
 	must(t, os.WriteFile(target, []byte("keep"), 0o644))
 	must(t, os.Remove(filepath.Join(dev, "nvidia5")))
 	must(t, os.Symlink(target, filepath.Join(dev, "nvidia5")))
-	r, err = devices.CreateNodes(opts)
+	r, err = devices.CreateNodes(t.Context(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +130,7 @@ func TestCreateNodesParams(t *testing.T) {
 	editFile(t, params, "DeviceFileMode: 438\n", "DeviceFileMode: 432\n")
 	dev := t.TempDir()
 	opts := &devices.NodeOptions{ProcRoot: h.ProcRoot, DevRoot: dev, IMEXChannels: []uint32{1}}
-	if _, err := devices.CreateNodes(opts); err != nil {
+	if _, err := devices.CreateNodes(t.Context(), opts); err != nil {
 		t.Fatal(err)
 	}
 	checkNodes(t, dev, map[string]nodeSpec{
@@ -142,7 +143,7 @@ func TestCreateNodesParams(t *testing.T) {
 	editFile(t, h.ProcRoot+"/driver/nvidia/capabilities/gpu1/mig/gi11/access", "DeviceFileModify: 1", "DeviceFileModify: 0")
 	dev = t.TempDir()
 	opts.DevRoot = dev
-	r, err := devices.CreateNodes(opts)
+	r, err := devices.CreateNodes(t.Context(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +162,7 @@ func TestCreatedNodesOpen(t *testing.T) {
 	h := migHost(t)
 	editFile(t, h.ProcRoot+"/devices", "234 nvidia-caps-imex-channels\n", "  1 nvidia-caps-imex-channels\n")
 	dev := t.TempDir()
-	if _, err := devices.CreateNodes(&devices.NodeOptions{ProcRoot: h.ProcRoot, DevRoot: dev, IMEXChannels: []uint32{3, 5}}); err != nil {
+	if _, err := devices.CreateNodes(t.Context(), &devices.NodeOptions{ProcRoot: h.ProcRoot, DevRoot: dev, IMEXChannels: []uint32{3, 5}}); err != nil {
 		t.Fatal(err)
 	}
 	null, err := os.OpenFile(filepath.Join(dev, "nvidia-caps-imex-channels/channel3"), os.O_RDWR, 0)
@@ -192,7 +193,7 @@ func TestCreateNodesModprobe(t *testing.T) {
 
 	// Missing modprobe: nodes for what is there, no modeset, a warning.
 	opts := &devices.NodeOptions{ProcRoot: h.ProcRoot, DevRoot: t.TempDir(), LoadModules: true, Modprobe: script + ".missing"}
-	r, err := devices.CreateNodes(opts)
+	r, err := devices.CreateNodes(t.Context(), opts)
 	if err != nil || len(r.Loaded) != 0 || len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "modprobe unavailable") {
 		t.Errorf("missing modprobe: %v, %+v", err, r)
 	}
@@ -205,7 +206,7 @@ func TestCreateNodesModprobe(t *testing.T) {
 	must(t, os.MkdirAll(h.ProcRoot+"/sys/kernel", 0o755))
 	must(t, os.WriteFile(h.ProcRoot+"/sys/kernel/modprobe", []byte(script+"\n"), 0o644))
 	opts.Modprobe = ""
-	r, err = devices.CreateNodes(opts)
+	r, err = devices.CreateNodes(t.Context(), opts)
 	if err != nil || !reflect.DeepEqual(r.Loaded, []string{"nvidia", "nvidia_uvm"}) || len(r.Warnings) != 1 ||
 		!strings.Contains(r.Warnings[0], "FATAL: Module nvidia_modeset not found") {
 		t.Errorf("failing modprobe: %v, %+v", err, r)
@@ -213,7 +214,7 @@ func TestCreateNodesModprobe(t *testing.T) {
 
 	must(t, os.Remove(script+".fail"))
 	opts.DevRoot = t.TempDir()
-	r, err = devices.CreateNodes(opts)
+	r, err = devices.CreateNodes(t.Context(), opts)
 	if err != nil || !reflect.DeepEqual(r.Loaded, []string{"nvidia_modeset"}) || len(r.Warnings) != 0 {
 		t.Errorf("working modprobe: %v, %+v", err, r)
 	}
@@ -229,7 +230,7 @@ func TestCreateNodesUserNamespace(t *testing.T) {
 		must(t, os.WriteFile(h.ProcRoot+"/self/uid_map", []byte("0 0 4294967295\n"), 0o644))
 		must(t, os.WriteFile(h.ProcRoot+"/self/"+file, []byte(content), 0o644))
 		dev := t.TempDir()
-		r, err := devices.CreateNodes(&devices.NodeOptions{ProcRoot: h.ProcRoot, DevRoot: dev})
+		r, err := devices.CreateNodes(t.Context(), &devices.NodeOptions{ProcRoot: h.ProcRoot, DevRoot: dev})
 		ents, _ := os.ReadDir(dev)
 		if err != nil || !strings.Contains(r.Skipped, "user namespace") || len(ents) != 0 {
 			t.Errorf("%s %q: %v, %+v, %d entries", file, content, err, r, len(ents))
@@ -256,7 +257,7 @@ func TestCreateNodesDriverRoot(t *testing.T) {
 	must(t, os.WriteFile(h.Root+"/nvc-test/modprobe", []byte(script), 0o755))
 
 	opts := &devices.NodeOptions{DriverRoot: h.Root, ProcRoot: h.ProcRoot, LoadModules: true, Modprobe: "/nvc-test/modprobe"}
-	r, err := devices.CreateNodes(opts)
+	r, err := devices.CreateNodes(t.Context(), opts)
 	if err != nil || !reflect.DeepEqual(r.Loaded, []string{"nvidia", "nvidia_uvm", "nvidia_modeset"}) || len(r.Warnings) != 0 {
 		t.Fatalf("CreateNodes: %v, %+v", err, r)
 	}
@@ -280,17 +281,17 @@ func TestCreateNodesIMEXLimit(t *testing.T) {
 	}
 	for _, ids := range [][]uint32{{2048}, {0, 1 << 19}, many} {
 		dev := t.TempDir()
-		_, err := devices.CreateNodes(&devices.NodeOptions{ProcRoot: h.ProcRoot, DevRoot: dev, IMEXChannels: ids})
+		_, err := devices.CreateNodes(t.Context(), &devices.NodeOptions{ProcRoot: h.ProcRoot, DevRoot: dev, IMEXChannels: ids})
 		if ents, _ := os.ReadDir(dev); !errors.Is(err, devices.ErrInvalid) || len(ents) != 0 {
 			t.Errorf("%d channels up to %d: %v, %d entries made", len(ids), slices.Max(ids), err, len(ents))
 		}
 	}
 	editFile(t, h.ProcRoot+"/driver/nvidia/params", "ImexChannelCount: 2048\n", "ImexChannelCount: 4\n")
 	dev := t.TempDir()
-	if _, err := devices.CreateNodes(&devices.NodeOptions{ProcRoot: h.ProcRoot, DevRoot: dev, IMEXChannels: []uint32{4}}); !errors.Is(err, devices.ErrInvalid) {
+	if _, err := devices.CreateNodes(t.Context(), &devices.NodeOptions{ProcRoot: h.ProcRoot, DevRoot: dev, IMEXChannels: []uint32{4}}); !errors.Is(err, devices.ErrInvalid) {
 		t.Errorf("channel 4 of 4: %v", err)
 	}
-	if _, err := devices.CreateNodes(&devices.NodeOptions{ProcRoot: h.ProcRoot, DevRoot: dev, IMEXChannels: []uint32{3}}); err != nil {
+	if _, err := devices.CreateNodes(t.Context(), &devices.NodeOptions{ProcRoot: h.ProcRoot, DevRoot: dev, IMEXChannels: []uint32{3}}); err != nil {
 		t.Fatal(err)
 	}
 	checkNodes(t, dev, map[string]nodeSpec{"nvidia-caps-imex-channels/channel3": {234, 3, 0o666, 0}})
@@ -318,7 +319,7 @@ func TestCreateNodesParamsNotRegular(t *testing.T) {
 			dev := t.TempDir()
 			done := make(chan error, 1)
 			go func() {
-				_, err := devices.CreateNodes(&devices.NodeOptions{ProcRoot: h.ProcRoot, DevRoot: dev})
+				_, err := devices.CreateNodes(t.Context(), &devices.NodeOptions{ProcRoot: h.ProcRoot, DevRoot: dev})
 				done <- err
 			}()
 			var err error
@@ -344,5 +345,31 @@ func TestCreateNodesParamsNotRegular(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCreateNodesModprobeBounded: a modprobe that hangs is killed after
+// ModprobeTimeout (a warning, as a failing one), and a done context ends
+// CreateNodes with its error.
+func TestCreateNodesModprobeBounded(t *testing.T) {
+	testutil.RequireRoot(t)
+	h := migHost(t)
+	must(t, os.Remove(h.ProcRoot+"/modules"))
+	script := filepath.Join(t.TempDir(), "modprobe")
+	must(t, os.WriteFile(script, []byte("#!/bin/sh\nexec sleep 60\n"), 0o755))
+	opts := &devices.NodeOptions{ProcRoot: h.ProcRoot, DevRoot: t.TempDir(), LoadModules: true, Modprobe: script,
+		ModprobeTimeout: 100 * time.Millisecond}
+	start := time.Now()
+	r, err := devices.CreateNodes(t.Context(), opts)
+	if took := time.Since(start); err != nil || len(r.Warnings) != 3 || took > 20*time.Second ||
+		!strings.Contains(r.Warnings[0], "deadline exceeded") {
+		t.Errorf("hanging modprobe: %v after %v, %+v", err, took, r)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	opts.ModprobeTimeout = 0
+	start = time.Now()
+	if _, err := devices.CreateNodes(ctx, opts); !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 20*time.Second {
+		t.Errorf("hanging modprobe, context done: %v after %v", err, time.Since(start))
 	}
 }

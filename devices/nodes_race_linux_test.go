@@ -35,7 +35,7 @@ func TestCreateNodesChmodRace(t *testing.T) {
 	deadline := time.Now().Add(3 * time.Second)
 	runs := 0
 	for ; time.Now().Before(deadline) && runs < 5000; runs++ {
-		devices.CreateNodes(&devices.NodeOptions{ProcRoot: h.ProcRoot, DevRoot: dev}) // errors are the race's
+		devices.CreateNodes(t.Context(), &devices.NodeOptions{ProcRoot: h.ProcRoot, DevRoot: dev}) // errors are the race's
 		if victimMode(t, victim) != 0o600 {
 			break
 		}

@@ -39,7 +39,7 @@ func TestCreateNodesErrPermission(t *testing.T) {
 	done := make(chan error)
 	go func() {
 		dropCapability(t, unix.CAP_MKNOD)
-		_, err := devices.CreateNodes(&devices.NodeOptions{ProcRoot: h.ProcRoot, DevRoot: dev})
+		_, err := devices.CreateNodes(t.Context(), &devices.NodeOptions{ProcRoot: h.ProcRoot, DevRoot: dev})
 		done <- err
 	}()
 	err := <-done

@@ -1,6 +1,8 @@
 package nvcontainer
 
 import (
+	"context"
+
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/driver"
 )
@@ -14,8 +16,9 @@ import (
 // made in <Root>/dev, as with nvidia-container-cli --root --load-kmods),
 // then opens the driver and discovers the devices ([OpenHost]). The node
 // report is for the caller to log; it is nil without LoadModules, and
-// returned even when a later step fails.
-func PrepareHost(opts *HostOptions) (*Host, *devices.NodeReport, error) {
+// returned even when a later step fails. ctx bounds the modprobe runs
+// (see devices.CreateNodes).
+func PrepareHost(ctx context.Context, opts *HostOptions) (*Host, *devices.NodeReport, error) {
 	var o HostOptions
 	if opts != nil {
 		o = *opts
@@ -27,7 +30,7 @@ func PrepareHost(opts *HostOptions) (*Host, *devices.NodeReport, error) {
 	var rep *devices.NodeReport
 	if o.LoadModules {
 		var err error
-		rep, err = devices.CreateNodes(&devices.NodeOptions{DriverRoot: d.Root, ProcRoot: d.ProcRoot, DevRoot: d.DevRoot,
+		rep, err = devices.CreateNodes(ctx, &devices.NodeOptions{DriverRoot: d.Root, ProcRoot: d.ProcRoot, DevRoot: d.DevRoot,
 			LoadModules: true, IMEXChannels: o.IMEXChannels})
 		if err != nil {
 			return nil, rep, err

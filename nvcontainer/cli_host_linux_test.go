@@ -22,14 +22,14 @@ func TestPrepareHost(t *testing.T) {
 	}
 	dev := t.TempDir()
 	d := &driver.Options{Root: fh.Root, ProcRoot: fh.ProcRoot, DevRoot: dev}
-	h, rep, err := nvcontainer.PrepareHost(&nvcontainer.HostOptions{Driver: d, Backend: "procfs", IMEXChannels: []uint32{3}})
+	h, rep, err := nvcontainer.PrepareHost(t.Context(), &nvcontainer.HostOptions{Driver: d, Backend: "procfs", IMEXChannels: []uint32{3}})
 	if err != nil || rep != nil || len(h.Devices.GPUs) != 8 {
 		t.Fatalf("without LoadModules: report %+v, %v", rep, err)
 	}
 	if ents, _ := os.ReadDir(dev); len(ents) != 0 {
 		t.Fatalf("without LoadModules, nodes were made: %v", ents)
 	}
-	h, rep, err = nvcontainer.PrepareHost(&nvcontainer.HostOptions{Driver: d, Backend: "procfs", LoadModules: true, IMEXChannels: []uint32{3}})
+	h, rep, err = nvcontainer.PrepareHost(t.Context(), &nvcontainer.HostOptions{Driver: d, Backend: "procfs", LoadModules: true, IMEXChannels: []uint32{3}})
 	if err != nil || rep == nil || rep.Skipped != "" {
 		t.Fatalf("with LoadModules: report %+v, %v", rep, err)
 	}
@@ -47,7 +47,7 @@ func TestPrepareHost(t *testing.T) {
 		t.Errorf("host after creating nodes: %d GPUs, driver %+v", len(h.Devices.GPUs), h.Driver.Version())
 	}
 	// A failing step still returns the report.
-	_, rep, err = nvcontainer.PrepareHost(&nvcontainer.HostOptions{Driver: &driver.Options{Root: fh.Root, ProcRoot: t.TempDir(), DevRoot: dev}, LoadModules: true})
+	_, rep, err = nvcontainer.PrepareHost(t.Context(), &nvcontainer.HostOptions{Driver: &driver.Options{Root: fh.Root, ProcRoot: t.TempDir(), DevRoot: dev}, LoadModules: true})
 	if err == nil {
 		t.Errorf("an empty procfs: report %+v, no error", rep)
 	}
@@ -80,7 +80,7 @@ func TestPrepareHostDriverRoot(t *testing.T) {
 	}
 	guardHostDev(t)
 	d := &driver.Options{Root: fh.Root, ProcRoot: fh.ProcRoot}
-	h, rep, err := nvcontainer.PrepareHost(&nvcontainer.HostOptions{Driver: d, Backend: "procfs", LoadModules: true})
+	h, rep, err := nvcontainer.PrepareHost(t.Context(), &nvcontainer.HostOptions{Driver: d, Backend: "procfs", LoadModules: true})
 	if err != nil || rep == nil || !slices.Equal(rep.Loaded, []string{"nvidia", "nvidia_uvm", "nvidia_modeset"}) {
 		t.Fatalf("PrepareHost: %v, report %+v", err, rep)
 	}

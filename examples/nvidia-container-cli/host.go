@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -143,7 +144,7 @@ func (g *globals) openHost(cmd *driver.Options, imex []uint32) (*nvcontainer.Hos
 	if g.noIMEX {
 		imex = nil
 	}
-	h, rep, err := nvcontainer.PrepareHost(&nvcontainer.HostOptions{Driver: d,
+	h, rep, err := nvcontainer.PrepareHost(context.Background(), &nvcontainer.HostOptions{Driver: d,
 		LoadModules: g.loadKmods && g.simulate == "", IMEXChannels: imex})
 	if rep != nil {
 		g.log.Info("kernel modules", "skipped", rep.Skipped, "loaded", rep.Loaded, "created", len(rep.Created))

@@ -113,12 +113,14 @@ func printCommand(cfg *nvcontainer.Config, req *nvcontainer.Request, ctr nvconta
 // configure opens the host, plans and applies: what nvidia-container-cli
 // configure does, in this process.
 func configure(cfg *nvcontainer.Config, roots *nvcontainer.HostRoots, req *nvcontainer.Request, ctr nvcontainer.Container, log *slog.Logger) error {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
 	opts := &nvcontainer.HostOptions{Backend: roots.Backend, LoadModules: !cfg.CLI.NoLoadKmods, IMEXChannels: req.IMEXChannels,
 		Driver: &driver.Options{Root: cfg.CLI.Root, LDCache: cfg.CLI.Ldcache, ProcRoot: roots.ProcRoot, DevRoot: roots.DevRoot}}
 	if cfg.Features.DisableIMEXChannelCreation {
 		opts.IMEXChannels = nil
 	}
-	host, rep, err := nvcontainer.PrepareHost(opts)
+	host, rep, err := nvcontainer.PrepareHost(ctx, opts)
 	if rep != nil {
 		log.Info("kernel modules", "skipped", rep.Skipped, "loaded", rep.Loaded, "created", len(rep.Created), "warnings", rep.Warnings)
 	}
@@ -132,8 +134,6 @@ func configure(cfg *nvcontainer.Config, roots *nvcontainer.HostRoots, req *nvcon
 	for _, w := range plan.Warnings {
 		log.Warn(w)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
 	if err := plan.Apply(ctx, ctr, nil); err != nil {
 		return err
 	}
