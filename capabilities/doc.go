@@ -20,7 +20,20 @@
 // supported-driver-capabilities, so All.String() is
 // "compat32,compute,display,graphics,ngx,utility,video".
 //
-// # Defaults: two rules
+// # The empty set
+//
+// An empty [Set] (the zero value) means no class, in every call of this
+// module that takes a Set: a request or plan with it gets the device nodes
+// and no driver file, driver.Driver.Files returns nothing for it, and
+// nvcontainer.NewCDISpec writes a spec without driver files. A caller that
+// wants a default says which: [Default], [HookDefault] or [All].
+//
+// An empty *list* (a string) is another matter: each tool has its own rule
+// for it, and the function that reads the list for that tool applies it,
+// as below. nvcontainer's Config.SupportedDriverCapabilities, a config
+// key whose zero value must be the toolkit's default, reads "" as [All].
+//
+// # Defaults: two rules for an empty list
 //
 // An empty list means [Default], utility only: that is the rule the
 // libnvidia-container documentation gives for NVIDIA_DRIVER_CAPABILITIES,

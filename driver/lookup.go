@@ -27,6 +27,9 @@ import (
 //     ICD file with (expanded) Compute, X configuration and modules with
 //     Display.
 //
+// An empty caps means no class (see package capabilities): only the GSP
+// firmware.
+//
 // A file a class needs that is missing, or that cannot be resolved inside
 // the root or read, is left out with a Warning. Files fails only when the
 // driver root itself cannot be opened.

@@ -92,15 +92,14 @@ func (o *CDIOptions) withDefaults() CDIOptions {
 	return c
 }
 
-// NewCDISpec plans caps (zero: every class) for every device of host with
-// no rootfs and the default CUDA compat mode, and writes that plan as a
-// CDI spec: what nvidia-ctk cdi generate makes. The plan's warnings are
-// not returned: a caller that shows them makes the plan with NewPlan and
+// NewCDISpec plans caps for every device of host with no rootfs and the
+// default CUDA compat mode, and writes that plan as a CDI spec: with
+// capabilities.All, what nvidia-ctk cdi generate makes. An empty caps
+// means no class, as everywhere (see package capabilities): the spec then
+// holds the device nodes and no driver file. The plan's warnings are not
+// returned: a caller that shows them makes the plan with NewPlan and
 // writes it with Plan.CDISpec.
 func NewCDISpec(host *Host, caps capabilities.Set, opts *CDIOptions) (*specs.Spec, error) {
-	if caps == 0 {
-		caps = capabilities.All
-	}
 	req := &Request{Devices: Devices{Mode: DevicesAll}, Capabilities: caps}
 	p, err := NewPlan(host, req, Container{}, nil)
 	if err != nil {

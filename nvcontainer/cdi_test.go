@@ -21,7 +21,7 @@ import (
 
 func newCDISpec(t *testing.T, h *testHost, opts *nvcontainer.CDIOptions) *specs.Spec {
 	t.Helper()
-	spec, err := nvcontainer.NewCDISpec(h.host, 0, opts)
+	spec, err := nvcontainer.NewCDISpec(h.host, capabilities.All, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,10 +273,10 @@ func TestCDIValidate(t *testing.T) {
 			t.Errorf("%s: %v", tc.name, err)
 		}
 	}
-	if _, err := nvcontainer.NewCDISpec(h.host, 0, &nvcontainer.CDIOptions{Kind: "nvidia.com/gpu/x"}); !errors.Is(err, nvcontainer.ErrInvalidCDI) {
+	if _, err := nvcontainer.NewCDISpec(h.host, capabilities.All, &nvcontainer.CDIOptions{Kind: "nvidia.com/gpu/x"}); !errors.Is(err, nvcontainer.ErrInvalidCDI) {
 		t.Errorf("bad kind option: %v", err)
 	}
-	if _, err := nvcontainer.NewCDISpec(h.host, 0, &nvcontainer.CDIOptions{NameStrategies: []nvcontainer.CDINameStrategy{"serial"}}); !errors.Is(err, nvcontainer.ErrInvalidCDI) {
+	if _, err := nvcontainer.NewCDISpec(h.host, capabilities.All, &nvcontainer.CDIOptions{NameStrategies: []nvcontainer.CDINameStrategy{"serial"}}); !errors.Is(err, nvcontainer.ErrInvalidCDI) {
 		t.Errorf("unknown strategy: %v", err)
 	}
 }

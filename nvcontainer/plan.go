@@ -71,7 +71,8 @@ type Plan struct {
 	Container Container `json:"container"`
 	// Driver holds the host driver's facts.
 	Driver PlanDriver `json:"driver"`
-	// Capabilities are the requested classes, before implications.
+	// Capabilities are the requested classes, before implications. Empty:
+	// no class, as in the Request.
 	Capabilities capabilities.Set `json:"capabilities"`
 	// Layout is where files go in this rootfs.
 	Layout Layout `json:"layout"`

@@ -19,7 +19,10 @@ type Request struct {
 	// Devices selects the GPUs. Mode DevicesVoid (the zero value) means this
 	// is not a GPU container and every other field is empty.
 	Devices Devices `json:"devices"`
-	// Capabilities are the driver capability classes to inject.
+	// Capabilities are the driver capability classes to inject. Empty: no
+	// class, so the device nodes, procfs and firmware only (see package
+	// capabilities); NewRequest applies the hook's rule for an empty
+	// NVIDIA_DRIVER_CAPABILITIES before this field is set.
 	Capabilities capabilities.Set `json:"capabilities"`
 	// Requirements are NVIDIA_REQUIRE_* expressions (see CheckRequirements),
 	// in sorted variable order, the legacy image's cuda>=X.Y last. Nil when

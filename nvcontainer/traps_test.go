@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -184,5 +185,31 @@ func TestReadStateContext(t *testing.T) {
 	_, _, err = nvcontainer.RequestFromHook(ctx, r, nil)
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("RequestFromHook on a silent stdin: %v", err)
+	}
+}
+
+// An empty capability set means no class in NewCDISpec as in a plan: the
+// spec holds the device nodes and no driver file.
+func TestNewCDISpecEmptyCaps(t *testing.T) {
+	h := newTestHost(t, nil)
+	spec, err := nvcontainer.NewCDISpec(h.host, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := nvcontainer.NewPlan(h.host, &nvcontainer.Request{Devices: nvcontainer.Devices{Mode: nvcontainer.DevicesAll}}, nvcontainer.Container{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := p.CDISpec(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(spec, want) {
+		t.Errorf("NewCDISpec(host, 0) differs from the plan of an empty capability set")
+	}
+	for _, m := range spec.ContainerEdits.Mounts {
+		if strings.Contains(m.HostPath, "libcuda") || strings.Contains(m.HostPath, "nvidia-smi") {
+			t.Errorf("empty capability set mounts %s", m.HostPath)
+		}
 	}
 }
