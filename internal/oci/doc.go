@@ -5,7 +5,8 @@
 // It is shared by package nvcontainer (the prestart hook's request) and by
 // examples/nvidia-cdi-hook, a static hook that needs nothing else of
 // nvcontainer. The package therefore imports nothing but the standard
-// library and runtime-spec's types; keep it so.
+// library, runtime-spec's types and internal/sentinel (the shared error
+// identities, itself standard library only); keep it so.
 //
 // # What it reads and changes
 //
