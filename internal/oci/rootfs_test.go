@@ -77,8 +77,6 @@ func TestDependencies(t *testing.T) {
 	goCmd := testutil.RequireCommand(t, "go")
 	out, err := exec.Command(goCmd, "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", ".").Output()
 	require.NoError(t, err, "go list")
-	want := "github.com/go-nvc/nvc/internal/sentinel
-github.com/opencontainers/runtime-spec/specs-go
-github.com/go-nvc/nvc/internal/oci"
+	want := "github.com/go-nvc/nvc/internal/sentinel\ngithub.com/opencontainers/runtime-spec/specs-go\ngithub.com/go-nvc/nvc/internal/oci"
 	assert.Equal(t, want, strings.TrimSpace(string(out)), "dependencies outside the standard library")
 }
