@@ -108,7 +108,7 @@ type BuildOptions struct {
 	// of reading the directory's libraries again; the directories in Dirs
 	// are always scanned. The result is the cache a full Build gives,
 	// except where the file lies (see the package documentation,
-	// Incremental builds). Empty, or with Links or Verbose: every
+	// Incremental builds). Empty, or without NoLinks, or with Verbose: every
 	// directory is scanned.
 	Reuse string
 }
