@@ -4,8 +4,10 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/internal/testutil"
 )
@@ -22,14 +24,10 @@ func TestInPrivateMountNS(t *testing.T) {
 	parent, dir := strconv.Itoa(os.Getppid()), t.TempDir()
 	before := readHostMountinfo(t)
 	out, err := exec.Command(nsenter, "-t", parent, "-m", Busybox, "mount", "-t", "tmpfs", "nvc-foreign", dir).CombinedOutput()
-	if err != nil {
-		t.Fatalf("mounting in the parent's namespace: %v: %s", err, out)
-	}
+	require.NoError(t, err, "mounting in the parent's namespace: %s", out)
 	defer exec.Command(nsenter, "-t", parent, "-m", Busybox, "umount", dir).Run()
-	if data, err := os.ReadFile("/proc/" + parent + "/mountinfo"); err != nil || !strings.Contains(string(data), "nvc-foreign") {
-		t.Fatalf("the mount is not in the parent's table (%v)", err)
-	}
-	if after := readHostMountinfo(t); after != before {
-		t.Errorf("the parent's mount shows in the child's table:\nbefore:\n%s\nafter:\n%s", before, after)
-	}
+	data, err := os.ReadFile("/proc/" + parent + "/mountinfo")
+	require.NoError(t, err, "the parent's table")
+	require.Contains(t, string(data), "nvc-foreign", "the mount is not in the parent's table")
+	assert.Equal(t, before, readHostMountinfo(t), "the parent's mount shows in the child's table")
 }
