@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -53,7 +54,7 @@ func reportRatios(b *testing.B, ours string, alternatives ...string) {
 //	               (update-ldcache since toolkit 1.17.7: new namespaces, then the host's ldconfig, with its links)
 //	ldconfig:      ldconfig -r ROOT -C /etc/ld.so.cache -f /etc/ld.so.conf DIR   (toolkit ≤ 1.16)
 //	nvc-ldconfig:  our examples/ldconfig with the same arguments (Go, one process)
-//	nvc:           ldcache.Update(ROOT, {Dirs: [DIR]}) in-process, what our configure does
+//	nvc:           ldcache.Update(context.Background(), ROOT, {Dirs: [DIR]}) in-process, what our configure does
 func BenchmarkLDCacheUpdate(b *testing.B) {
 	testutil.RequireRoot(b) // ldconfig -r chroots
 	glibc := testutil.GlibcLdconfig(b)
@@ -77,7 +78,7 @@ func BenchmarkLDCacheUpdate(b *testing.B) {
 		})
 		b.Run(size+"/nvc", func(b *testing.B) {
 			for b.Loop() {
-				if err := ldcache.Update(root, &ldcache.UpdateOptions{Dirs: []string{libDir}}); err != nil {
+				if err := ldcache.Update(context.Background(), root, &ldcache.UpdateOptions{Dirs: []string{libDir}}); err != nil {
 					b.Fatal(err)
 				}
 			}

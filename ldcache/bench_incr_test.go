@@ -2,6 +2,7 @@ package ldcache_test
 
 import (
 	"bytes"
+	"context"
 	"path/filepath"
 	"testing"
 	"time"
@@ -94,7 +95,7 @@ func benchIncremental(b *testing.B, dir string) {
 }
 
 func writeBench(b *testing.B, root, file string, o *ldcache.BuildOptions) {
-	c, err := ldcache.Build(root, o)
+	c, err := ldcache.Build(context.Background(), root, o)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package ldcache_test
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -98,7 +99,7 @@ func buildWriteLinks(b *testing.B, root string) { writeCache(b, root, build(b, r
 func buildOnly(b *testing.B, root string) { build(b, root, false) }
 
 func build(b *testing.B, root string, links bool) *ldcache.Cache {
-	c, err := ldcache.Build(root, &ldcache.BuildOptions{NoLinks: !links})
+	c, err := ldcache.Build(context.Background(), root, &ldcache.BuildOptions{NoLinks: !links})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -202,7 +203,7 @@ func BenchmarkBuild(b *testing.B) {
 	root := realisticRoot(b, benchLibs)
 	cpu0 := selfCPU(b)
 	for b.Loop() {
-		if _, err := ldcache.Build(root, &ldcache.BuildOptions{NoLinks: true}); err != nil {
+		if _, err := ldcache.Build(context.Background(), root, &ldcache.BuildOptions{NoLinks: true}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,6 +1,7 @@
 package ldcache
 
 import (
+	"context"
 	"fmt"
 	"path"
 	"slices"
@@ -31,8 +32,9 @@ import (
 // Build fails if no procfs can be opened to reopen files through. Include globs are bounded: see the package
 // documentation. Unless opts.NoLinks it also writes the SONAME symlinks
 // (a nil opts writes them), through file descriptors of the scanned
-// directories.
-func Build(rootPath string, opts *BuildOptions) (*Cache, error) {
+// directories. Build checks ctx before each directory it scans and, once
+// ctx is done, stops and returns its error (context.Cause).
+func Build(ctx context.Context, rootPath string, opts *BuildOptions) (*Cache, error) {
 	var o BuildOptions
 	if opts != nil {
 		o = *opts
@@ -42,14 +44,14 @@ func Build(rootPath string, opts *BuildOptions) (*Cache, error) {
 		return nil, fmt.Errorf("building ld.so.cache: %w", err)
 	}
 	defer r.close()
-	c, err := build(r, t, &o)
+	c, err := build(ctx, r, t, &o)
 	if err != nil {
 		return nil, fmt.Errorf("building ld.so.cache for %s: %w", rootPath, err)
 	}
 	return c, nil
 }
 
-func build(r *root, t *target, o *BuildOptions) (*Cache, error) {
+func build(ctx context.Context, r *root, t *target, o *BuildOptions) (*Cache, error) {
 	rp, err := inroot.NewReopener()
 	if err != nil {
 		return nil, fmt.Errorf("reading libraries: %w", err)
@@ -60,6 +62,9 @@ func build(r *root, t *target, o *BuildOptions) (*Cache, error) {
 	b.prior = b.loadPrior()
 	b.collectDirs()
 	for i := 0; i < len(b.dirs); i++ {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("scanning %s: %w", b.dirs[i].path, context.Cause(ctx))
+		}
 		if !b.reuseDir(b.dirs[i]) {
 			b.searchDir(b.dirs[i])
 		}

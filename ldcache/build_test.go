@@ -2,6 +2,7 @@ package ldcache_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -35,7 +36,7 @@ func TestBuildMatchesLdconfig(t *testing.T) {
 				writeLibs(t, root, legacyHWCapLibs)
 			}
 			glibcPath, glibc := glibcCache(t, root, f)
-			c, err := ldcache.Build(root, &ldcache.BuildOptions{Format: f, Generator: glibc.Generator, NoLinks: true})
+			c, err := ldcache.Build(context.Background(), root, &ldcache.BuildOptions{Format: f, Generator: glibc.Generator, NoLinks: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -70,7 +71,7 @@ file etc/loop.d/a.conf "include ../ld.so.conf\n/opt/y\n"
 `)
 	writeLibs(t, root, []lib{{"opt/x/libx.so.1", x64("libx.so.1")}, {"opt/y/liby.so.1", x64("liby.so.1")}})
 	glibcPath, glibc := glibcCache(t, root, ldcache.FormatNew)
-	c, err := ldcache.Build(root, &ldcache.BuildOptions{Generator: glibc.Generator, NoLinks: true})
+	c, err := ldcache.Build(context.Background(), root, &ldcache.BuildOptions{Generator: glibc.Generator, NoLinks: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +94,7 @@ func TestIncludeExplosionBounded(t *testing.T) {
 	}
 	root := testutil.Tree(t, spec)
 	writeLibs(t, root, []lib{{"opt/x/libx.so.1", x64("libx.so.1")}})
-	c, err := ldcache.Build(root, &ldcache.BuildOptions{NoLinks: true})
+	c, err := ldcache.Build(context.Background(), root, &ldcache.BuildOptions{NoLinks: true})
 	if err != nil || len(c.Entries) != 1 {
 		t.Fatalf("Build = %v, %v", c, err)
 	}

@@ -1,6 +1,7 @@
 package ldcache_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -26,7 +27,7 @@ func TestBuildGlobSymlinkBomb(t *testing.T) {
 			root := testutil.Tree(t, spec.String())
 			writeLibs(t, root, []lib{{"opt/good/libgood.so.1", x64("libgood.so.1")}})
 			w := watchOpens(t, root+"/a")
-			c, err := ldcache.Build(root, &ldcache.BuildOptions{NoLinks: true})
+			c, err := ldcache.Build(context.Background(), root, &ldcache.BuildOptions{NoLinks: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -60,7 +61,7 @@ func TestBuildConfLimits(t *testing.T) {
 		{"opt/past/libpast.so.1", x64("libpast.so.1")},
 	})
 	w := watchOpens(t, root+"/etc/big")
-	c, err := ldcache.Build(root, &ldcache.BuildOptions{NoLinks: true})
+	c, err := ldcache.Build(context.Background(), root, &ldcache.BuildOptions{NoLinks: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package ldcache_test
 
 import (
+	"context"
 	"fmt"
 	"log"
 	"os"
@@ -77,7 +78,7 @@ func ExampleCache_Print() {
 
 // Build and write the host's cache, as `ldconfig -X` would (needs root).
 func ExampleBuild() {
-	c, err := ldcache.Build("/", &ldcache.BuildOptions{NoLinks: true})
+	c, err := ldcache.Build(context.Background(), "/", &ldcache.BuildOptions{NoLinks: true})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -89,7 +90,7 @@ func ExampleBuild() {
 // Make a container's loader find the driver libraries mounted into it,
 // with CUDA's forward-compatibility libraries first (needs root).
 func ExampleUpdate() {
-	err := ldcache.Update("/run/containers/abc/rootfs", &ldcache.UpdateOptions{
+	err := ldcache.Update(context.Background(), "/run/containers/abc/rootfs", &ldcache.UpdateOptions{
 		FirstDirs: []string{"/usr/local/cuda/compat"},
 		Dirs:      []string{"/usr/lib/x86_64-linux-gnu", "/usr/lib/i386-linux-gnu"},
 	})

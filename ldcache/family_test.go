@@ -2,6 +2,7 @@ package ldcache_test
 
 import (
 	"bytes"
+	"context"
 	"debug/elf"
 	"path/filepath"
 	"slices"
@@ -36,7 +37,7 @@ symlink lib64 usr/lib64
 		t.Fatalf("DetectFamily = %v, %v; want lib64", fam, err)
 	}
 	want, glibc := glibcWrites(t, root, "-f", "/etc/fedora-as-debian.conf")
-	c, err := ldcache.Build(root, &ldcache.BuildOptions{Generator: glibc.Generator, NoLinks: true})
+	c, err := ldcache.Build(context.Background(), root, &ldcache.BuildOptions{Generator: glibc.Generator, NoLinks: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +46,7 @@ symlink lib64 usr/lib64
 		t.Errorf("cache differs:\n%s\n%v", printed(t, filepath.Join(root, "etc/glibc.cache")), c.Entries)
 	}
 	writeLibs(t, root, []lib{{"usr/lib/x86_64-linux-gnu/libdebianonly.so.1", x64("libdebianonly.so.1")}})
-	if c, err := ldcache.Build(root, &ldcache.BuildOptions{NoLinks: true}); err != nil || len(c.Find("libdebianonly.so.1", ldcache.ArchX8664)) != 0 {
+	if c, err := ldcache.Build(context.Background(), root, &ldcache.BuildOptions{NoLinks: true}); err != nil || len(c.Find("libdebianonly.so.1", ldcache.ArchX8664)) != 0 {
 		t.Errorf("a lib64 root's ldconfig does not scan the multiarch directories (err %v)", err)
 	}
 }
@@ -81,7 +82,7 @@ func TestBuildForeignArch(t *testing.T) {
 		{"usr/lib/arm-linux-gnueabihf/libhf.so.1", &elfwriter.Object{Class: elf.ELFCLASS32, Machine: elf.EM_ARM, Flags: 0x05000400, Soname: "libhf.so.1"}},
 		{"usr/lib/arm-linux-gnueabihf/libsf.so.1", &elfwriter.Object{Class: elf.ELFCLASS32, Machine: elf.EM_ARM, Flags: 0x05000200, Soname: "libsf.so.1"}},
 	})
-	c, err := ldcache.Build(root, &ldcache.BuildOptions{GOARCH: "arm64", NoLinks: true})
+	c, err := ldcache.Build(context.Background(), root, &ldcache.BuildOptions{GOARCH: "arm64", NoLinks: true})
 	if err != nil {
 		t.Fatal(err)
 	}

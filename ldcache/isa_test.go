@@ -2,6 +2,7 @@ package ldcache_test
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -54,7 +55,7 @@ func TestISALevelLikeLdconfig(t *testing.T) {
 	if levels["x86-64-v3"] == 0 || levels["x86-64-v2"] == 0 || levels["x86-64-v3"] == levels["x86-64-v2"] {
 		t.Fatalf("glibc recorded ISA levels %v; the fixture tests nothing", levels)
 	}
-	c, err := ldcache.Build(root, &ldcache.BuildOptions{Generator: glibc.Generator, NoLinks: true})
+	c, err := ldcache.Build(context.Background(), root, &ldcache.BuildOptions{Generator: glibc.Generator, NoLinks: true})
 	if err != nil {
 		t.Fatal(err)
 	}

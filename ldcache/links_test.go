@@ -2,6 +2,7 @@ package ldcache_test
 
 import (
 	"bytes"
+	"context"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -63,7 +64,7 @@ func TestLinksLikeLdconfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	var gotV bytes.Buffer
-	c, err := ldcache.Build(ours, &ldcache.BuildOptions{Verbose: &gotV, Generator: glibc.Generator})
+	c, err := ldcache.Build(context.Background(), ours, &ldcache.BuildOptions{Verbose: &gotV, Generator: glibc.Generator})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +92,7 @@ func TestLinksLikeLdconfig(t *testing.T) {
 func TestLinksOffWritesNothing(t *testing.T) {
 	root := debianRoot(t)
 	before := treeListing(t, root)
-	if _, err := ldcache.Build(root, &ldcache.BuildOptions{NoLinks: true}); err != nil {
+	if _, err := ldcache.Build(context.Background(), root, &ldcache.BuildOptions{NoLinks: true}); err != nil {
 		t.Fatal(err)
 	}
 	if after := treeListing(t, root); after != before {
@@ -106,7 +107,7 @@ func TestZeroOptionsLink(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			root := debianRoot(t)
 			before := treeListing(t, root)
-			if _, err := ldcache.Build(root, opts); err != nil {
+			if _, err := ldcache.Build(context.Background(), root, opts); err != nil {
 				t.Fatal(err)
 			}
 			if after := treeListing(t, root); after == before {

@@ -2,6 +2,7 @@ package ldcache_test
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -108,7 +109,7 @@ func TestHostMirrorLikeLdconfig(t *testing.T) {
 	if len(glibc.Entries) < 50 {
 		t.Fatalf("glibc listed only %d libraries; the mirror tests little", len(glibc.Entries))
 	}
-	c, err := ldcache.Build(root, &ldcache.BuildOptions{Generator: glibc.Generator, NoLinks: true})
+	c, err := ldcache.Build(context.Background(), root, &ldcache.BuildOptions{Generator: glibc.Generator, NoLinks: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package ldcache_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -114,7 +115,7 @@ file etc/ld.so.conf.d/10-good.conf "/opt/good\n"
 					node = "etc/ld.so.conf.d/05-node.conf"
 				}
 				w := watchOpens(t, plant(t, root, kind, node))
-				c, err := ldcache.Build(root, &ldcache.BuildOptions{NoLinks: true})
+				c, err := ldcache.Build(context.Background(), root, &ldcache.BuildOptions{NoLinks: true})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -159,7 +160,7 @@ func TestUpdateMuslNeverOpensNonRegularPathFile(t *testing.T) {
 			root := testutil.Tree(t, "file lib/ld-musl-x86_64.so.1 \"x\"\n")
 			p := plant(t, root, kind, "etc/ld-musl-x86_64.path")
 			w := watchOpens(t, p)
-			if err := ldcache.Update(root, &ldcache.UpdateOptions{Dirs: []string{"/drv"}, GOARCH: "amd64"}); err != nil {
+			if err := ldcache.Update(context.Background(), root, &ldcache.UpdateOptions{Dirs: []string{"/drv"}, GOARCH: "amd64"}); err != nil {
 				t.Fatal(err)
 			}
 			if n := w.opens(t); n != 0 {

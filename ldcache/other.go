@@ -2,15 +2,18 @@
 
 package ldcache
 
-import "fmt"
+import (
+	"context"
+	"fmt"
+)
 
 // Build needs Linux (openat2 and friends); elsewhere it fails.
-func Build(rootPath string, opts *BuildOptions) (*Cache, error) {
+func Build(ctx context.Context, rootPath string, opts *BuildOptions) (*Cache, error) {
 	return nil, fmt.Errorf("building ld.so.cache for %s: %w", rootPath, ErrNotSupported)
 }
 
 // Update needs Linux; elsewhere it fails.
-func Update(rootfs string, opts *UpdateOptions) error {
+func Update(ctx context.Context, rootfs string, opts *UpdateOptions) error {
 	return fmt.Errorf("updating ld.so.cache in %s: %w", rootfs, ErrNotSupported)
 }
 

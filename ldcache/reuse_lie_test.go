@@ -2,6 +2,7 @@ package ldcache_test
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -32,7 +33,7 @@ symlink opt/c/libnvidia-ml.so /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1
 		{"opt/a/libbar.so.2.0", x64("libbar.so.2")},
 	})
 	time.Sleep(12 * time.Millisecond)
-	if err := ldcache.Update(root, nil); err != nil {
+	if err := ldcache.Update(context.Background(), root, nil); err != nil {
 		t.Fatal(err)
 	}
 	return root
@@ -43,10 +44,10 @@ func buildBoth(t *testing.T, root string, dirs ...string) (full, inc *ldcache.Ca
 	ldcache.SetReusedHook(func(d string) { reused = append(reused, d) })
 	defer ldcache.SetReusedHook(nil)
 	var err error
-	if inc, err = ldcache.Build(root, &ldcache.BuildOptions{Dirs: dirs, Reuse: "/etc/ld.so.cache", NoLinks: true}); err != nil {
+	if inc, err = ldcache.Build(context.Background(), root, &ldcache.BuildOptions{Dirs: dirs, Reuse: "/etc/ld.so.cache", NoLinks: true}); err != nil {
 		t.Fatal(err)
 	}
-	if full, err = ldcache.Build(root, &ldcache.BuildOptions{Dirs: dirs, NoLinks: true}); err != nil {
+	if full, err = ldcache.Build(context.Background(), root, &ldcache.BuildOptions{Dirs: dirs, NoLinks: true}); err != nil {
 		t.Fatal(err)
 	}
 	return full, inc, reused
@@ -145,7 +146,7 @@ symlink opt/b/libbar.so /opt/a/libbar.so.2.0
 `)
 	writeLibs(t, root, []lib{{"opt/a/libbar.so.2.0", x64("libbar.so.2")}})
 	time.Sleep(12 * time.Millisecond)
-	if err := ldcache.Update(root, nil); err != nil {
+	if err := ldcache.Update(context.Background(), root, nil); err != nil {
 		t.Fatal(err)
 	}
 	p := filepath.Join(root, "opt/a/libbar.so.2.0")

@@ -2,6 +2,7 @@ package ldcache_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -220,7 +221,7 @@ func TestIncrementalEqualsFull(t *testing.T) {
 		time.Sleep(12 * time.Millisecond) // past the kernel's clock tick
 		if glibc && seed%2 == 0 {
 			runLdconfig(t, "-r", g.root, "-X")
-		} else if err := ldcache.Update(g.root, nil); err != nil {
+		} else if err := ldcache.Update(context.Background(), g.root, nil); err != nil {
 			t.Fatal(err)
 		}
 		var what []string
@@ -253,11 +254,11 @@ func checkIncremental(t *testing.T, root string, inject []string, glibc bool, wh
 		c, _ := ldcache.Parse(want)
 		gen = c.Generator
 	}
-	full, err := ldcache.Build(root, &ldcache.BuildOptions{Dirs: inject, Generator: gen, NoLinks: true})
+	full, err := ldcache.Build(context.Background(), root, &ldcache.BuildOptions{Dirs: inject, Generator: gen, NoLinks: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	inc, err := ldcache.Build(root, &ldcache.BuildOptions{Dirs: inject, Generator: gen, Reuse: "/etc/ld.so.cache", NoLinks: true})
+	inc, err := ldcache.Build(context.Background(), root, &ldcache.BuildOptions{Dirs: inject, Generator: gen, Reuse: "/etc/ld.so.cache", NoLinks: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package ldcache_test
 
 import (
+	"context"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -90,12 +91,12 @@ func TestBuildSwapRaceNeverOpensNode(t *testing.T) {
 				var c *ldcache.Cache
 				var err error
 				if rounds%4 == 3 {
-					err = ldcache.Update(root, &ldcache.UpdateOptions{Links: true})
+					err = ldcache.Update(context.Background(), root, &ldcache.UpdateOptions{Links: true})
 					if err == nil {
 						c, err = ldcache.OpenInRoot(root, "/etc/ld.so.cache")
 					}
 				} else {
-					c, err = ldcache.Build(root, &ldcache.BuildOptions{NoLinks: true})
+					c, err = ldcache.Build(context.Background(), root, &ldcache.BuildOptions{NoLinks: true})
 				}
 				if err != nil {
 					sw.halt()
@@ -159,7 +160,7 @@ file etc/ld.so.conf.d/a.conf "/opt/good\n"
 			sw := startSwapper(t, dir, filepath.Base(which), ".node")
 			opened, rounds := 0, 0
 			for ; rounds < swapRounds/3 && !sw.stop.Load(); rounds++ {
-				if _, err := ldcache.Build(root, &ldcache.BuildOptions{NoLinks: true}); err != nil {
+				if _, err := ldcache.Build(context.Background(), root, &ldcache.BuildOptions{NoLinks: true}); err != nil {
 					sw.halt()
 					t.Fatalf("round %d: %v", rounds, err)
 				}
@@ -189,7 +190,7 @@ symlink opt/n/libfar.so.1 /opt/n/libnode.so.1
 `)
 			writeLibs(t, root, []lib{{"opt/n/libgood.so.1", x64("libgood.so.1")}})
 			w := watchOpens(t, plant(t, root, kind, "opt/n/libnode.so.1"))
-			c, err := ldcache.Build(root, &ldcache.BuildOptions{NoLinks: true})
+			c, err := ldcache.Build(context.Background(), root, &ldcache.BuildOptions{NoLinks: true})
 			if err != nil {
 				t.Fatal(err)
 			}

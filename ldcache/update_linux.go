@@ -1,6 +1,7 @@
 package ldcache
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -25,8 +26,9 @@ import (
 // Nothing is executed. Files are read as Build reads them: a device node
 // or FIFO, planted or renamed over a library or configuration file, is
 // never opened but skipped (a musl path file that is not regular is
-// replaced).
-func Update(rootfs string, opts *UpdateOptions) error {
+// replaced). ctx stops the scan as in Build; the cache is then left as it
+// was.
+func Update(ctx context.Context, rootfs string, opts *UpdateOptions) error {
 	var o UpdateOptions
 	if opts != nil {
 		o = *opts
@@ -43,7 +45,7 @@ func Update(rootfs string, opts *UpdateOptions) error {
 	if o.Family == FamilyMusl {
 		return updateMusl(r, t, dirs, rootfs)
 	}
-	return updateCache(r, t, dirs, &o, rootfs)
+	return updateCache(ctx, r, t, dirs, &o, rootfs)
 }
 
 // openTarget opens rootfs for the ldconfig of goarch.
@@ -56,7 +58,7 @@ func openTarget(rootfs, goarch string) (*target, *root, error) {
 	return t, r, err
 }
 
-func updateCache(r *root, t *target, dirs []string, o *UpdateOptions, rootfs string) error {
+func updateCache(ctx context.Context, r *root, t *target, dirs []string, o *UpdateOptions, rootfs string) error {
 	file := o.Cache
 	if file == "" {
 		file = "/etc/ld.so.cache"
@@ -65,7 +67,7 @@ func updateCache(r *root, t *target, dirs []string, o *UpdateOptions, rootfs str
 	if o.Incremental {
 		bo.Reuse = file
 	}
-	c, err := build(r, t, bo)
+	c, err := build(ctx, r, t, bo)
 	if err != nil {
 		return fmt.Errorf("updating ld.so.cache in %s: %w", rootfs, err)
 	}

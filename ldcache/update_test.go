@@ -2,6 +2,7 @@ package ldcache_test
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -73,7 +74,7 @@ file etc/debian_version "12\n"
 	if err == nil || !strings.Contains(out, "libnvctest.so.1") {
 		t.Fatalf("without a cache the program ran (err %v):\n%s", err, out)
 	}
-	if err := ldcache.Update(root, &ldcache.UpdateOptions{Links: true}); err != nil {
+	if err := ldcache.Update(context.Background(), root, &ldcache.UpdateOptions{Links: true}); err != nil {
 		t.Fatal(err)
 	}
 	if out, err := runIn(t, root); err != nil {
@@ -94,14 +95,14 @@ func TestLoaderFirstDirsWin(t *testing.T) {
 	})
 	writeProg(t, root, "/lib64/ld-linux-x86-64.so.2", "libcuda.so.1")
 	good := &ldcache.UpdateOptions{FirstDirs: []string{"/usr/local/cuda/compat"}, Dirs: []string{"/usr/lib/nvidia"}, Links: true}
-	if err := ldcache.Update(root, good); err != nil {
+	if err := ldcache.Update(context.Background(), root, good); err != nil {
 		t.Fatal(err)
 	}
 	if out, err := runIn(t, root); err != nil {
 		t.Fatalf("compat dir first: loader failed: %v\n%s", err, out)
 	}
 	bad := &ldcache.UpdateOptions{FirstDirs: []string{"/usr/lib/nvidia"}, Dirs: []string{"/usr/local/cuda/compat"}}
-	if err := ldcache.Update(root, bad); err != nil {
+	if err := ldcache.Update(context.Background(), root, bad); err != nil {
 		t.Fatal(err)
 	}
 	if out, err := runIn(t, root); err == nil || !strings.Contains(out, "libmissing.so.9") {
@@ -135,7 +136,7 @@ func TestMuslLoaderUsesPathFile(t *testing.T) {
 	if fam, err := ldcache.DetectFamily(root, ""); err != nil || fam != ldcache.FamilyMusl {
 		t.Fatalf("DetectFamily = %v, %v; want musl", fam, err)
 	}
-	if err := ldcache.Update(root, &ldcache.UpdateOptions{Dirs: []string{"/opt/drv"}}); err != nil {
+	if err := ldcache.Update(context.Background(), root, &ldcache.UpdateOptions{Dirs: []string{"/opt/drv"}}); err != nil {
 		t.Fatal(err)
 	}
 	if out, err := runIn(t, root); err != nil {
@@ -153,7 +154,7 @@ file lib/ld-musl-x86_64.so.1 "x"
 file etc/ld-musl-x86_64.path "/usr/lib:/opt/old\n/lib\n"
 `)
 	opts := &ldcache.UpdateOptions{FirstDirs: []string{"/compat"}, Dirs: []string{"/drv", "/opt/old"}, GOARCH: "amd64"}
-	if err := ldcache.Update(root, opts); err != nil {
+	if err := ldcache.Update(context.Background(), root, opts); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := os.ReadFile(filepath.Join(root, "etc/ld-musl-x86_64.path"))
@@ -181,7 +182,7 @@ symlink hostlink HOST/hostonly
 symlink dotdot ../../../../../HOST/hostonly
 `, "HOST", host))
 	writeLibs(t, root, []lib{{"opt/drv/libdrv.so.1", x64("libdrv.so.1")}})
-	if err := ldcache.Update(root, &ldcache.UpdateOptions{Links: true}); err != nil {
+	if err := ldcache.Update(context.Background(), root, &ldcache.UpdateOptions{Links: true}); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(host, "etc/ld.so.cache")); string(b) != "host cache, must not change" {
@@ -215,7 +216,7 @@ symlink dotdot ../../../../../HOST/hostonly
 func TestUpdateEtcSymlinkOut(t *testing.T) {
 	host := testutil.Tree(t, "file etc/ld.so.cache \"host\"\n")
 	root := testutil.Tree(t, "symlink etc "+filepath.Join(host, "etc")+"\n")
-	err := ldcache.Update(root, &ldcache.UpdateOptions{GOARCH: "amd64", Family: ldcache.FamilyLib64})
+	err := ldcache.Update(context.Background(), root, &ldcache.UpdateOptions{GOARCH: "amd64", Family: ldcache.FamilyLib64})
 	if b, _ := os.ReadFile(filepath.Join(host, "etc/ld.so.cache")); string(b) != "host" {
 		t.Fatalf("host file changed to %q (Update error: %v)", b, err)
 	}
@@ -237,7 +238,7 @@ func TestUpdateMatchesLdconfigWithDirs(t *testing.T) {
 	})
 	want, glibc := glibcWrites(t, root, "/compat", "/drv/lib64", "/drv/lib32")
 	opts := &ldcache.UpdateOptions{FirstDirs: []string{"/compat"}, Dirs: []string{"/drv/lib64", "/drv/lib32"}, Generator: glibc.Generator}
-	if err := ldcache.Update(root, opts); err != nil {
+	if err := ldcache.Update(context.Background(), root, opts); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := os.ReadFile(filepath.Join(root, "etc/ld.so.cache"))

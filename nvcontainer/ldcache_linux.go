@@ -48,7 +48,7 @@ func (a *applier) writeLDCache(root *rootfs.Root, dirs []string) error {
 	// since it was written; dirs, where Apply mounted libraries, are
 	// always scanned (a library mounted over an image file keeps the
 	// directory's times).
-	c, err := ldcache.Build(rootPath, &ldcache.BuildOptions{Dirs: dirs, Family: family, Reuse: ldCachePath, NoLinks: true})
+	c, err := ldcache.Build(a.ctx, rootPath, &ldcache.BuildOptions{Dirs: dirs, Family: family, Reuse: ldCachePath, NoLinks: true})
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -74,7 +75,7 @@ func buildCache(o *options, w io.Writer) error {
 	if o.verbose {
 		bo.Verbose = w
 	}
-	c, err := ldcache.Build(o.rootDir(), bo)
+	c, err := ldcache.Build(context.Background(), o.rootDir(), bo)
 	if err != nil || o.noCache {
 		return err
 	}

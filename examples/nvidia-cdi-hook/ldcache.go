@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"github.com/spf13/pflag"
 
 	"github.com/go-nvc/nvc/internal/rootfs"
@@ -29,7 +30,7 @@ func updateLDCacheFlags(fs *pflag.FlagSet) action {
 		h.log.Debug("updating ld.so.cache", "root", rootfsPath, "compat", first, "folders", *folders)
 		// Incremental: the image's cache is reused for the directories
 		// not changed since it was written; the folders are always scanned.
-		return ldcache.Update(rootfsPath, &ldcache.UpdateOptions{FirstDirs: first, Dirs: *folders, Incremental: true})
+		return ldcache.Update(context.Background(), rootfsPath, &ldcache.UpdateOptions{FirstDirs: first, Dirs: *folders, Incremental: true})
 	}
 }
 

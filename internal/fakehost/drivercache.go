@@ -1,6 +1,7 @@
 package fakehost
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,7 +14,7 @@ import (
 // as glibc's ldconfig -X -r would for x86-64) and writes it to
 // etc/ld.so.cache.
 func writeCache(root string) error {
-	c, err := ldcache.Build(root, &ldcache.BuildOptions{GOARCH: "amd64", NoLinks: true})
+	c, err := ldcache.Build(context.Background(), root, &ldcache.BuildOptions{GOARCH: "amd64", NoLinks: true})
 	if err != nil {
 		return fmt.Errorf("building ld.so.cache of %s: %w", root, err)
 	}
