@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/internal/fakenvml"
 	"github.com/go-nvc/nvc/internal/nvmlmock"
@@ -30,18 +33,16 @@ func TestMatchesGoNVMLMocks(t *testing.T) {
 		t.Run(machine, func(t *testing.T) {
 			t.Parallel()
 			for _, opts := range layouts(t, machine) {
-				want, werr := nvmlmock.New(machine, opts.mock())
-				got, gerr := fakenvml.New(machine, opts.options)
-				if werr != nil || gerr != nil {
-					if fmt.Sprint(werr) != fmt.Sprint(gerr) {
-						t.Errorf("%+v: New: fake %v, mock %v", opts.options, gerr, werr)
+				t.Run(opts.name(), func(t *testing.T) {
+					want, werr := nvmlmock.New(machine, opts.mock())
+					got, gerr := fakenvml.New(machine, opts.options)
+					if werr != nil || gerr != nil {
+						assert.Equal(t, fmt.Sprint(werr), fmt.Sprint(gerr), "%+v: New: fake %v, mock %v", opts.options, gerr, werr)
+						return
 					}
-					continue
-				}
-				w, g := walk(devices.NewNVMLFromGoNVML(want)), walk(got)
-				if !slices.Equal(w, g) {
-					t.Errorf("%+v: fake and mock differ:\n%s", opts.options, diff(w, g))
-				}
+					w, g := walk(devices.NewNVMLFromGoNVML(want)), walk(got)
+					assert.Equal(t, w, g, "%+v: fake and mock differ:\n%s", opts.options, diff(w, g))
+				})
 			}
 		})
 	}
@@ -61,15 +62,22 @@ type layoutOpts struct{ *options }
 
 func (l layoutOpts) mock() *nvmlmock.Options { return mockOptions(l.options) }
 
+// name names a layout's subtest: its versions and MIG layout, "default"
+// for none.
+func (l layoutOpts) name() string {
+	if l.options == nil {
+		return "default"
+	}
+	return fmt.Sprintf("%s-%d-%v", l.DriverVersion, l.CUDADriverVersion, l.MIG)
+}
+
 // layouts are the option sets compared on machine: MIG off at several
 // versions, each GPU instance profile alone, compute instance variants, the
 // standard mixed layout, full single-slice packing, and refused layouts.
 func layouts(t *testing.T, machine string) []layoutOpts {
 	t.Helper()
 	s, err := fakenvml.New(machine, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "New(%q)", machine)
 	profiles := fakenvml.ProfileNames(s)
 	half, single := profiles[2], profiles[0] // 3g.*, 1g.*
 	seven := slices.Repeat([]string{single}, 7)
@@ -90,9 +98,9 @@ func layouts(t *testing.T, machine string) []layoutOpts {
 	for _, p := range profiles {
 		out = append(out, layoutOpts{&options{MIG: map[int][]string{5: {p}}}})
 	}
-	if len(profiles) < 7 || !strings.HasPrefix(half, "3g.") || !strings.HasPrefix(single, "1g.") {
-		t.Fatalf("%s profiles %v", machine, profiles)
-	}
+	require.GreaterOrEqual(t, len(profiles), 7, "%s profiles %v", machine, profiles)
+	require.True(t, strings.HasPrefix(half, "3g."), "%s profiles %v: half %q", machine, profiles, half)
+	require.True(t, strings.HasPrefix(single, "1g."), "%s profiles %v: single %q", machine, profiles, single)
 	return out
 }
 

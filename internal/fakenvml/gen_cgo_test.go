@@ -13,6 +13,7 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/internal/nvmlmock"
@@ -25,22 +26,14 @@ var update = flag.Bool("update", false, "rewrite boards_gen.go from go-nvml's mo
 // file; go test -run TestBoardsUpToDate -update rewrites it.
 func TestBoardsUpToDate(t *testing.T) {
 	src, err := generateBoards()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "generate boards")
 	const file = "boards_gen.go"
 	if *update {
-		if err := os.WriteFile(file, src, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.WriteFile(file, src, 0o644))
 	}
 	got, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, src) {
-		t.Fatalf("%s is stale: run go test ./internal/fakenvml -run TestBoardsUpToDate -update", file)
-	}
+	require.NoError(t, err)
+	require.Equal(t, string(src), string(got), "%s is stale: run go test ./internal/fakenvml -run TestBoardsUpToDate -update", file)
 }
 
 func generateBoards() ([]byte, error) {
