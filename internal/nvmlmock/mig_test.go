@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/internal/nvmlmock"
 )
@@ -15,16 +17,15 @@ func TestMIGLayout(t *testing.T) {
 	t.Parallel()
 	s := mustNew(t, "dgxa100", &nvmlmock.Options{MIG: map[int][]string{1: {"1g.5gb", "3g.20gb"}}})
 	gpu1, _ := s.DeviceGetHandleByIndex(1)
-	if cur, pend, ret := gpu1.GetMigMode(); ret != nvml.SUCCESS || cur != nvml.DEVICE_MIG_ENABLE || pend != cur {
-		t.Fatalf("GPU 1 MIG mode %d/%d %v", cur, pend, ret)
-	}
+	cur, pend, ret := gpu1.GetMigMode()
+	require.Equal(t, nvml.SUCCESS, ret, "GPU 1 MIG mode")
+	require.Equal(t, nvml.DEVICE_MIG_ENABLE, cur, "GPU 1 MIG mode current")
+	require.Equal(t, cur, pend, "GPU 1 MIG mode pending")
 	gpu0, _ := s.DeviceGetHandleByIndex(0)
-	if cur, _, _ := gpu0.GetMigMode(); cur != nvml.DEVICE_MIG_DISABLE {
-		t.Errorf("GPU 0 MIG mode %d, want disabled", cur)
-	}
-	if n, _ := gpu1.GetMaxMigDeviceCount(); n != 7 {
-		t.Errorf("GetMaxMigDeviceCount = %d, want 7", n)
-	}
+	cur0, _, _ := gpu0.GetMigMode()
+	assert.Equal(t, nvml.DEVICE_MIG_DISABLE, cur0, "GPU 0 MIG mode, want disabled")
+	n, _ := gpu1.GetMaxMigDeviceCount()
+	assert.Equal(t, 7, n, "GetMaxMigDeviceCount")
 	// The 1g, created first, takes slot 0 (GI 7); the 3g then fits only in
 	// slots 4-7 (GI 2). Handles come in GPU instance order.
 	want := []struct {
@@ -33,22 +34,17 @@ func TestMIGLayout(t *testing.T) {
 	}{{2, "3g.20gb"}, {7, "1g.5gb"}}
 	for k, w := range want {
 		h, ret := gpu1.GetMigDeviceHandleByIndex(k)
-		if ret != nvml.SUCCESS {
-			t.Fatalf("GetMigDeviceHandleByIndex(%d): %v", k, ret)
-		}
+		require.Equal(t, nvml.SUCCESS, ret, "GetMigDeviceHandleByIndex(%d)", k)
 		checkMIGHandle(t, s, h, gpu1, w.gi, 0, w.profile)
-		if h2, _ := gpu1.GetMigDeviceHandleByIndex(k); h2 != h {
-			t.Errorf("handle %d not stable", k)
-		}
+		h2, _ := gpu1.GetMigDeviceHandleByIndex(k)
+		assert.Equal(t, h, h2, "handle %d not stable", k)
 	}
 	for k, wantRet := range map[int]nvml.Return{2: nvml.ERROR_NOT_FOUND, 6: nvml.ERROR_NOT_FOUND, 7: nvml.ERROR_INVALID_ARGUMENT} {
-		if _, ret := gpu1.GetMigDeviceHandleByIndex(k); ret != wantRet {
-			t.Errorf("GetMigDeviceHandleByIndex(%d) = %v, want %v", k, ret, wantRet)
-		}
+		_, ret := gpu1.GetMigDeviceHandleByIndex(k)
+		assert.Equal(t, wantRet, ret, "GetMigDeviceHandleByIndex(%d)", k)
 	}
-	if is, _ := gpu1.IsMigDeviceHandle(); is {
-		t.Error("parent reports being a MIG handle")
-	}
+	is, _ := gpu1.IsMigDeviceHandle()
+	assert.False(t, is, "parent reports being a MIG handle")
 }
 
 func checkMIGHandle(t *testing.T, s nvml.Interface, h, parent nvml.Device, gi, ci int, profile string) {
@@ -59,22 +55,19 @@ func checkMIGHandle(t *testing.T, s nvml.Interface, h, parent nvml.Device, gi, c
 	c, _ := h.GetComputeInstanceId()
 	name, _ := h.GetName()
 	id, _ := h.GetUUID()
-	if !is || p != parent || g != gi || c != ci {
-		t.Errorf("MIG handle: is %v parent ok %v gi %d ci %d; want gi %d ci %d", is, p == parent, g, c, gi, ci)
-	}
-	if !strings.HasSuffix(name, " MIG "+profile) || !strings.HasPrefix(id, "MIG-") || id != nvmlmock.MIGUUID("dgxa100", 1, gi, ci) {
-		t.Errorf("MIG handle name %q uuid %q; want profile %s", name, id, profile)
-	}
+	assert.True(t, is, "MIG handle: IsMigDeviceHandle")
+	assert.True(t, p == parent, "MIG handle: parent")
+	assert.Equal(t, gi, g, "MIG handle: gi")
+	assert.Equal(t, ci, c, "MIG handle: ci")
+	assert.True(t, strings.HasSuffix(name, " MIG "+profile), "MIG handle name %q; want profile %s", name, profile)
+	assert.True(t, strings.HasPrefix(id, "MIG-"), "MIG handle uuid %q", id)
+	assert.Equal(t, nvmlmock.MIGUUID("dgxa100", 1, gi, ci), id, "MIG handle uuid")
 	giHandle, ret := parent.GetGpuInstanceById(gi)
-	if ret != nvml.SUCCESS {
-		t.Fatalf("GetGpuInstanceById(%d): %v", gi, ret)
-	}
-	if info, _ := giHandle.GetInfo(); int(info.Id) != gi {
-		t.Errorf("GPU instance %d reports id %d", gi, info.Id)
-	}
-	if _, ret := giHandle.GetComputeInstanceById(ci); ret != nvml.SUCCESS {
-		t.Errorf("GetComputeInstanceById(%d): %v", ci, ret)
-	}
+	require.Equal(t, nvml.SUCCESS, ret, "GetGpuInstanceById(%d)", gi)
+	info, _ := giHandle.GetInfo()
+	assert.Equal(t, gi, int(info.Id), "GPU instance %d reports id", gi)
+	_, ret = giHandle.GetComputeInstanceById(ci)
+	assert.Equal(t, nvml.SUCCESS, ret, "GetComputeInstanceById(%d)", ci)
 }
 
 // TestProfileNames creates every GPU instance profile of every board by the
@@ -90,15 +83,14 @@ func TestProfileNames(t *testing.T) {
 		t.Run(machine, func(t *testing.T) {
 			t.Parallel()
 			for _, p := range profiles {
-				s := mustNew(t, machine, &nvmlmock.Options{MIG: map[int][]string{0: {p}}})
-				gpu, _ := s.DeviceGetHandleByIndex(0)
-				h, ret := gpu.GetMigDeviceHandleByIndex(0)
-				if ret != nvml.SUCCESS {
-					t.Fatalf("%s: %v", p, ret)
-				}
-				if name, _ := h.GetName(); !strings.HasSuffix(name, " MIG "+p) {
-					t.Errorf("%s: name %q", p, name)
-				}
+				t.Run(p, func(t *testing.T) {
+					s := mustNew(t, machine, &nvmlmock.Options{MIG: map[int][]string{0: {p}}})
+					gpu, _ := s.DeviceGetHandleByIndex(0)
+					h, ret := gpu.GetMigDeviceHandleByIndex(0)
+					require.Equal(t, nvml.SUCCESS, ret, "%s", p)
+					name, _ := h.GetName()
+					assert.True(t, strings.HasSuffix(name, " MIG "+p), "%s: name %q", p, name)
+				})
 			}
 		})
 	}
@@ -109,36 +101,36 @@ func TestComputeInstanceProfile(t *testing.T) {
 	gpu, _ := s.DeviceGetHandleByIndex(3)
 	h, _ := gpu.GetMigDeviceHandleByIndex(0)
 	a, ret := h.GetAttributes()
-	if ret != nvml.SUCCESS || a.GpuInstanceSliceCount != 3 || a.ComputeInstanceSliceCount != 1 || a.MemorySizeMB != 40960 {
-		t.Errorf("attributes %+v %v", a, ret)
-	}
+	require.Equal(t, nvml.SUCCESS, ret, "attributes")
+	assert.Equal(t, uint32(3), a.GpuInstanceSliceCount, "attributes %+v", a)
+	assert.Equal(t, uint32(1), a.ComputeInstanceSliceCount, "attributes %+v", a)
+	assert.Equal(t, uint64(40960), a.MemorySizeMB, "attributes %+v", a)
 }
 
 func TestMIGLayoutErrors(t *testing.T) {
 	for _, tc := range []struct {
+		name   string
 		layout map[int][]string
 		want   string
 	}{
-		{map[int][]string{0: {"5g.25gb"}}, `unknown MIG profile "5g.25gb"`},
-		{map[int][]string{0: {"3g.20gb", "3g.20gb", "3g.20gb"}}, `no free placement for MIG profile "3g.20gb"`},
-		{map[int][]string{0: {"7g.40gb", "1g.5gb"}}, `no free placement`},
-		{map[int][]string{0: {"5c.3g.20gb"}}, `no 5-slice compute instance`},
-		{map[int][]string{8: {}}, "MIG layout names GPU 8; the machine has 8"},
+		{"unknown profile", map[int][]string{0: {"5g.25gb"}}, `unknown MIG profile "5g.25gb"`},
+		{"three 3g", map[int][]string{0: {"3g.20gb", "3g.20gb", "3g.20gb"}}, `no free placement for MIG profile "3g.20gb"`},
+		{"7g then 1g", map[int][]string{0: {"7g.40gb", "1g.5gb"}}, `no free placement`},
+		{"5-slice compute", map[int][]string{0: {"5c.3g.20gb"}}, `no 5-slice compute instance`},
+		{"GPU out of range", map[int][]string{8: {}}, "MIG layout names GPU 8; the machine has 8"},
 	} {
-		_, err := nvmlmock.New("dgxa100", &nvmlmock.Options{MIG: tc.layout})
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%v: err %v, want %q", tc.layout, err, tc.want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := nvmlmock.New("dgxa100", &nvmlmock.Options{MIG: tc.layout})
+			assert.ErrorContains(t, err, tc.want, "%v", tc.layout)
+		})
 	}
 }
 
 func TestMIGEnabledWithoutDevices(t *testing.T) {
 	s := mustNew(t, "dgxh200", &nvmlmock.Options{MIG: map[int][]string{2: nil}})
 	gpu, _ := s.DeviceGetHandleByIndex(2)
-	if cur, _, _ := gpu.GetMigMode(); cur != nvml.DEVICE_MIG_ENABLE {
-		t.Errorf("MIG mode %d", cur)
-	}
-	if _, ret := gpu.GetMigDeviceHandleByIndex(0); ret != nvml.ERROR_NOT_FOUND {
-		t.Errorf("GetMigDeviceHandleByIndex(0) = %v", ret)
-	}
+	cur, _, _ := gpu.GetMigMode()
+	assert.Equal(t, nvml.DEVICE_MIG_ENABLE, cur, "MIG mode")
+	_, ret := gpu.GetMigDeviceHandleByIndex(0)
+	assert.Equal(t, nvml.ERROR_NOT_FOUND, ret, "GetMigDeviceHandleByIndex(0)")
 }

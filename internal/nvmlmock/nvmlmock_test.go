@@ -3,12 +3,13 @@
 package nvmlmock_test
 
 import (
-	"errors"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/internal/nvmlmock"
 )
@@ -16,9 +17,7 @@ import (
 func mustNew(t *testing.T, machine string, opts *nvmlmock.Options) nvml.Interface {
 	t.Helper()
 	s, err := nvmlmock.New(machine, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "New(%q)", machine)
 	return s
 }
 
@@ -41,9 +40,8 @@ func TestGPUsAreStableAndDistinct(t *testing.T) {
 			t.Parallel()
 			a, b := mustNew(t, machine, nil), mustNew(t, machine, nil)
 			n, ret := a.DeviceGetCount()
-			if ret != nvml.SUCCESS || n != 8 {
-				t.Fatalf("DeviceGetCount = %d, %v; want 8", n, ret)
-			}
+			require.Equal(t, nvml.SUCCESS, ret, "DeviceGetCount")
+			require.Equal(t, 8, n, "DeviceGetCount")
 			seen := map[string]bool{}
 			for i := range n {
 				da, _ := a.DeviceGetHandleByIndex(i)
@@ -51,20 +49,17 @@ func TestGPUsAreStableAndDistinct(t *testing.T) {
 				ua, _ := da.GetUUID()
 				ub, _ := db.GetUUID()
 				pa, ret := da.GetPciInfo()
-				if ret != nvml.SUCCESS {
-					t.Fatalf("GetPciInfo(%d): %v", i, ret)
-				}
-				if ua != ub || !uuidRE.MatchString(ua) || ua != nvmlmock.GPUUUID(machine, i) {
-					t.Errorf("GPU %d UUID %q / %q: not stable or malformed", i, ua, ub)
-				}
+				require.Equal(t, nvml.SUCCESS, ret, "GetPciInfo(%d)", i)
+				assert.Equal(t, ua, ub, "GPU %d UUID not stable", i)
+				assert.Regexp(t, uuidRE, ua, "GPU %d UUID malformed", i)
+				assert.Equal(t, nvmlmock.GPUUUID(machine, i), ua, "GPU %d UUID", i)
 				bus := cstr(pa.BusId[:])
-				if !regexp.MustCompile(`^00000000:[0-9A-F]{2}:00\.0$`).MatchString(bus) ||
-					cstr(pa.BusIdLegacy[:]) != bus[4:] || pa.Domain != 0 || pa.Device != 0 {
-					t.Errorf("GPU %d PCI %q legacy %q bus %#x", i, bus, cstr(pa.BusIdLegacy[:]), pa.Bus)
-				}
-				if seen[ua] || seen[bus] {
-					t.Errorf("GPU %d repeats UUID or bus id %s %s", i, ua, bus)
-				}
+				require.Regexp(t, `^00000000:[0-9A-F]{2}:00\.0$`, bus, "GPU %d PCI bus id", i)
+				assert.Equal(t, bus[4:], cstr(pa.BusIdLegacy[:]), "GPU %d PCI %q legacy", i, bus)
+				assert.Zero(t, pa.Domain, "GPU %d PCI %q domain", i, bus)
+				assert.Zero(t, pa.Device, "GPU %d PCI %q device (bus %#x)", i, bus, pa.Bus)
+				assert.False(t, seen[ua], "GPU %d repeats UUID %s", i, ua)
+				assert.False(t, seen[bus], "GPU %d repeats bus id %s", i, bus)
 				seen[ua], seen[bus] = true, true
 			}
 		})
@@ -75,40 +70,42 @@ func TestBusIDLookup(t *testing.T) {
 	s := mustNew(t, "dgxa100", nil)
 	want, _ := s.DeviceGetHandleByIndex(1)
 	for _, id := range []string{"00000000:0F:00.0", "0000:0f:00.0", "0:f:0.0"} {
-		d, ret := s.DeviceGetHandleByPciBusId(id)
-		if ret != nvml.SUCCESS || d != want {
-			t.Errorf("DeviceGetHandleByPciBusId(%q) = %v, %v; want GPU 1", id, d, ret)
-		}
+		t.Run(id, func(t *testing.T) {
+			d, ret := s.DeviceGetHandleByPciBusId(id)
+			assert.Equal(t, nvml.SUCCESS, ret, "DeviceGetHandleByPciBusId(%q)", id)
+			assert.True(t, d == want, "DeviceGetHandleByPciBusId(%q) = %v; want GPU 1", id, d)
+		})
 	}
-	if _, ret := s.DeviceGetHandleByPciBusId("0000:0e:00.0"); ret != nvml.ERROR_NOT_FOUND {
-		t.Errorf("absent bus id: %v, want ERROR_NOT_FOUND", ret)
-	}
+	_, ret := s.DeviceGetHandleByPciBusId("0000:0e:00.0")
+	assert.Equal(t, nvml.ERROR_NOT_FOUND, ret, "absent bus id")
 }
 
 func TestVersions(t *testing.T) {
 	for _, tc := range []struct {
+		name         string
 		opts         *nvmlmock.Options
 		driver, nvml string
 		cuda         int
 	}{
-		{nil, "550.54.15", "12.550.54.15", 12040},
-		{&nvmlmock.Options{DriverVersion: "560.35.03"}, "560.35.03", "12.560.35.03", 12060},
-		{&nvmlmock.Options{DriverVersion: "580.65.06"}, "580.65.06", "13.580.65.06", 13000},
-		{&nvmlmock.Options{DriverVersion: "999.1", CUDADriverVersion: 12090}, "999.1", "12.999.1", 12090},
+		{"default", nil, "550.54.15", "12.550.54.15", 12040},
+		{"560", &nvmlmock.Options{DriverVersion: "560.35.03"}, "560.35.03", "12.560.35.03", 12060},
+		{"580", &nvmlmock.Options{DriverVersion: "580.65.06"}, "580.65.06", "13.580.65.06", 13000},
+		{"explicit CUDA", &nvmlmock.Options{DriverVersion: "999.1", CUDADriverVersion: 12090}, "999.1", "12.999.1", 12090},
 	} {
-		s := mustNew(t, "dgxb200", tc.opts)
-		d, _ := s.SystemGetDriverVersion()
-		n, _ := s.SystemGetNVMLVersion()
-		c, _ := s.SystemGetCudaDriverVersion()
-		if d != tc.driver || n != tc.nvml || c != tc.cuda {
-			t.Errorf("%+v: driver %q nvml %q cuda %d; want %q %q %d", tc.opts, d, n, c, tc.driver, tc.nvml, tc.cuda)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			s := mustNew(t, "dgxb200", tc.opts)
+			d, _ := s.SystemGetDriverVersion()
+			n, _ := s.SystemGetNVMLVersion()
+			c, _ := s.SystemGetCudaDriverVersion()
+			assert.Equal(t, tc.driver, d, "%+v: driver", tc.opts)
+			assert.Equal(t, tc.nvml, n, "%+v: nvml", tc.opts)
+			assert.Equal(t, tc.cuda, c, "%+v: cuda", tc.opts)
+		})
 	}
 }
 
 func TestUnknownMachine(t *testing.T) {
 	_, err := nvmlmock.New("dgx1", nil)
-	if !errors.Is(err, nvmlmock.ErrUnknownMachine) || !strings.Contains(err.Error(), `"dgx1"`) {
-		t.Fatalf("err = %v", err)
-	}
+	require.ErrorIs(t, err, nvmlmock.ErrUnknownMachine)
+	require.ErrorContains(t, err, `"dgx1"`)
 }
