@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/internal/fakenvml"
 	"github.com/go-nvc/nvc/internal/testutil"
@@ -22,9 +25,7 @@ func writeDriverHost(t testing.TB, o Options) *Host {
 		o.NVML = dgxa100(t)
 	}
 	h := &Host{Root: t.TempDir(), NVML: o.NVML, DriverVersion: o.DriverVersion, Layout: o.Layout}
-	if err := writeDriver(h, o); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, writeDriver(h, o), "writeDriver")
 	return h
 }
 
@@ -32,9 +33,7 @@ func writeDriverHost(t testing.TB, o Options) *Host {
 func dgxa100(t testing.TB) devices.NVMLInterface {
 	t.Helper()
 	n, err := fakenvml.New("dgxa100", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "fakenvml.New")
 	return n
 }
 
@@ -43,9 +42,7 @@ func dgxa100(t testing.TB) devices.NVMLInterface {
 func glibcEntries(t *testing.T, root string) []string {
 	t.Helper()
 	out, err := exec.Command(testutil.GlibcLdconfig(t), "-X", "-r", root, "-C", "/glibc-ld.so.cache").CombinedOutput()
-	if err != nil {
-		t.Fatalf("ldconfig -r %s: %v\n%s", root, err, out)
-	}
+	require.NoError(t, err, "ldconfig -r %s\n%s", root, out)
 	return testutil.LdconfigEntries(t, filepath.Join(root, "glibc-ld.so.cache"))
 }
 
@@ -64,9 +61,8 @@ func TestDriverCacheAgreesWithGlibc(t *testing.T) {
 				"libnvidia-cfg.so.1 (libc6,x86-64) => /" + legacyDir + "/libnvidia-cfg.so.1",
 			}
 			rest := slices.DeleteFunc(slices.Clone(ours), func(l string) bool { return slices.Contains(stale, l) })
-			if len(ours)-len(rest) != len(stale) || !slices.Equal(rest, glibc) {
-				t.Errorf("ldconfig -p of our cache\n%s\nof glibc's, built from the same tree\n%s", strings.Join(ours, "\n"), strings.Join(glibc, "\n"))
-			}
+			assert.Len(t, stale, len(ours)-len(rest), "stale entries in our cache\n%s", strings.Join(ours, "\n"))
+			assert.Equal(t, glibc, rest, "ldconfig -p of our cache\n%s\nof glibc's, built from the same tree\n%s", strings.Join(ours, "\n"), strings.Join(glibc, "\n"))
 			lib, lib32 := "/lib/x86_64-linux-gnu", "/lib/i386-linux-gnu"
 			if lay == Fedora {
 				lib, lib32 = "/lib64", "/lib"
@@ -78,9 +74,7 @@ func TestDriverCacheAgreesWithGlibc(t *testing.T) {
 				"libnvidia-glcore.so." + h.DriverVersion + " (libc6,x86-64) => " + lib + "/libnvidia-glcore.so." + h.DriverVersion,
 				"libGL.so.1 (libc6,x86-64) => " + h.LibDir + "/mesa/libGL.so.1",
 			} {
-				if !slices.Contains(ours, want) {
-					t.Errorf("our cache lacks %q", want)
-				}
+				assert.Contains(t, ours, want, "our cache lacks %q", want)
 			}
 		})
 	}
@@ -106,23 +100,22 @@ func TestDriverLibrariesAreRealELF(t *testing.T) {
 		{h.LibDir + "/vdpau/libvdpau_nvidia.so.1", "libvdpau_nvidia.so.1", elf.ELFCLASS64, ""},
 		{h.LibDir + "/mesa/libGL.so.1", "libGL.so.1", elf.ELFCLASS64, ""},
 	} {
-		f, err := elf.Open(filepath.Join(h.Root, tc.path))
-		if err != nil {
-			t.Errorf("%s: %v", tc.path, err)
-			continue
-		}
-		soname, _ := f.DynString(elf.DT_SONAME)
-		needed, _ := f.DynString(elf.DT_NEEDED)
-		if len(soname) != 1 || soname[0] != tc.soname || f.Class != tc.class {
-			t.Errorf("%s: SONAME %q class %v, want %q %v", tc.path, soname, f.Class, tc.soname, tc.class)
-		}
-		if !slices.Contains(needed, "libc.so.6") || (tc.needs != "" && !slices.Contains(needed, tc.needs)) {
-			t.Errorf("%s: NEEDED %q, want libc.so.6 and %q", tc.path, needed, tc.needs)
-		}
-		if strings.Contains(tc.path, "mesa") && slices.ContainsFunc(needed, func(s string) bool { return strings.HasPrefix(s, "libnvidia-") }) {
-			t.Errorf("%s: the Mesa decoy needs %q", tc.path, needed)
-		}
-		f.Close()
+		t.Run(tc.path, func(t *testing.T) {
+			f, err := elf.Open(filepath.Join(h.Root, tc.path))
+			require.NoError(t, err, tc.path)
+			defer f.Close()
+			soname, _ := f.DynString(elf.DT_SONAME)
+			needed, _ := f.DynString(elf.DT_NEEDED)
+			assert.Equal(t, []string{tc.soname}, soname, "%s: SONAME", tc.path)
+			assert.Equal(t, tc.class, f.Class, "%s: class", tc.path)
+			assert.Contains(t, needed, "libc.so.6", "%s: NEEDED", tc.path)
+			if tc.needs != "" {
+				assert.Contains(t, needed, tc.needs, "%s: NEEDED", tc.path)
+			}
+			if strings.Contains(tc.path, "mesa") {
+				assert.False(t, slices.ContainsFunc(needed, func(s string) bool { return strings.HasPrefix(s, "libnvidia-") }), "%s: the Mesa decoy needs %q", tc.path, needed)
+			}
+		})
 	}
 }
 
@@ -136,10 +129,11 @@ func TestDriverTLSNote(t *testing.T) {
 		"/" + legacyDir + "/libnvidia-tls.so." + h.DriverVersion:        "ABI: 2.2.5",
 		h.LibDir + "/libnvidia-tls.so." + decoyVersion(h.DriverVersion): "ABI: 2.3.99",
 	} {
-		out, err := exec.Command(readelf, "-n", filepath.Join(h.Root, p)).CombinedOutput()
-		if err != nil || !strings.Contains(string(out), "OS: Linux, "+want) {
-			t.Errorf("readelf -n %s: %v, want %q in\n%s", p, err, want, out)
-		}
+		t.Run(p, func(t *testing.T) {
+			out, err := exec.Command(readelf, "-n", filepath.Join(h.Root, p)).CombinedOutput()
+			require.NoError(t, err, "readelf -n %s\n%s", p, out)
+			assert.Contains(t, string(out), "OS: Linux, "+want, "readelf -n %s", p)
+		})
 	}
 }
 
@@ -148,13 +142,14 @@ func TestDriverHostFields(t *testing.T) {
 		Debian: {"/usr/lib/x86_64-linux-gnu", "/usr/lib/i386-linux-gnu"},
 		Fedora: {"/usr/lib64", "/usr/lib"},
 	} {
-		h := writeDriverHost(t, Options{Layout: lay, DriverVersion: "560.35.03"})
-		if h.LibDir != want[0] || h.Lib32Dir != want[1] || h.CUDAVersion != "12.4" {
-			t.Errorf("%s: LibDir %q Lib32Dir %q CUDAVersion %q, want %q %q 12.4", lay, h.LibDir, h.Lib32Dir, h.CUDAVersion, want[0], want[1])
-		}
-		if _, err := os.Stat(filepath.Join(h.Root, h.LibDir, "libcuda.so.560.35.03")); err != nil {
-			t.Error(err)
-		}
+		t.Run(string(lay), func(t *testing.T) {
+			h := writeDriverHost(t, Options{Layout: lay, DriverVersion: "560.35.03"})
+			assert.Equal(t, want[0], h.LibDir, "%s: LibDir", lay)
+			assert.Equal(t, want[1], h.Lib32Dir, "%s: Lib32Dir", lay)
+			assert.Equal(t, "12.4", h.CUDAVersion, "%s: CUDAVersion", lay)
+			_, err := os.Stat(filepath.Join(h.Root, h.LibDir, "libcuda.so.560.35.03"))
+			assert.NoError(t, err)
+		})
 	}
 }
 

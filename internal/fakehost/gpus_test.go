@@ -1,12 +1,16 @@
 package fakehost
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/internal/fakenvml"
@@ -18,21 +22,15 @@ func gpuHost(t *testing.T, o Options) *Host {
 	t.Helper()
 	o = withDefaults(&o)
 	h, err := newHost(t.TempDir(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := writeGPUs(h, o); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "newHost")
+	require.NoError(t, writeGPUs(h, o), "writeGPUs")
 	return h
 }
 
 func readFile(t *testing.T, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return string(b)
 }
 
@@ -51,22 +49,15 @@ func TestGPUInformation(t *testing.T) {
 		"Device Minor: \t 1\n" +
 		"GPU Firmware: \t 550.54.15\n" +
 		"GPU Excluded:\t No\n"
-	if got != want {
-		t.Errorf("information:\n%q\nwant\n%q", got, want)
-	}
+	assert.Equal(t, want, got, "information")
 	ents, _ := os.ReadDir(filepath.Join(h.ProcRoot, "driver/nvidia/gpus"))
-	if len(ents) != 8 {
-		t.Errorf("%d GPU dirs, want 8", len(ents))
-	}
+	assert.Len(t, ents, 8, "GPU dirs")
 	v := readFile(t, filepath.Join(h.ProcRoot, "driver/nvidia/version"))
-	if !strings.HasPrefix(v, "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  ") || !strings.Contains(v, "\nGCC version:  gcc version") {
-		t.Errorf("version file %q", v)
-	}
+	assert.True(t, strings.HasPrefix(v, "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  "), "version file %q", v)
+	assert.Contains(t, v, "\nGCC version:  gcc version", "version file")
 	p := readFile(t, filepath.Join(h.ProcRoot, "driver/nvidia/params"))
 	for _, kv := range []string{"ModifyDeviceFiles: 1\n", "DeviceFileUID: 0\n", "DeviceFileGID: 0\n", "DeviceFileMode: 438\n"} {
-		if !strings.Contains(p, kv) {
-			t.Errorf("params lacks %q", kv)
-		}
+		assert.Contains(t, p, kv, "params lacks %q", kv)
 	}
 }
 
@@ -76,19 +67,13 @@ func TestMIGMinors(t *testing.T) {
 	t.Parallel()
 	h := gpuHost(t, Options{})
 	lines := strings.Split(strings.TrimSuffix(readFile(t, filepath.Join(h.ProcRoot, "driver/nvidia-caps/mig-minors")), "\n"), "\n")
-	if len(lines) != 2+32*15*9 {
-		t.Errorf("%d lines", len(lines))
-	}
+	require.Len(t, lines, 2+32*15*9, "mig-minors lines")
 	for i, want := range map[int]string{0: "config 1", 1: "monitor 2", 2: "gpu0/gi0/access 3", 3: "gpu0/gi0/ci0/access 4", 136: "gpu0/gi14/ci7/access 137", 137: "gpu1/gi0/access 138"} {
-		if lines[i] != want {
-			t.Errorf("line %d = %q, want %q", i, lines[i], want)
-		}
+		assert.Equal(t, want, lines[i], "line %d", i)
 	}
 	all := strings.Join(lines, "\n") + "\n"
 	for _, want := range []string{"\ngpu3/gi3/ci3/access 439\n", "\ngpu6/gi11/ci7/access 920\n", "\ngpu31/gi14/ci7/access 4322\n"} {
-		if !strings.Contains(all, want) {
-			t.Errorf("mig-minors lacks %q", want)
-		}
+		assert.Contains(t, all, want, "mig-minors lacks %q", want)
 	}
 }
 
@@ -103,22 +88,15 @@ func TestMIGCapsAndNodes(t *testing.T) {
 		"driver/nvidia/capabilities/mig/config":              "DeviceFileMinor: 1\nDeviceFileMode: 256\nDeviceFileModify: 1\n",
 		"driver/nvidia/capabilities/mig/monitor":             "DeviceFileMinor: 2\nDeviceFileMode: 292\nDeviceFileModify: 1\n",
 	} {
-		if got := readFile(t, filepath.Join(h.ProcRoot, path)); got != want {
-			t.Errorf("%s = %q, want %q", path, got, want)
-		}
+		assert.Equal(t, want, readFile(t, filepath.Join(h.ProcRoot, path)), path)
 	}
 	gis, _ := filepath.Glob(filepath.Join(h.ProcRoot, "driver/nvidia/capabilities/gpu*/mig/gi*"))
-	if len(gis) != 2 {
-		t.Errorf("GI dirs %v, want gpu1's two", gis)
-	}
-	if _, err := os.Stat(filepath.Join(h.ProcRoot, "driver/nvidia/capabilities/gpu0/mig")); err != nil {
-		t.Errorf("MIG-capable GPU 0 has no caps dir: %v", err)
-	}
+	assert.Len(t, gis, 2, "GI dirs, want gpu1's two")
+	_, err := os.Stat(filepath.Join(h.ProcRoot, "driver/nvidia/capabilities/gpu0/mig"))
+	assert.NoError(t, err, "MIG-capable GPU 0 has no caps dir")
 	// Without RealNodes the nodes are marker files.
 	for node, want := range map[string]string{"nvidia-caps/nvidia-cap201": "char 511:201\n", "nvidia7": "char 195:7\n", "nvidia-caps-imex-channels/channel0": "char 234:0\n"} {
-		if got := readFile(t, filepath.Join(h.DevRoot, node)); got != want {
-			t.Errorf("%s = %q, want %q", node, got, want)
-		}
+		assert.Equal(t, want, readFile(t, filepath.Join(h.DevRoot, node)), node)
 	}
 }
 
@@ -133,26 +111,22 @@ func TestRealNodes(t *testing.T) {
 		"nvidia-caps/nvidia-cap3": {511, 3, 0o444}, "nvidia-caps/nvidia-cap4": {511, 4, 0o444},
 		"nvidia-caps-imex-channels/channel2": {234, 2, 0o666},
 	} {
-		var st unix.Stat_t
-		if err := unix.Lstat(filepath.Join(h.DevRoot, node), &st); err != nil {
-			t.Errorf("%s: %v", node, err)
-			continue
-		}
-		got := [3]uint32{unix.Major(st.Rdev), unix.Minor(st.Rdev), st.Mode & 0o7777}
-		if st.Mode&unix.S_IFMT != unix.S_IFCHR || got != want {
-			t.Errorf("%s: mode %o rdev %d:%d, want char %v", node, st.Mode, got[0], got[1], want)
-		}
+		t.Run(node, func(t *testing.T) {
+			var st unix.Stat_t
+			require.NoError(t, unix.Lstat(filepath.Join(h.DevRoot, node), &st), node)
+			got := [3]uint32{unix.Major(st.Rdev), unix.Minor(st.Rdev), st.Mode & 0o7777}
+			assert.Equal(t, uint32(unix.S_IFCHR), st.Mode&unix.S_IFMT, "%s: mode %o, want char", node, st.Mode)
+			assert.Equal(t, want, got, "%s: major, minor, permissions", node)
+		})
 	}
-	if _, err := os.Lstat(filepath.Join(h.DevRoot, "nvidia-caps-imex-channels/channel3")); !os.IsNotExist(err) {
-		t.Errorf("channel3 exists (err %v); want 3 channels", err)
-	}
+	_, err := os.Lstat(filepath.Join(h.DevRoot, "nvidia-caps-imex-channels/channel3"))
+	assert.ErrorIs(t, err, fs.ErrNotExist, "channel3 exists; want 3 channels")
 }
 
 func TestNoIMEXChannels(t *testing.T) {
 	h := gpuHost(t, Options{IMEXChannels: -1})
-	if _, err := os.Lstat(filepath.Join(h.DevRoot, "nvidia-caps-imex-channels")); !os.IsNotExist(err) {
-		t.Errorf("IMEX channel dir exists (err %v)", err)
-	}
+	_, err := os.Lstat(filepath.Join(h.DevRoot, "nvidia-caps-imex-channels"))
+	assert.ErrorIs(t, err, fs.ErrNotExist, "IMEX channel dir exists")
 }
 
 func TestUnwiredMockRefused(t *testing.T) {
@@ -160,9 +134,7 @@ func TestUnwiredMockRefused(t *testing.T) {
 	// the device id), so its trees would collide.
 	h := &Host{Root: t.TempDir(), NVML: busZeroNVML{dgxa100(t)}, DriverVersion: DefaultDriverVersion}
 	err := writeGPUs(h, withDefaults(nil))
-	if err == nil || !strings.Contains(err.Error(), "share PCI bus id 0000:00:00.0") {
-		t.Fatalf("err = %v", err)
-	}
+	require.ErrorContains(t, err, "share PCI bus id 0000:00:00.0")
 }
 
 // busZeroNVML puts every GPU at PCI bus 0, as go-nvml's unwired mocks do.
