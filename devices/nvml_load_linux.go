@@ -57,6 +57,9 @@ var nvmlLibDirs = []string{
 
 const nvmlSoname = "libnvidia-ml.so.1"
 
+// canLoadNVML: a cgo build loads libnvidia-ml.so.1 through go-nvml.
+const canLoadNVML = true
+
 // loadedNVML is libnvidia-ml.so.1 loaded for one Discover call.
 type loadedNVML struct {
 	api   NVMLInterface

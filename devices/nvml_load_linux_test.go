@@ -15,68 +15,14 @@ import (
 	"time"
 
 	"github.com/go-nvc/nvc/devices"
-	"github.com/go-nvc/nvc/internal/testutil"
+	"github.com/go-nvc/nvc/internal/fakenvmllib"
 )
 
-// fakeNVMLSource is a stand-in libnvidia-ml.so.1. VERSION is the driver
-// version it reports; a constructor appends it to MARK, so a test sees
-// which file was loaded. PARTIAL keeps only nvmlInit_v2; NO_MIG leaves out
-// the architecture and MIG functions of drivers before R450. It has one
-// GPU: minor 0, bus 0000:07:00.0, Tesla, compute capability 8.0.
-const fakeNVMLSource = `
-#include <fcntl.h>
-#include <string.h>
-#include <unistd.h>
-__attribute__((constructor)) static void mark(void) {
-	int fd = open(MARK, O_WRONLY | O_CREAT | O_APPEND, 0644);
-	if (fd >= 0) { (void)!write(fd, VERSION "\n", strlen(VERSION) + 1); close(fd); }
-}
-int nvmlInit_v2(void) { return 0; }
-#ifndef PARTIAL
-static int dev;
-int nvmlShutdown(void) { return 0; }
-const char *nvmlErrorString(int r) { return "fake NVML error"; }
-int nvmlSystemGetDriverVersion(char *v, unsigned n) { strncpy(v, VERSION, n); return 0; }
-int nvmlSystemGetCudaDriverVersion(int *v) { *v = 12040; return 0; }
-int nvmlDeviceGetCount_v2(unsigned *n) { *n = 1; return 0; }
-int nvmlDeviceGetHandleByIndex_v2(unsigned i, void **d) { *d = &dev; return i == 0 ? 0 : 2; }
-int nvmlDeviceGetMinorNumber(void *d, unsigned *m) { *m = 0; return 0; }
-int nvmlDeviceGetUUID(void *d, char *u, unsigned n) { strncpy(u, "GPU-fake", n); return 0; }
-int nvmlDeviceGetPciInfo_v3(void *d, unsigned char *p) {
-	unsigned loc[3] = {0, 7, 0};
-	memset(p, 0, 68); memcpy(p + 16, loc, sizeof loc); return 0;
-}
-int nvmlDeviceGetName(void *d, char *s, unsigned n) { strncpy(s, "Fake GPU", n); return 0; }
-int nvmlDeviceGetBrand(void *d, int *b) { *b = 2; return 0; }
-int nvmlDeviceGetCudaComputeCapability(void *d, int *maj, int *min) { *maj = 8; *min = 0; return 0; }
-#ifndef NO_MIG
-int nvmlDeviceGetArchitecture(void *d, unsigned *a) { *a = 7; return 0; }
-int nvmlDeviceGetMigMode(void *d, unsigned *c, unsigned *p) { *c = *p = 0; return 0; }
-int nvmlDeviceGetMaxMigDeviceCount(void *d, unsigned *n) { *n = 0; return 0; }
-int nvmlDeviceGetMigDeviceHandleByIndex(void *d, unsigned i, void **m) { return 6; }
-int nvmlDeviceGetGpuInstanceId(void *d, unsigned *i) { return 3; }
-int nvmlDeviceGetComputeInstanceId(void *d, unsigned *i) { return 3; }
-int nvmlDeviceGetAttributes_v2(void *d, void *a) { return 3; }
-#endif
-#endif
-`
-
-// buildFakeNVML compiles the fake NVML into path with the given driver
-// version, marker file and extra defines.
+// buildFakeNVML compiles the fake NVML (internal/fakenvmllib) into path
+// with the given driver version, marker file and extra defines.
 func buildFakeNVML(t *testing.T, path, version, mark string, defines ...string) {
 	t.Helper()
-	gcc := testutil.RequireCommand(t, "gcc")
-	src := filepath.Join(t.TempDir(), "nvml.c")
-	must(t, os.WriteFile(src, []byte(fakeNVMLSource), 0o644))
-	must(t, os.MkdirAll(filepath.Dir(path), 0o755))
-	args := []string{"-shared", "-fPIC", "-o", path, src, "-Wl,-soname,libnvidia-ml.so.1",
-		fmt.Sprintf("-DVERSION=%q", version), fmt.Sprintf("-DMARK=%q", mark)}
-	for _, d := range defines {
-		args = append(args, "-D"+d)
-	}
-	if out, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
+	fakenvmllib.Build(t, path, fakenvmllib.Options{Version: version, Mark: mark, Defines: defines})
 }
 
 // childResult is what TestDiscoverChild prints.

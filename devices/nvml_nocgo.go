@@ -4,6 +4,9 @@ package devices
 
 import "errors"
 
+// canLoadNVML: a build without cgo cannot load libnvidia-ml.so.1.
+const canLoadNVML = false
+
 // errNoCgo is why a build without cgo has no NVML of its own: go-nvml,
 // which loads libnvidia-ml.so.1, needs cgo.
 var errNoCgo = errors.New("built without cgo: libnvidia-ml.so.1 cannot be loaded (inject Options.NVML, or use Backend Procfs)")

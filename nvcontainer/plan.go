@@ -16,6 +16,10 @@ const PlanVersion = 1
 type Host struct {
 	Driver  *driver.Driver
 	Devices *devices.Host
+	// NVML, when set, is the NVML to hand PlanOptions.NVML for plans of
+	// this host: [PrepareHostFor] sets it to an NVML loaded only on first
+	// use. Nil: none.
+	NVML devices.NVMLInterface
 }
 
 // PlanOptions are the configure options that are not part of a request

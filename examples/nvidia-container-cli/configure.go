@@ -123,10 +123,15 @@ func checkContainer(ctr nvcontainer.Container, procRoot string) error {
 }
 
 func makePlan(g *globals, o *configureOptions, req *nvcontainer.Request, ctr nvcontainer.Container) (*nvcontainer.Plan, error) {
-	h, err := g.openHost(&o.driver, req.IMEXChannels)
+	fast := req // configure: NVML only when needed; --dry-run prints the plan with NVML's CUDA version
+	if o.dryRun {
+		fast = nil
+	}
+	h, err := g.openHost(&o.driver, req.IMEXChannels, fast)
 	if err != nil {
 		return nil, err
 	}
+	o.plan.NVML = h.NVML
 	plan, err := nvcontainer.NewPlan(h, req, ctr, &o.plan)
 	if err != nil {
 		return nil, nvcontainer.CLIErrorFor(err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/nvcontainer"
 	"github.com/go-nvc/nvc/nvcontainer/nvctest"
@@ -132,8 +133,10 @@ func machineNames() string {
 // openHost opens the driver and discovers the devices, first creating
 // missing nodes with --load-kmods. cmd carries the command's driver
 // options (--no-persistenced, --no-fabricmanager, --no-gsp-firmware; nil:
-// none).
-func (g *globals) openHost(cmd *driver.Options, imex []uint32) (*nvcontainer.Host, error) {
+// none). With a request (configure), the devices are discovered as
+// nvcontainer.PrepareHostFor does, without starting NVML; without one
+// (info, list, configure --dry-run), NVML first.
+func (g *globals) openHost(cmd *driver.Options, imex []uint32, req *nvcontainer.Request) (*nvcontainer.Host, error) {
 	d, err := g.driverOptions()
 	if err != nil {
 		return nil, fail("input error", err)
@@ -144,8 +147,14 @@ func (g *globals) openHost(cmd *driver.Options, imex []uint32) (*nvcontainer.Hos
 	if g.noIMEX {
 		imex = nil
 	}
-	h, rep, err := nvcontainer.PrepareHost(context.Background(), &nvcontainer.HostOptions{Driver: d,
-		LoadModules: g.loadKmods && g.simulate == "", IMEXChannels: imex})
+	ho := &nvcontainer.HostOptions{Driver: d, LoadModules: g.loadKmods && g.simulate == "", IMEXChannels: imex}
+	var h *nvcontainer.Host
+	var rep *devices.NodeReport
+	if req != nil {
+		h, rep, err = nvcontainer.PrepareHostFor(context.Background(), ho, req)
+	} else {
+		h, rep, err = nvcontainer.PrepareHost(context.Background(), ho)
+	}
 	if rep != nil {
 		g.log.Info("kernel modules", "skipped", rep.Skipped, "loaded", rep.Loaded, "created", len(rep.Created))
 		for _, w := range rep.Warnings {

@@ -23,7 +23,7 @@ func infoCommand(g *globals, args []string, stdout io.Writer) error {
 	if err := positional(fs, 0); err != nil {
 		return err
 	}
-	h, err := g.openHost(nil, nil)
+	h, err := g.openHost(nil, nil, nil)
 	if err != nil {
 		return err
 	}
@@ -67,7 +67,7 @@ func listCommand(g *globals, args []string, stdout io.Writer) error {
 		return fail("error parsing IMEX info", err)
 	}
 	o.IMEXChannels, o.Firmware = chans, o.Firmware && !d.NoGSPFirmware
-	h, err := g.openHost(d, o.IMEXChannels)
+	h, err := g.openHost(d, o.IMEXChannels, nil)
 	if err != nil {
 		return err
 	}

@@ -120,14 +120,14 @@ func configure(cfg *nvcontainer.Config, roots *nvcontainer.HostRoots, req *nvcon
 	if cfg.Features.DisableIMEXChannelCreation {
 		opts.IMEXChannels = nil
 	}
-	host, rep, err := nvcontainer.PrepareHost(ctx, opts)
+	host, rep, err := nvcontainer.PrepareHostFor(ctx, opts, req) // procfs; NVML only if a requirement needs it
 	if rep != nil {
 		log.Info("kernel modules", "skipped", rep.Skipped, "loaded", rep.Loaded, "created", len(rep.Created), "warnings", rep.Warnings)
 	}
 	if err != nil {
 		return fmt.Errorf("initialization error: %w", err)
 	}
-	plan, err := nvcontainer.NewPlan(host, req, ctr, &nvcontainer.PlanOptions{NoCgroups: cfg.CLI.NoCgroups})
+	plan, err := nvcontainer.NewPlanContext(ctx, host, req, ctr, &nvcontainer.PlanOptions{NoCgroups: cfg.CLI.NoCgroups, NVML: host.NVML})
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	specs "tags.cncf.io/container-device-interface/specs-go"
 
 	"github.com/go-nvc/nvc/capabilities"
+	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/nvcontainer"
 	"github.com/go-nvc/nvc/nvcontainer/nvctest"
@@ -71,7 +72,7 @@ func generate(o *generateOptions, stdout, stderr io.Writer, log *slog.Logger) er
 		return err
 	}
 	defer o.cleanup()
-	host, err := nvcontainer.OpenHost(d, "")
+	host, err := openSpecHost(d, cdiOpts)
 	if err != nil {
 		return fmt.Errorf("opening the host: %w", err)
 	}
@@ -91,6 +92,39 @@ func generate(o *generateOptions, stdout, stderr io.Writer, log *slog.Logger) er
 		return err
 	}
 	return writeFileAtomic(o.output, data)
+}
+
+// openSpecHost opens the host for a spec: its devices discovered through
+// procfs, so NVML is not started (hundreds of milliseconds to seconds on
+// GPUs without persistence mode), and again with NVML first
+// (devices.Auto) only when the spec names MIG devices by UUID, which
+// procfs lacks. A simulated host (d.NVML set) is opened with its NVML.
+func openSpecHost(d *driver.Options, opts *nvcontainer.CDIOptions) (*nvcontainer.Host, error) {
+	if d.NVML != nil {
+		return nvcontainer.OpenHost(d, "")
+	}
+	host, err := nvcontainer.OpenHost(d, devices.Procfs)
+	if err != nil || !namesByUUID(opts) || !lacksMIGUUID(host.Devices) {
+		return host, err
+	}
+	return nvcontainer.OpenHost(d, devices.Auto)
+}
+
+// namesByUUID says whether the spec names devices by UUID (the default
+// strategies do).
+func namesByUUID(opts *nvcontainer.CDIOptions) bool {
+	return opts == nil || len(opts.NameStrategies) == 0 || slices.Contains(opts.NameStrategies, nvcontainer.CDINameUUID)
+}
+
+func lacksMIGUUID(h *devices.Host) bool {
+	for _, g := range h.GPUs {
+		for _, m := range g.MIGDevices {
+			if m.UUID == "" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // hostSpec plans every device and capability of host, as
