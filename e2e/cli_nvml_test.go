@@ -1,0 +1,114 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/go-nvc/nvc/internal/fakehost"
+	"github.com/go-nvc/nvc/internal/fakenvml"
+	"github.com/go-nvc/nvc/internal/fakenvmllib"
+	"github.com/go-nvc/nvc/internal/testutil/container"
+)
+
+// nvmlHost is a simulated DGX A100 whose libnvidia-ml.so.1 is a real
+// library (internal/fakenvmllib), compiled in C, that reports GPU 0 of the
+// host (its UUID; brand Tesla, compute capability 8.0) and whose nvmlInit
+// sleeps FAKE_NVML_INIT_DELAY_MS and appends a line to
+// FAKE_NVML_INIT_MARK: configure can load it, and the test sees whether it
+// started NVML.
+func nvmlHost(tb testing.TB) *fakehost.Host {
+	tb.Helper()
+	h := simHost(tb, nil)
+	lib := filepath.Join(h.Root, h.LibDir, "libnvidia-ml.so.1")
+	if err := os.Remove(lib); err != nil {
+		tb.Fatal(err)
+	}
+	fakenvmllib.Build(tb, lib, fakenvmllib.Options{Version: h.DriverVersion, UUID: fakenvml.GPUUUID("dgxa100", 0)})
+	return h
+}
+
+// configureWithNVML runs configure of a fresh container on h with the
+// fake NVML's init delay, and returns how many times nvmlInit ran.
+func configureWithNVML(t *testing.T, h *fakehost.Host, delayMS int, extra ...string) int {
+	t.Helper()
+	c := container.Start(t, &container.Options{Spec: "file etc/debian_version \"12.5\\n\"\nfile etc/ld.so.cache \"\"\ndir " +
+		h.LibDir[1:] + "\ndir usr/bin\ndir proc/driver/nvidia\ndir dev\n"})
+	mark := filepath.Join(t.TempDir(), "nvml-init")
+	args := append(hostFlags(h), "configure", fmt.Sprintf("--pid=%d", c.PID), "--device=0", "--compute", "--utility", "--no-cgroups")
+	args = append(append(args, extra...), c.Rootfs)
+	env := []string{"PATH=" + os.Getenv("PATH"), fakenvmllib.EnvInitMark + "=" + mark, fmt.Sprintf("%s=%d", fakenvmllib.EnvInitDelayMS, delayMS)}
+	if _, stderr, code := run(t, env, "", buildExample(t, "nvidia-container-cli", false), args...); code != 0 {
+		t.Fatalf("configure %s: exit %d\n%s", strings.Join(extra, " "), code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(c.HostRootfs, "usr/bin/nvidia-smi")); err != nil {
+		t.Errorf("configure %s did not configure: %v", strings.Join(extra, " "), err)
+	}
+	data, err := os.ReadFile(mark)
+	if os.IsNotExist(err) {
+		return 0
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(string(data), "init\n")
+}
+
+// TestCLIConfigureNoNVML: configure of a container without a requirement
+// on a fact only NVML knows never starts NVML (nvmlInit costs hundreds of
+// milliseconds to seconds on a GPU without persistence mode), even with a
+// loadable libnvidia-ml.so.1 in the driver root; a container that requires
+// brand=tesla or arch>=8.0 (facts procfs lacks) starts it exactly once and
+// is configured.
+func TestCLIConfigureNoNVML(t *testing.T) {
+	h := nvmlHost(t)
+	for _, tc := range []struct {
+		name  string
+		extra []string
+		inits int
+	}{
+		{"no requirement", nil, 0},
+		{"driver requirement", []string{"--require=driver>=500"}, 0},
+		{"brand", []string{"--require=brand=tesla"}, 1},
+		{"arch", []string{"--require=arch>=8.0"}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if n := configureWithNVML(t, h, 0, tc.extra...); n != tc.inits {
+				t.Errorf("configure %s: nvmlInit ran %d times, want %d", strings.Join(tc.extra, " "), n, tc.inits)
+			}
+		})
+	}
+}
+
+// BenchmarkConfigureNVMLDelay is TestCLIConfigureNoNVML's configure (no
+// requirement, and brand=tesla, which starts NVML) with nvmlInit taking
+// 0, 100 and 500 ms, as on GPUs without persistence mode: the first must
+// not grow with the delay. A fresh container per iteration, made with the
+// timer stopped.
+func BenchmarkConfigureNVMLDelay(b *testing.B) {
+	cli := buildExample(b, "nvidia-container-cli", false)
+	h := nvmlHost(b)
+	for _, req := range []string{"", "brand=tesla"} {
+		for _, ms := range []int{0, 100, 500} {
+			name := fmt.Sprintf("require=%s/init=%dms", map[bool]string{true: "none", false: req}[req == ""], ms)
+			b.Run(name, func(b *testing.B) {
+				for b.Loop() {
+					b.StopTimer()
+					c := container.Start(b, &container.Options{Spec: "file etc/debian_version \"12.5\\n\"\ndir " + h.LibDir[1:] + "\ndir usr/bin\ndir proc/driver/nvidia\n"})
+					args := append(hostFlags(h), "configure", fmt.Sprintf("--pid=%d", c.PID), "--device=0", "--compute", "--utility", "--no-cgroups")
+					if req != "" {
+						args = append(args, "--require="+req)
+					}
+					cmd := exec.Command(cli, append(args, c.Rootfs)...)
+					cmd.Env = []string{"PATH=" + os.Getenv("PATH"), fmt.Sprintf("%s=%d", fakenvmllib.EnvInitDelayMS, ms)}
+					b.StartTimer()
+					if out, err := cmd.CombinedOutput(); err != nil {
+						b.Fatalf("configure: %v\n%s", err, out)
+					}
+				}
+			})
+		}
+	}
+}
