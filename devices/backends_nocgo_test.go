@@ -32,3 +32,10 @@ func TestNoCgoNVML(t *testing.T) {
 	}
 	discover(t, h, devices.NVML)
 }
+
+// TestNoCgoLazyNVML: without cgo there is no NVML to load lazily.
+func TestNoCgoLazyNVML(t *testing.T) {
+	if n := devices.NewLazyNVML(nil); n != nil {
+		t.Errorf("NewLazyNVML: %v, want nil", n)
+	}
+}

@@ -144,3 +144,28 @@ func TestNVMLNotRegular(t *testing.T) {
 		t.Errorf("%q, %+v", r.Err, r.Host)
 	}
 }
+
+// TestLazyNVML: NewLazyNVML loads nothing until Init, which loads the
+// driver root's library (its constructor marks the file) and starts it
+// (the init mark); a missing library fails Init, not NewLazyNVML.
+func TestLazyNVML(t *testing.T) {
+	o, lib := rootOptions(t, devices.Auto)
+	loaded, inits := filepath.Join(t.TempDir(), "loaded"), filepath.Join(t.TempDir(), "inits")
+	fakenvmllib.Build(t, lib, fakenvmllib.Options{Version: "550.54.15", Mark: loaded})
+	t.Setenv(fakenvmllib.EnvInitMark, inits)
+	n := devices.NewLazyNVML(&o)
+	if _, err := os.Stat(loaded); !os.IsNotExist(err) {
+		t.Fatalf("NewLazyNVML loaded the library: %v", err)
+	}
+	must(t, n.Init())
+	v, err := n.SystemDriverVersion()
+	must(t, n.Shutdown())
+	got, _ := os.ReadFile(inits)
+	if err != nil || v != "550.54.15" || string(got) != "init\n" {
+		t.Errorf("driver version %q, %v; nvmlInit marks %q", v, err, got)
+	}
+	o.DriverRoot = t.TempDir()
+	if err := devices.NewLazyNVML(&o).Init(); err == nil || !strings.Contains(err.Error(), "libnvidia-ml.so.1") {
+		t.Errorf("Init without a library: %v", err)
+	}
+}

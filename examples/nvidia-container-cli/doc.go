@@ -25,8 +25,14 @@
 //
 // # Static builds
 //
-// A cgo build loads NVML (libnvidia-ml.so.1, through go-nvml) when it is
-// there; a static build (CGO_ENABLED=0) discovers through procfs and /dev
+// configure does not start NVML: it discovers through procfs and /dev
+// (nvcontainer.PrepareHostFor), and a cgo build loads and starts the
+// driver root's libnvidia-ml.so.1 only for a --require term on a fact
+// procfs lacks (brand, arch, a CUDA version the driver's table cannot
+// decide), or discovers again with NVML for a MIG device named by UUID;
+// its result is the same as with NVML first. info, list and
+// configure --dry-run load NVML (through go-nvml) first when it is
+// there. A static build (CGO_ENABLED=0) discovers through procfs and /dev
 // only, so brand, architecture, compute capability and the CUDA version
 // are unknown and MIG devices have no UUID.
 package main

@@ -18,9 +18,11 @@
 // and changes nothing.
 //
 // Flags are Go's (-config and --config both work), as in NVIDIA's hook.
-// Built with cgo, the hook loads NVML when it is there (Backend auto); it
-// must then be given an explicit environment in the runtime spec, never
-// the container's, or a container's LD_PRELOAD would be loaded into it.
+// The hook discovers through procfs unless [nvc] backend says otherwise:
+// built with cgo, it loads and starts the driver root's NVML only for a
+// requirement on a fact procfs lacks or a MIG device named by UUID
+// (nvcontainer.PrepareHostFor). A cgo build must be given an explicit
+// environment in the runtime spec, never the container's, or a container's LD_PRELOAD would be loaded into it.
 // nvidia-container-runtime registers it that way. Built with
 // CGO_ENABLED=0 it is static and discovers through procfs and /dev only
 // (brand, architecture and the CUDA version are then unknown to

@@ -30,8 +30,8 @@
 //
 // # What it reads and changes
 //
-// generate reads the host's driver files, procfs and /dev (and NVML when
-// it loads) and writes the spec to stdout or, atomically, to --output;
+// generate reads the host's driver files, procfs and /dev (and NVML only
+// for MIG device UUIDs) and writes the spec to stdout or, atomically, to --output;
 // with --simulate it also writes the generated host into a new temp dir
 // (real device nodes when run as root), removed again unless
 // --simulate-keep. list reads the spec dirs. Neither
@@ -47,8 +47,10 @@
 //
 // # Static builds
 //
-// A cgo build loads NVML (libnvidia-ml.so.1, through go-nvml) when it is
-// there; a static build (CGO_ENABLED=0) discovers through procfs and /dev
+// generate does not start NVML for a spec it can write from procfs: a
+// cgo build loads libnvidia-ml.so.1 (through go-nvml) only when the host
+// has MIG devices and the spec names devices by UUID, which procfs lacks.
+// A static build (CGO_ENABLED=0) discovers through procfs and /dev
 // only, so brand, architecture, compute capability and the CUDA version
 // are unknown and MIG devices have no UUID.
 package main

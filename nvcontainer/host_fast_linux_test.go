@@ -1,0 +1,33 @@
+package nvcontainer
+
+import (
+	"testing"
+
+	"github.com/go-nvc/nvc/devices"
+)
+
+// TestNeedsNVMLDiscovery: only a MIG device named by UUID, on a host whose
+// MIG devices have no UUID (procfs), sends PrepareHostFor back to NVML.
+func TestNeedsNVMLDiscovery(t *testing.T) {
+	procfs := &devices.Host{GPUs: []devices.GPU{{UUID: "GPU-a"}, {UUID: "GPU-b", MIGDevices: []devices.MIGDevice{{GI: 1}}}}}
+	nvml := &devices.Host{GPUs: []devices.GPU{{UUID: "GPU-a"}, {UUID: "GPU-b", MIGDevices: []devices.MIGDevice{{GI: 1, UUID: "MIG-x"}}}}}
+	list := func(ids ...string) *Request { return &Request{Devices: Devices{Mode: DevicesList, IDs: ids}} }
+	for _, tc := range []struct {
+		name string
+		h    *devices.Host
+		req  *Request
+		want bool
+	}{
+		{"MIG UUID on procfs", procfs, list("0", "mig-x"), true},
+		{"MIG UUID in a list", procfs, list("0, MIG-x"), true},
+		{"MIG index", procfs, list("1:0"), false},
+		{"GPU UUID", procfs, list("GPU-b"), false},
+		{"all", procfs, &Request{Devices: Devices{Mode: DevicesAll}}, false},
+		{"MIG UUID known", nvml, list("MIG-x"), false},
+		{"no request", procfs, nil, false},
+	} {
+		if got := needsNVMLDiscovery(tc.h, tc.req); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
