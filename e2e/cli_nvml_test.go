@@ -112,3 +112,43 @@ func BenchmarkConfigureNVMLDelay(b *testing.B) {
 		}
 	}
 }
+
+// TestHookNoNVML: the runtime hook, as nvidia-container-runtime registers
+// it (config.toml without an [nvc] backend), configures a runc container
+// on a host with a loadable libnvidia-ml.so.1 without starting NVML, and
+// starts it once for a container that requires arch>=8.0.
+func TestHookNoNVML(t *testing.T) {
+	h := nvmlHost(t)
+	c := &runtimeCase{t: t, rt: requireRuntime(t, "runc"), host: h, hook: buildExample(t, "nvidia-container-runtime-hook", false)}
+	config := hookConfig(t, h, nil)
+	data, err := os.ReadFile(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(config, []byte(strings.Replace(string(data), "backend = \"procfs\"\n", "", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		env   []string
+		inits int
+	}{
+		{"no requirement", []string{"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_DRIVER_CAPABILITIES=compute,utility"}, 0},
+		{"arch", []string{"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_DRIVER_CAPABILITIES=compute,utility", "NVIDIA_REQUIRE_ARCH=arch>=8.0"}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mark := filepath.Join(t.TempDir(), "nvml-init")
+			hook := ourHook(c.hook, config, "prestart")
+			hook.Env = append(hook.Env, fakenvmllib.EnvInitMark+"="+mark)
+			_, bundle := c.start(t, tc.env, "prestart", hook)
+			got := c.probe(t, bundle, "", "")
+			if got["smi"] != "/usr/bin/nvidia-smi" {
+				t.Errorf("not configured: nvidia-smi %q", got["smi"])
+			}
+			data, _ := os.ReadFile(mark)
+			if n := strings.Count(string(data), "init\n"); n != tc.inits {
+				t.Errorf("nvmlInit ran %d times, want %d", n, tc.inits)
+			}
+		})
+	}
+}
