@@ -20,9 +20,9 @@ import (
 // sleeps FAKE_NVML_INIT_DELAY_MS and appends a line to
 // FAKE_NVML_INIT_MARK: configure can load it, and the test sees whether it
 // started NVML.
-func nvmlHost(tb testing.TB) *fakehost.Host {
+func nvmlHost(tb testing.TB, opts *fakehost.Options) *fakehost.Host {
 	tb.Helper()
-	h := simHost(tb, nil)
+	h := simHost(tb, opts)
 	lib := filepath.Join(h.Root, h.LibDir, "libnvidia-ml.so.1")
 	if err := os.Remove(lib); err != nil {
 		tb.Fatal(err)
@@ -63,7 +63,7 @@ func configureWithNVML(t *testing.T, h *fakehost.Host, delayMS int, extra ...str
 // brand=tesla or arch>=8.0 (facts procfs lacks) starts it exactly once and
 // is configured.
 func TestCLIConfigureNoNVML(t *testing.T) {
-	h := nvmlHost(t)
+	h := nvmlHost(t, nil)
 	for _, tc := range []struct {
 		name  string
 		extra []string
@@ -89,7 +89,7 @@ func TestCLIConfigureNoNVML(t *testing.T) {
 // timer stopped.
 func BenchmarkConfigureNVMLDelay(b *testing.B) {
 	cli := buildExample(b, "nvidia-container-cli", false)
-	h := nvmlHost(b)
+	h := nvmlHost(b, nil)
 	for _, req := range []string{"", "brand=tesla"} {
 		for _, ms := range []int{0, 100, 500} {
 			name := fmt.Sprintf("require=%s/init=%dms", map[bool]string{true: "none", false: req}[req == ""], ms)
@@ -118,7 +118,7 @@ func BenchmarkConfigureNVMLDelay(b *testing.B) {
 // on a host with a loadable libnvidia-ml.so.1 without starting NVML, and
 // starts it once for a container that requires arch>=8.0.
 func TestHookNoNVML(t *testing.T) {
-	h := nvmlHost(t)
+	h := nvmlHost(t, nil)
 	c := &runtimeCase{t: t, rt: requireRuntime(t, "runc"), host: h, hook: buildExample(t, "nvidia-container-runtime-hook", false)}
 	config := hookConfig(t, h, nil)
 	data, err := os.ReadFile(config)
@@ -144,6 +144,40 @@ func TestHookNoNVML(t *testing.T) {
 			got := c.probe(t, bundle, "", "")
 			if got["smi"] != "/usr/bin/nvidia-smi" {
 				t.Errorf("not configured: nvidia-smi %q", got["smi"])
+			}
+			data, _ := os.ReadFile(mark)
+			if n := strings.Count(string(data), "init\n"); n != tc.inits {
+				t.Errorf("nvmlInit ran %d times, want %d", n, tc.inits)
+			}
+		})
+	}
+}
+
+// TestCDIGenerateNoNVML: nvidia-ctk cdi generate writes the spec of a host
+// with a loadable libnvidia-ml.so.1 without starting NVML, unless the host
+// has MIG devices and the spec names devices by UUID (the default), which
+// only NVML knows.
+func TestCDIGenerateNoNVML(t *testing.T) {
+	ctk := buildExample(t, "nvidia-ctk", false)
+	plain := nvmlHost(t, nil)
+	mig := nvmlHost(t, &fakehost.Options{MIG: map[int][]string{1: {"3g.20gb", "1g.5gb"}}})
+	for _, tc := range []struct {
+		name  string
+		h     *fakehost.Host
+		extra []string
+		inits int
+	}{
+		{"no MIG", plain, nil, 0},
+		{"MIG, names by index", mig, []string{"--device-name-strategy=index"}, 0},
+		{"MIG, names by UUID", mig, nil, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mark := filepath.Join(t.TempDir(), "nvml-init")
+			args := append([]string{"cdi", "generate", "--driver-root", tc.h.Root, "--proc-root", tc.h.ProcRoot,
+				"--output", filepath.Join(t.TempDir(), "spec.json")}, tc.extra...)
+			env := []string{"PATH=" + os.Getenv("PATH"), fakenvmllib.EnvInitMark + "=" + mark}
+			if _, stderr, code := run(t, env, "", ctk, args...); code != 0 {
+				t.Fatalf("nvidia-ctk %s: exit %d\n%s", strings.Join(args, " "), code, stderr)
 			}
 			data, _ := os.ReadFile(mark)
 			if n := strings.Count(string(data), "init\n"); n != tc.inits {
