@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/ldcache"
 )
@@ -37,25 +40,15 @@ func TestBuildMatchesLdconfig(t *testing.T) {
 			}
 			glibcPath, glibc := glibcCache(t, root, f)
 			c, err := ldcache.Build(context.Background(), root, &ldcache.BuildOptions{Format: f, Generator: glibc.Generator, NoLinks: true})
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err, "Build")
 			ours := filepath.Join(root, "etc/ours.cache")
-			if err := ldcache.WriteFile(ours, c); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, ldcache.WriteFile(ours, c), "WriteFile %s", ours)
 			want, got := printed(t, glibcPath), printed(t, ours)
-			if got != want {
-				t.Fatalf("ldconfig -p of our cache differs from its own:\n--- glibc\n%s--- ours\n%s", want, got)
-			}
-			if strings.Count(want, "\n") < 20 {
-				t.Fatalf("fixture lists too few libraries:\n%s", want)
-			}
+			require.Equal(t, want, got, "ldconfig -p of our cache differs from glibc's")
+			require.GreaterOrEqual(t, strings.Count(want, "\n"), 20, "fixture lists too few libraries:\n%s", want)
 			wantB, _ := os.ReadFile(glibcPath)
 			gotB, _ := os.ReadFile(ours)
-			if !bytes.Equal(gotB, wantB) {
-				t.Errorf("files differ: ours %d bytes, glibc %d bytes", len(gotB), len(wantB))
-			}
+			assert.True(t, bytes.Equal(gotB, wantB), "files differ: ours %d bytes, glibc %d bytes", len(gotB), len(wantB))
 		})
 	}
 }
@@ -72,14 +65,11 @@ file etc/loop.d/a.conf "include ../ld.so.conf\n/opt/y\n"
 	writeLibs(t, root, []lib{{"opt/x/libx.so.1", x64("libx.so.1")}, {"opt/y/liby.so.1", x64("liby.so.1")}})
 	glibcPath, glibc := glibcCache(t, root, ldcache.FormatNew)
 	c, err := ldcache.Build(context.Background(), root, &ldcache.BuildOptions{Generator: glibc.Generator, NoLinks: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "Build")
 	got, _ := c.MarshalBinary()
 	want, _ := os.ReadFile(glibcPath)
-	if !bytes.Equal(got, want) || len(c.Entries) != 2 {
-		t.Errorf("include loop: %d entries %v; glibc's cache differs", len(c.Entries), c.Entries)
-	}
+	assert.True(t, bytes.Equal(got, want), "include loop: glibc's cache differs; entries %v", c.Entries)
+	assert.Len(t, c.Entries, 2, "include loop: entries")
 }
 
 // TestIncludeExplosionBounded: files that include each other many times
@@ -95,7 +85,6 @@ func TestIncludeExplosionBounded(t *testing.T) {
 	root := testutil.Tree(t, spec)
 	writeLibs(t, root, []lib{{"opt/x/libx.so.1", x64("libx.so.1")}})
 	c, err := ldcache.Build(context.Background(), root, &ldcache.BuildOptions{NoLinks: true})
-	if err != nil || len(c.Entries) != 1 {
-		t.Fatalf("Build = %v, %v", c, err)
-	}
+	require.NoError(t, err, "Build")
+	require.Len(t, c.Entries, 1, "Build = %v", c)
 }

@@ -2,9 +2,11 @@ package ldcache_test
 
 import (
 	"encoding/binary"
-	"errors"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/ldcache"
 )
@@ -45,79 +47,67 @@ func TestParseErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := ldcache.Parse(tc.data)
-			if c != nil || err == nil {
-				t.Fatalf("Parse = %v, %v; want an error", c, err)
-			}
+			require.Error(t, err, "Parse = %v; want an error", c)
+			require.Nil(t, c, "Parse with error %v", err)
 			var pe *ldcache.ParseError
-			if !errors.As(err, &pe) || !errors.Is(err, tc.sentinel) {
-				t.Fatalf("error %v (%T) does not match %v", err, err, tc.sentinel)
-			}
-			if pe.Offset != tc.offset || !strings.Contains(err.Error(), tc.msg) {
-				t.Errorf("error %q at offset %#x; want offset %#x and %q", err, pe.Offset, tc.offset, tc.msg)
-			}
+			require.ErrorAs(t, err, &pe, "error %v (%T)", err, err)
+			require.ErrorIs(t, err, tc.sentinel, "error %v (%T)", err, err)
+			assert.Equal(t, tc.offset, pe.Offset, "error %q: offset", err)
+			assert.ErrorContains(t, err, tc.msg)
 		})
 	}
 }
 
 func TestEmptyMatchesNotCache(t *testing.T) {
-	if _, err := ldcache.Parse(nil); !errors.Is(err, ldcache.ErrNotCache) {
-		t.Errorf("empty input: %v does not match ErrNotCache", err)
-	}
+	_, err := ldcache.Parse(nil)
+	assert.ErrorIs(t, err, ldcache.ErrNotCache, "empty input")
 }
 
 func TestBigEndianCache(t *testing.T) {
 	c := sampleCache(ldcache.FormatCompat)
 	c.Order = binary.BigEndian
 	b := mustMarshal(c)
-	if b[0x10] != 0 || b[0x13] == 0 {
-		t.Fatalf("old count not big-endian: % x", b[:20])
-	}
+	require.Zero(t, b[0x10], "old count not big-endian: % x", b[:20])
+	require.NotZero(t, b[0x13], "old count not big-endian: % x", b[:20])
 	got, err := ldcache.Parse(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.Order != binary.BigEndian || len(got.Entries) != len(c.Entries) || got.Entries[3].Name != "libfoo.so" {
-		t.Errorf("big-endian cache read back as %v with %d entries", got.Order, len(got.Entries))
-	}
+	require.NoError(t, err, "Parse")
+	assert.Equal(t, binary.BigEndian, got.Order, "big-endian cache read back")
+	require.Len(t, got.Entries, len(c.Entries), "big-endian cache read back")
+	assert.Equal(t, "libfoo.so", got.Entries[3].Name, "big-endian cache entry 3")
 }
 
 func TestFindByArch(t *testing.T) {
 	c, err := ldcache.Parse(mustMarshal(sampleCache(ldcache.FormatNew)))
-	if err != nil {
-		t.Fatal(err)
+	require.NoError(t, err, "Parse")
+	got := c.Find("libfoo.so.1", ldcache.ArchX8664)
+	if assert.Len(t, got, 2, "x86-64 libfoo.so.1: want the hwcaps entry, then the plain one") {
+		assert.True(t, got[0].HWCapsExtension(), "x86-64 libfoo.so.1: %+v; want the hwcaps entry first", got)
+		assert.False(t, got[1].HWCapsExtension(), "x86-64 libfoo.so.1: %+v; want the plain entry second", got)
 	}
-	if got := c.Find("libfoo.so.1", ldcache.ArchX8664); len(got) != 2 || !got[0].HWCapsExtension() || got[1].HWCapsExtension() {
-		t.Errorf("x86-64 libfoo.so.1: %+v; want the hwcaps entry, then the plain one", got)
+	got = c.Find("libfoo.so.1", ldcache.ArchI386)
+	if assert.Len(t, got, 1, "i386 libfoo.so.1") {
+		assert.Equal(t, "/lib/i386-linux-gnu/libfoo.so.1", got[0].Path, "i386 libfoo.so.1")
 	}
-	if got := c.Find("libfoo.so.1", ldcache.ArchI386); len(got) != 1 || got[0].Path != "/lib/i386-linux-gnu/libfoo.so.1" {
-		t.Errorf("i386 libfoo.so.1: %+v", got)
-	}
-	if got := c.Find("libfoo.so", ldcache.ArchI386); len(got) != 0 {
-		t.Errorf("i386 libfoo.so: %+v; want none", got)
-	}
+	assert.Empty(t, c.Find("libfoo.so", ldcache.ArchI386), "i386 libfoo.so: want none")
 	var names []string
 	for _, e := range c.FindPrefix(ldcache.ArchX8664, "libfoo.so", "libbar") {
 		names = append(names, e.Name)
 	}
-	if strings.Join(names, " ") != "libfoo.so.1 libfoo.so.1 libfoo.so libbar.so.2" {
-		t.Errorf("prefix matches in file order: %q", names)
-	}
+	assert.Equal(t, []string{"libfoo.so.1", "libfoo.so.1", "libfoo.so", "libbar.so.2"}, names, "prefix matches in file order")
 }
 
 func TestArchNames(t *testing.T) {
 	for goarch, want := range map[string]string{"amd64": "x86-64", "arm64": "aarch64", "ppc64le": "ppc64", "s390x": "s390x", "riscv64": "riscv64", "386": "i386"} {
-		a, ok := ldcache.ArchOf(goarch)
-		if !ok || a.String() != want {
-			t.Errorf("ArchOf(%s) = %v %v, want %s", goarch, a, ok, want)
-		}
+		t.Run(goarch, func(t *testing.T) {
+			a, ok := ldcache.ArchOf(goarch)
+			assert.True(t, ok, "ArchOf(%s)", goarch)
+			assert.Equal(t, want, a.String(), "ArchOf(%s)", goarch)
+		})
 	}
-	if a, ok := ldcache.Compat32Of("arm64"); !ok || a != ldcache.ArchARMHF {
-		t.Errorf("Compat32Of(arm64) = %v %v", a, ok)
-	}
-	if _, ok := ldcache.Compat32Of("ppc64le"); ok {
-		t.Error("ppc64le has no 32-bit libraries")
-	}
-	if s := ldcache.Arch(0x7700).String(); s != "0x7700" {
-		t.Errorf("unknown arch prints %q", s)
-	}
+	a, ok := ldcache.Compat32Of("arm64")
+	assert.True(t, ok, "Compat32Of(arm64)")
+	assert.Equal(t, ldcache.ArchARMHF, a, "Compat32Of(arm64)")
+	_, ok = ldcache.Compat32Of("ppc64le")
+	assert.False(t, ok, "ppc64le has no 32-bit libraries")
+	assert.Equal(t, "0x7700", ldcache.Arch(0x7700).String(), "unknown arch prints")
 }
