@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"debug/elf"
+	"fmt"
 	"path/filepath"
-	"slices"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/internal/elfwriter"
 	"github.com/go-nvc/nvc/internal/testutil"
@@ -33,21 +36,20 @@ symlink lib64 usr/lib64
 		{"usr/lib/libfoo.so.1.0", i386("libfoo.so.1", "libc.so.6")},
 		{"opt/x/libx.so.1", x64("libx.so.1")},
 	})
-	if fam, err := ldcache.DetectFamily(root, "amd64"); err != nil || fam != ldcache.FamilyLib64 {
-		t.Fatalf("DetectFamily = %v, %v; want lib64", fam, err)
-	}
+	fam, err := ldcache.DetectFamily(root, "amd64")
+	require.NoError(t, err, "DetectFamily")
+	require.Equal(t, ldcache.FamilyLib64, fam, "DetectFamily")
 	want, glibc := glibcWrites(t, root, "-f", "/etc/fedora-as-debian.conf")
 	c, err := ldcache.Build(context.Background(), root, &ldcache.BuildOptions{Generator: glibc.Generator, NoLinks: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "Build")
 	got, _ := c.MarshalBinary()
 	if !bytes.Equal(got, want) {
-		t.Errorf("cache differs:\n%s\n%v", printed(t, filepath.Join(root, "etc/glibc.cache")), c.Entries)
+		assert.Fail(t, "cache differs", "glibc's:\n%s\nours: %v", printed(t, filepath.Join(root, "etc/glibc.cache")), c.Entries)
 	}
 	writeLibs(t, root, []lib{{"usr/lib/x86_64-linux-gnu/libdebianonly.so.1", x64("libdebianonly.so.1")}})
-	if c, err := ldcache.Build(context.Background(), root, &ldcache.BuildOptions{NoLinks: true}); err != nil || len(c.Find("libdebianonly.so.1", ldcache.ArchX8664)) != 0 {
-		t.Errorf("a lib64 root's ldconfig does not scan the multiarch directories (err %v)", err)
+	c, err = ldcache.Build(context.Background(), root, &ldcache.BuildOptions{NoLinks: true})
+	if assert.NoError(t, err, "Build with a multiarch library") {
+		assert.Empty(t, c.Find("libdebianonly.so.1", ldcache.ArchX8664), "a lib64 root's ldconfig does not scan the multiarch directories")
 	}
 }
 
@@ -63,9 +65,9 @@ func TestTrustedDirs(t *testing.T) {
 		{ldcache.FamilyLib64, "ppc64le", []string{"/lib", "/lib64", "/usr/lib", "/usr/lib64"}},
 		{ldcache.FamilyMusl, "amd64", nil},
 	} {
-		if got := ldcache.TrustedDirs(tc.f, tc.goarch); !slices.Equal(got, tc.want) {
-			t.Errorf("TrustedDirs(%v, %s) = %q, want %q", tc.f, tc.goarch, got, tc.want)
-		}
+		t.Run(fmt.Sprintf("%v-%s", tc.f, tc.goarch), func(t *testing.T) {
+			assert.Equal(t, tc.want, ldcache.TrustedDirs(tc.f, tc.goarch), "TrustedDirs(%v, %s)", tc.f, tc.goarch)
+		})
 	}
 }
 
@@ -83,23 +85,12 @@ func TestBuildForeignArch(t *testing.T) {
 		{"usr/lib/arm-linux-gnueabihf/libsf.so.1", &elfwriter.Object{Class: elf.ELFCLASS32, Machine: elf.EM_ARM, Flags: 0x05000200, Soname: "libsf.so.1"}},
 	})
 	c, err := ldcache.Build(context.Background(), root, &ldcache.BuildOptions{GOARCH: "arm64", NoLinks: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "Build")
 	got := map[string]ldcache.Arch{}
 	for _, e := range c.Entries {
 		got[e.Name] = e.Arch()
-		if e.Type() != ldcache.TypeLibc6 {
-			t.Errorf("%s: type %v, want libc6", e.Name, e.Type())
-		}
+		assert.Equal(t, ldcache.TypeLibc6, e.Type(), "%s: type", e.Name)
 	}
 	want := map[string]ldcache.Arch{"liba.so.1": ldcache.ArchAArch64, "libx86.so.1": ldcache.ArchAArch64, "libhf.so.1": ldcache.ArchARMHF, "libsf.so.1": ldcache.ArchARMSF}
-	if len(got) != len(want) {
-		t.Errorf("entries %v, want %v", got, want)
-	}
-	for n, a := range want {
-		if got[n] != a {
-			t.Errorf("%s: arch %v, want %v", n, got[n], a)
-		}
-	}
+	assert.Equal(t, want, got, "entries and their arch")
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/internal/elfwriter"
 	"github.com/go-nvc/nvc/internal/testutil"
 )
@@ -33,12 +35,8 @@ func writeLibs(t testing.TB, root string, libs []lib) {
 	t.Helper()
 	for _, l := range libs {
 		p := filepath.Join(root, l.path)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := elfwriter.WriteFile(p, l.obj, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, elfwriter.WriteFile(p, l.obj, 0o644), p)
 	}
 }
 
