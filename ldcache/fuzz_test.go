@@ -8,6 +8,9 @@ import (
 	"os"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/ldcache"
 )
@@ -48,18 +51,12 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("ld.so-1.7.0\x00\x01\x00\x00\x00"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c, err := ldcache.Parse(b)
-		if (c == nil) == (err == nil) {
-			t.Fatalf("Parse returned cache %v and error %v: want exactly one", c != nil, err)
-		}
+		require.NotEqual(t, c == nil, err == nil, "Parse returned cache %v and error %v: want exactly one", c != nil, err)
 		if err != nil {
-			if !errors.Is(err, ldcache.ErrNotCache) && !errors.Is(err, ldcache.ErrCorrupt) {
-				t.Fatalf("error %v matches neither sentinel", err)
-			}
+			require.True(t, errors.Is(err, ldcache.ErrNotCache) || errors.Is(err, ldcache.ErrCorrupt), "error %v matches neither sentinel", err)
 			return
 		}
-		if err := c.Print(io.Discard, "x"); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, c.Print(io.Discard, "x"), "Print")
 		roundTrip(t, c)
 	})
 }
@@ -68,50 +65,46 @@ func FuzzParse(f *testing.F) {
 func roundTrip(t *testing.T, c *ldcache.Cache) {
 	t.Helper()
 	out, err := c.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "MarshalBinary")
 	c2, err := ldcache.Parse(out)
-	if err != nil {
-		t.Fatalf("re-parsing our own encoding: %v", err)
-	}
-	if len(c2.Entries) != len(c.Entries) || c2.Format != c.Format {
-		t.Fatalf("round trip: %d entries (%v), want %d (%v)", len(c2.Entries), c2.Format, len(c.Entries), c.Format)
-	}
+	require.NoError(t, err, "re-parsing our own encoding")
+	require.Len(t, c2.Entries, len(c.Entries), "round trip: entries")
+	require.Equal(t, c.Format, c2.Format, "round trip: format")
 	// glibc's compat layout records glibc-hwcaps names at offsets its own
 	// reader resolves from another base, so names need not survive there.
 	compat := c.Format == ldcache.FormatCompat
 	for i, e := range c.Entries {
 		g := c2.Entries[i]
-		if g.Name != e.Name || g.Path != e.Path || g.Flags != e.Flags || (g.HWCaps != e.HWCaps && !compat) || g.HWCapsExtension() != e.HWCapsExtension() {
-			t.Fatalf("round trip entry %d: %+v, want %+v", i, g, e)
+		require.Equal(t, e.Name, g.Name, "round trip entry %d: %+v, want %+v", i, g, e)
+		require.Equal(t, e.Path, g.Path, "round trip entry %d: %+v, want %+v", i, g, e)
+		require.Equal(t, e.Flags, g.Flags, "round trip entry %d: %+v, want %+v", i, g, e)
+		if !compat {
+			require.Equal(t, e.HWCaps, g.HWCaps, "round trip entry %d: %+v, want %+v", i, g, e)
 		}
+		require.Equal(t, e.HWCapsExtension(), g.HWCapsExtension(), "round trip entry %d: %+v, want %+v", i, g, e)
 	}
 }
 
 func TestRoundTripFormats(t *testing.T) {
 	for _, fm := range []ldcache.Format{ldcache.FormatNew, ldcache.FormatCompat, ldcache.FormatOld} {
-		c, err := ldcache.Parse(mustMarshal(sampleCache(fm)))
-		if err != nil {
-			t.Fatalf("%v: %v", fm, err)
-		}
-		if c.Format != fm {
-			t.Errorf("read back as %v, want %v", c.Format, fm)
-		}
-		want := 5
-		if fm == ldcache.FormatOld {
-			want = 4 // the legacy-hwcap entry stays out of the old table
-		}
-		if len(c.Entries) != want {
-			t.Errorf("%v: %d entries, want %d", fm, len(c.Entries), want)
-		}
-		if fm == ldcache.FormatNew && c.Entries[0].HWCaps != "x86-64-v3" {
-			t.Errorf("hwcaps name %q, want x86-64-v3", c.Entries[0].HWCaps)
-		}
-		if fm != ldcache.FormatOld && (!c.Entries[0].HWCapsExtension() || c.Generator != "test generator") {
-			t.Errorf("%v: hwcaps %q, generator %q", fm, c.Entries[0].HWCaps, c.Generator)
-		}
-		roundTrip(t, c)
+		t.Run(fm.String(), func(t *testing.T) {
+			c, err := ldcache.Parse(mustMarshal(sampleCache(fm)))
+			require.NoError(t, err, "%v", fm)
+			assert.Equal(t, fm, c.Format, "read back as")
+			want := 5
+			if fm == ldcache.FormatOld {
+				want = 4 // the legacy-hwcap entry stays out of the old table
+			}
+			require.Len(t, c.Entries, want, "%v: entries", fm)
+			if fm == ldcache.FormatNew {
+				assert.Equal(t, "x86-64-v3", c.Entries[0].HWCaps, "hwcaps name")
+			}
+			if fm != ldcache.FormatOld {
+				assert.True(t, c.Entries[0].HWCapsExtension(), "%v: hwcaps %q", fm, c.Entries[0].HWCaps)
+				assert.Equal(t, "test generator", c.Generator, "%v: generator", fm)
+			}
+			roundTrip(t, c)
+		})
 	}
 }
 
@@ -134,9 +127,9 @@ func TestParseAllocationBounded(t *testing.T) {
 		"count beyond the file":    append([]byte("glibc-ld.so.cache1.1\xff\xff\xff\x7f"), make([]byte, 100)...),
 		"old count beyond":         append([]byte("ld.so-1.7.0\x00\xff\xff\xff\x7f"), make([]byte, 100)...),
 	} {
-		got, err := testutil.MinAlloc(func() error { _, err := ldcache.Parse(in); return err })
-		if limit := uint64(8*len(in) + 16<<10); got > limit {
-			t.Errorf("%s: Parse of %d bytes allocated %d (limit %d), err %v", name, len(in), got, limit, err)
-		}
+		t.Run(name, func(t *testing.T) {
+			got, err := testutil.MinAlloc(func() error { _, err := ldcache.Parse(in); return err })
+			assert.LessOrEqual(t, got, uint64(8*len(in)+16<<10), "%s: Parse of %d bytes allocated too much, err %v", name, len(in), err)
+		})
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // FuzzParseConf feeds parseConf an image's ld.so.conf (or an include file),
@@ -18,23 +20,17 @@ func FuzzParseConf(f *testing.F) {
 		total := bytes.Count(data, []byte("\n")) + 1
 		prev := 0
 		for _, l := range lines {
-			if l.line <= prev || l.line > total {
-				t.Fatalf("line number %d after %d (input has %d lines)", l.line, prev, total)
-			}
+			require.Greater(t, l.line, prev, "line number %d after %d (input has %d lines)", l.line, prev, total)
+			require.LessOrEqual(t, l.line, total, "line number %d after %d (input has %d lines)", l.line, prev, total)
 			prev = l.line
-			if (l.dir == "") == (l.includes == nil) {
-				t.Fatalf("line %d: want exactly one of a directory or includes, got %q and %q", l.line, l.dir, l.includes)
-			}
-			if strings.ContainsAny(l.dir, "#\x00\n") {
-				t.Fatalf("line %d: directory %q keeps a comment, NUL or newline", l.line, l.dir)
-			}
-			if l.dir != "" && isSpace(l.dir[0]) {
-				t.Fatalf("line %d: directory %q starts with a blank", l.line, l.dir)
+			require.NotEqual(t, l.dir == "", l.includes == nil, "line %d: want exactly one of a directory or includes, got %q and %q", l.line, l.dir, l.includes)
+			require.False(t, strings.ContainsAny(l.dir, "#\x00\n"), "line %d: directory %q keeps a comment, NUL or newline", l.line, l.dir)
+			if l.dir != "" {
+				require.False(t, isSpace(l.dir[0]), "line %d: directory %q starts with a blank", l.line, l.dir)
 			}
 			for _, w := range l.includes {
-				if w == "" || strings.ContainsAny(w, " \t#\x00\n") {
-					t.Fatalf("line %d: include pattern %q", l.line, w)
-				}
+				require.NotEmpty(t, w, "line %d: include pattern %q", l.line, w)
+				require.False(t, strings.ContainsAny(w, " \t#\x00\n"), "line %d: include pattern %q", l.line, w)
 			}
 		}
 	})

@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestLibcmp(t *testing.T) {
@@ -25,10 +28,10 @@ func TestLibcmp(t *testing.T) {
 		{"lib\xc3.so", "liba.so", true, -1}, // signed char, as on x86
 		{"lib\xc3.so", "liba.so", false, 1},
 	} {
-		got := libcmp(tc.a, tc.b, tc.signed)
-		if sign(got) != tc.sign {
-			t.Errorf("libcmp(%q, %q, signed %v) = %d, want sign %d", tc.a, tc.b, tc.signed, got, tc.sign)
-		}
+		t.Run(fmt.Sprintf("%q-%q-signed=%v", tc.a, tc.b, tc.signed), func(t *testing.T) {
+			got := libcmp(tc.a, tc.b, tc.signed)
+			assert.Equal(t, tc.sign, sign(got), "libcmp(%q, %q, signed %v) = %d: sign", tc.a, tc.b, tc.signed, got)
+		})
 	}
 }
 
@@ -52,11 +55,7 @@ func TestParseConf(t *testing.T) {
 		{line: 9, dir: "include"},
 		{line: 10, dir: "/last"},
 	}
-	if !slices.EqualFunc(got, want, func(a, b confLine) bool {
-		return a.line == b.line && a.dir == b.dir && slices.Equal(a.includes, b.includes)
-	}) {
-		t.Errorf("parseConf:\n got %+v\nwant %+v", got, want)
-	}
+	assert.Equal(t, want, got, "parseConf")
 }
 
 func TestDirLine(t *testing.T) {
@@ -72,14 +71,13 @@ func TestDirLine(t *testing.T) {
 		{"/opt=bogus", "/opt", flagAny},
 		{"/", "", flagAny},
 	} {
-		p, f := dirLine(tc.in)
-		if p != tc.path || f != tc.flag {
-			t.Errorf("dirLine(%q) = %q, %d; want %q, %d", tc.in, p, f, tc.path, tc.flag)
-		}
+		t.Run(tc.in, func(t *testing.T) {
+			p, f := dirLine(tc.in)
+			assert.Equal(t, tc.path, p, "dirLine(%q): path", tc.in)
+			assert.Equal(t, tc.flag, f, "dirLine(%q): flag", tc.in)
+		})
 	}
-	if got := includePattern("/etc/ld.so.conf.d/a.conf", "sub/*.conf"); got != "/etc/ld.so.conf.d/sub/*.conf" {
-		t.Errorf("relative include resolves to %q", got)
-	}
+	assert.Equal(t, "/etc/ld.so.conf.d/sub/*.conf", includePattern("/etc/ld.so.conf.d/a.conf", "sub/*.conf"), "relative include resolves to")
 }
 
 // TestStrtabTailMerge: a string that ends another is stored inside it.
@@ -89,13 +87,9 @@ func TestStrtabTailMerge(t *testing.T) {
 		st.add(s)
 	}
 	b := st.finalize()
-	if want := "x86-64-v3\x00/lib/libfoo.so.1\x00"; string(b) != want { // reversed bytes, descending
-		t.Errorf("table %q, want %q", b, want)
-	}
+	assert.Equal(t, "x86-64-v3\x00/lib/libfoo.so.1\x00", string(b), "table") // reversed bytes, descending
 	for s, off := range st.off {
-		if !strings.HasPrefix(string(b[off:]), s+"\x00") {
-			t.Errorf("%q at %d reads %q", s, off, b[off:])
-		}
+		assert.True(t, strings.HasPrefix(string(b[off:]), s+"\x00"), "%q at %d reads %q", s, off, b[off:])
 	}
 }
 
@@ -104,9 +98,7 @@ func TestIsDSO(t *testing.T) {
 		"libc.so.6": true, "ld-linux-x86-64.so.2": true, "ld.so.1": true, "ld64.so.2": true,
 		"libfoo.a": false, "foo.so": false, "lib": false, "libx.so": true,
 	} {
-		if isDSO(name) != want {
-			t.Errorf("isDSO(%q) = %v", name, !want)
-		}
+		assert.Equal(t, want, isDSO(name), "isDSO(%q)", name)
 	}
 }
 
@@ -117,34 +109,23 @@ func TestGlobLimits(t *testing.T) {
 	root := t.TempDir()
 	for i := range 65 {
 		dir := filepath.Join(root, "b", fmt.Sprintf("d%02d", i))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.MkdirAll(dir, 0o755))
 		for j := range 65 {
-			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%02d.conf", j)), nil, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%02d.conf", j)), nil, 0o644))
 		}
 	}
 	r, err := openRoot(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "openRoot")
 	defer r.close()
 	b := &builder{r: r, buf: make([]byte, 32<<10)}
 	got := b.glob("/b/*/*.conf")
-	if len(got) != maxGlobMatches-65 || b.globMatches != maxGlobMatches || b.globDirs > maxGlobDirs {
-		t.Fatalf("%d paths, %d matches, %d directories opened; want %d paths (the 65 directories count), %d matches, at most %d opens",
-			len(got), b.globMatches, b.globDirs, maxGlobMatches-65, maxGlobMatches, maxGlobDirs)
-	}
-	if !slices.IsSorted(got) || got[0] != "/b/d00/f00.conf" {
-		t.Errorf("paths not sorted from /b/d00/f00.conf: %q…", got[:3])
-	}
-	if more := b.glob("/b/*"); len(more) != 0 {
-		t.Errorf("after the limit a pattern matched %d paths", len(more))
-	}
+	require.Len(t, got, maxGlobMatches-65, "paths (the 65 directories count)")
+	require.Equal(t, maxGlobMatches, b.globMatches, "matches")
+	require.LessOrEqual(t, b.globDirs, maxGlobDirs, "directories opened")
+	assert.True(t, slices.IsSorted(got), "paths not sorted: %q…", got[:3])
+	assert.Equal(t, "/b/d00/f00.conf", got[0], "first path")
+	assert.Empty(t, b.glob("/b/*"), "after the limit a pattern matched")
 	b = &builder{r: r, buf: make([]byte, 32<<10), globDirs: maxGlobDirs - 1}
-	if got := b.glob("/b/*/*.conf"); len(got) != 0 || b.globDirs != maxGlobDirs {
-		t.Errorf("with one directory open left: %d paths, %d opens; want none past /b", len(got), b.globDirs)
-	}
+	assert.Empty(t, b.glob("/b/*/*.conf"), "with one directory open left: want none past /b")
+	assert.Equal(t, maxGlobDirs, b.globDirs, "with one directory open left: opens")
 }

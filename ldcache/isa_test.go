@@ -9,6 +9,9 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/ldcache"
 )
@@ -19,19 +22,14 @@ func gccLib(t *testing.T, out, soname, isa string) {
 	t.Helper()
 	gcc := testutil.RequireCommand(t, "gcc")
 	src := filepath.Join(t.TempDir(), "lib.c")
-	if err := os.WriteFile(src, []byte("int nvc_isa(void) { return 1; }\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(src, []byte("int nvc_isa(void) { return 1; }\n"), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Dir(out), 0o755))
 	args := []string{"-shared", "-fPIC", "-o", out, "-Wl,-soname," + soname, src}
 	if isa != "" {
 		args = append(args, "-Wl,-z,"+isa)
 	}
-	if b, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, b)
-	}
+	b, err := exec.Command(gcc, args...).CombinedOutput()
+	require.NoError(t, err, "gcc\n%s", b)
 }
 
 // TestISALevelLikeLdconfig: glibc records the x86 ISA level of libraries
@@ -52,18 +50,16 @@ func TestISALevelLikeLdconfig(t *testing.T) {
 	for _, e := range glibc.Entries {
 		levels[e.HWCaps] = e.ISALevel()
 	}
-	if levels["x86-64-v3"] == 0 || levels["x86-64-v2"] == 0 || levels["x86-64-v3"] == levels["x86-64-v2"] {
-		t.Fatalf("glibc recorded ISA levels %v; the fixture tests nothing", levels)
-	}
+	require.NotZero(t, levels["x86-64-v3"], "glibc recorded ISA levels %v; the fixture tests nothing", levels)
+	require.NotZero(t, levels["x86-64-v2"], "glibc recorded ISA levels %v; the fixture tests nothing", levels)
+	require.NotEqual(t, levels["x86-64-v2"], levels["x86-64-v3"], "glibc recorded ISA levels %v; the fixture tests nothing", levels)
 	c, err := ldcache.Build(context.Background(), root, &ldcache.BuildOptions{Generator: glibc.Generator, NoLinks: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "Build")
 	got, _ := c.MarshalBinary()
 	if !bytes.Equal(got, want) {
 		for i := range min(len(c.Entries), len(glibc.Entries)) {
 			t.Logf("ours %+v\nglibc %+v", c.Entries[i], glibc.Entries[i])
 		}
-		t.Errorf("cache differs from glibc's (levels %v)", levels)
+		assert.Fail(t, "cache differs from glibc's", "levels %v", levels)
 	}
 }
