@@ -1,6 +1,10 @@
 package nvcontainer
 
-import "github.com/go-nvc/nvc/internal/ns"
+import (
+	"golang.org/x/sys/unix"
+
+	"github.com/go-nvc/nvc/internal/ns"
+)
 
 // confined is the thread Apply changes the container from: started early
 // (creating a thread and joining a namespace take a while), it calls its
@@ -34,6 +38,11 @@ func (c *confined) wait(n *ns.Namespace, prepare, fn func() error) {
 		c.done <- r
 	}()
 	r.err = n.Run(func() error {
+		// After unshare(CLONE_FS) the umask is this thread's own: with
+		// none, an entry is created with its exact mode in one syscall,
+		// so a kill between the creation and a chmod cannot leave a
+		// narrower mode behind for a retry to keep.
+		unix.Umask(0)
 		err := prepare()
 		if !<-c.turn {
 			return nil
