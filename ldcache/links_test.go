@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/ldcache"
 )
 
@@ -34,9 +37,7 @@ func treeListing(t *testing.T, root string) string {
 		lines = append(lines, line)
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "walk %s", root)
 	sort.Strings(lines)
 	return strings.Join(lines, "\n")
 }
@@ -48,43 +49,23 @@ func TestLinksLikeLdconfig(t *testing.T) {
 	theirs, ours := debianRoot(t), debianRoot(t)
 	// A wrong SONAME link to replace and a regular file in a link's place.
 	for _, r := range []string{theirs, ours} {
-		if err := os.Symlink("libnv.so.535.1", filepath.Join(r, "opt/a/libnv.so.1")); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(r, "opt/b/libb.so.1.0"), []byte("x"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.Symlink("libnv.so.535.1", filepath.Join(r, "opt/a/libnv.so.1")))
+		require.NoError(t, os.WriteFile(filepath.Join(r, "opt/b/libb.so.1.0"), []byte("x"), 0o644))
 	}
-	if treeListing(t, theirs) != treeListing(t, ours) {
-		t.Fatal("fixtures differ before the test")
-	}
+	require.Equal(t, treeListing(t, theirs), treeListing(t, ours), "fixtures differ before the test")
 	wantV := runLdconfig(t, "-r", theirs, "-v", "-C", "/etc/glibc.cache")
 	glibc, err := ldcache.Open(filepath.Join(theirs, "etc/glibc.cache"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "open glibc's cache")
 	var gotV bytes.Buffer
 	c, err := ldcache.Build(context.Background(), ours, &ldcache.BuildOptions{Verbose: &gotV, Generator: glibc.Generator})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ldcache.WriteFile(filepath.Join(ours, "etc/glibc.cache"), c); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(wantV), "(changed)") {
-		t.Fatalf("glibc changed no link; the fixture tests nothing:\n%s", wantV)
-	}
-	if got := strings.ReplaceAll(gotV.String(), ours, theirs); got != string(wantV) {
-		t.Errorf("-v listing differs:\n--- glibc\n%s--- ours\n%s", wantV, got)
-	}
-	if a, b := treeListing(t, theirs), treeListing(t, ours); a != b {
-		t.Errorf("trees differ after linking:\n--- glibc\n%s\n--- ours\n%s", a, b)
-	}
+	require.NoError(t, err, "Build")
+	require.NoError(t, ldcache.WriteFile(filepath.Join(ours, "etc/glibc.cache"), c), "WriteFile")
+	require.Contains(t, string(wantV), "(changed)", "glibc changed no link; the fixture tests nothing")
+	assert.Equal(t, string(wantV), strings.ReplaceAll(gotV.String(), ours, theirs), "-v listing differs (glibc, ours)")
+	assert.Equal(t, treeListing(t, theirs), treeListing(t, ours), "trees differ after linking (glibc, ours)")
 	a, _ := os.ReadFile(filepath.Join(theirs, "etc/glibc.cache"))
 	b, _ := os.ReadFile(filepath.Join(ours, "etc/glibc.cache"))
-	if !bytes.Equal(a, b) {
-		t.Errorf("caches differ: %d vs %d bytes", len(b), len(a))
-	}
+	assert.True(t, bytes.Equal(a, b), "caches differ: %d vs %d bytes", len(b), len(a))
 }
 
 // TestLinksOffWritesNothing: without Links, Build leaves the root as it
@@ -92,12 +73,9 @@ func TestLinksLikeLdconfig(t *testing.T) {
 func TestLinksOffWritesNothing(t *testing.T) {
 	root := debianRoot(t)
 	before := treeListing(t, root)
-	if _, err := ldcache.Build(context.Background(), root, &ldcache.BuildOptions{NoLinks: true}); err != nil {
-		t.Fatal(err)
-	}
-	if after := treeListing(t, root); after != before {
-		t.Errorf("Build without Links changed the root:\n%s\n---\n%s", before, after)
-	}
+	_, err := ldcache.Build(context.Background(), root, &ldcache.BuildOptions{NoLinks: true})
+	require.NoError(t, err, "Build")
+	assert.Equal(t, before, treeListing(t, root), "Build without Links changed the root")
 }
 
 // TestZeroOptionsLink: nil and zero BuildOptions mean plain ldconfig -r,
@@ -107,12 +85,9 @@ func TestZeroOptionsLink(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			root := debianRoot(t)
 			before := treeListing(t, root)
-			if _, err := ldcache.Build(context.Background(), root, opts); err != nil {
-				t.Fatal(err)
-			}
-			if after := treeListing(t, root); after == before {
-				t.Errorf("Build with %s options wrote no link:\n%s", name, before)
-			}
+			_, err := ldcache.Build(context.Background(), root, opts)
+			require.NoError(t, err, "Build")
+			assert.NotEqual(t, before, treeListing(t, root), "Build with %s options wrote no link", name)
 		})
 	}
 }

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/ldcache"
 )
@@ -106,18 +109,14 @@ func mirrorLibDir(tb testing.TB, root, dir string) {
 func TestHostMirrorLikeLdconfig(t *testing.T) {
 	root := hostMirror(t)
 	want, glibc := glibcWrites(t, root)
-	if len(glibc.Entries) < 50 {
-		t.Fatalf("glibc listed only %d libraries; the mirror tests little", len(glibc.Entries))
-	}
+	require.GreaterOrEqual(t, len(glibc.Entries), 50, "glibc listed too few libraries; the mirror tests little")
 	c, err := ldcache.Build(context.Background(), root, &ldcache.BuildOptions{Generator: glibc.Generator, NoLinks: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "Build")
 	got, _ := c.MarshalBinary()
 	if !bytes.Equal(got, want) {
 		var buf bytes.Buffer
 		c.Print(&buf, "ours")
-		t.Errorf("cache over the host mirror differs from glibc's (%d vs %d entries):\n%s", len(c.Entries), len(glibc.Entries), buf.String())
+		assert.Fail(t, "cache over the host mirror differs from glibc's", "%d vs %d entries:\n%s", len(c.Entries), len(glibc.Entries), buf.String())
 	}
 	t.Logf("%d libraries", len(c.Entries))
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/ldcache"
 )
@@ -41,12 +43,8 @@ func glibcWrites(t *testing.T, root string, args ...string) ([]byte, *ldcache.Ca
 	t.Helper()
 	runLdconfig(t, append([]string{"-r", root, "-X", "-C", "/etc/glibc.cache"}, args...)...)
 	b, err := os.ReadFile(filepath.Join(root, "etc/glibc.cache"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	c, err := ldcache.Parse(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "Parse glibc's cache")
 	return b, c
 }

@@ -5,6 +5,9 @@ import (
 	"os"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/ldcache"
 )
@@ -12,13 +15,9 @@ import (
 func printOf(t *testing.T, path string) []byte {
 	t.Helper()
 	c, err := ldcache.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "Open")
 	var buf bytes.Buffer
-	if err := c.Print(&buf, path); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, c.Print(&buf, path), "Print")
 	return buf.Bytes()
 }
 
@@ -26,7 +25,7 @@ func TestPrintHostCache(t *testing.T) {
 	want := runLdconfig(t, "-p", "-C", "/etc/ld.so.cache")
 	got := printOf(t, "/etc/ld.so.cache")
 	if !bytes.Equal(got, want) {
-		t.Errorf("Print differs from ldconfig -p:\n%s", diff(want, got))
+		assert.Fail(t, "Print differs from ldconfig -p", diff(want, got))
 	}
 }
 
@@ -36,16 +35,10 @@ func TestRoundTripHostCache(t *testing.T) {
 		testutil.Unavailable(t, "no host cache: %v", err)
 	}
 	c, err := ldcache.Parse(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "Parse")
 	out, err := c.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(out, b) {
-		t.Errorf("re-encoded host cache differs: %d bytes vs %d; first difference at %d", len(out), len(b), firstDiff(out, b))
-	}
+	require.NoError(t, err, "MarshalBinary")
+	assert.True(t, bytes.Equal(out, b), "re-encoded host cache differs: %d bytes vs %d; first difference at %d", len(out), len(b), firstDiff(out, b))
 }
 
 func firstDiff(a, b []byte) int {

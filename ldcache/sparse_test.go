@@ -1,9 +1,11 @@
 package ldcache_test
 
 import (
-	"errors"
+	"fmt"
 	"path/filepath"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/ldcache"
@@ -21,13 +23,14 @@ func TestOpenRefusesHugeCache(t *testing.T) {
 			"Open":       func() error { _, err := ldcache.Open(p); return err },
 			"OpenInRoot": func() error { _, err := ldcache.OpenInRoot(root, "/etc/ld.so.cache"); return err },
 		} {
-			alloc, err := testutil.MinAlloc(open)
-			if err == nil || (name == "Open" && !errors.Is(err, ldcache.ErrCorrupt)) {
-				t.Errorf("%s of %d bytes: %v; want an error (ErrCorrupt for Open)", name, size, err)
-			}
-			if alloc > 16<<20 {
-				t.Errorf("%s of %d bytes allocated %d bytes", name, size, alloc)
-			}
+			t.Run(fmt.Sprintf("%s/%d", name, size), func(t *testing.T) {
+				alloc, err := testutil.MinAlloc(open)
+				assert.Error(t, err, "%s of %d bytes: want an error", name, size)
+				if name == "Open" {
+					assert.ErrorIs(t, err, ldcache.ErrCorrupt, "%s of %d bytes", name, size)
+				}
+				assert.LessOrEqual(t, alloc, uint64(16<<20), "%s of %d bytes allocated too much", name, size)
+			})
 		}
 	}
 }
