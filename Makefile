@@ -1,7 +1,7 @@
 # Tests need root for namespaces, mounts and device nodes; NVC_REQUIRE_PRIVILEGED=1
 # makes a privileged test fail instead of skipping when it cannot run.
 #
-# The end-to-end tests (real runc, crun and podman) run after the others, not
+# The end-to-end tests (real runc, crun and podman; build tag e2e) run after the others, not
 # beside them: runtimes mount and unmount in the host namespace, and several
 # packages' tests compare the host's mount table before and after their work.
 #
@@ -17,4 +17,4 @@ PKGS = $(shell $(GO) list ./... | grep -v -e '/e2e$$' -e '/examples/nvidia-cdi-h
 test:
 	$(SUDO) NVC_REQUIRE_PRIVILEGED=1 $(GO) test -count=1 $(PKGS)
 	$(SUDO) NVC_REQUIRE_PRIVILEGED=1 CGO_ENABLED=0 $(GO) test -count=1 $(STATIC_PKGS)
-	$(SUDO) NVC_REQUIRE_PRIVILEGED=1 $(GO) test -count=1 ./e2e
+	$(SUDO) NVC_REQUIRE_PRIVILEGED=1 $(GO) test -count=1 -tags e2e ./e2e

@@ -8,7 +8,10 @@
 // option parsing, error prefixes, a refused configure), hook_* (the hook's
 // own behaviour), bench_* (whole-process benchmarks), cdi_* and ldpreload_*
 // (the CDI generator under podman, LD_PRELOAD immunity), helpers_* (shared
-// fixtures). Run `go test ./e2e -update` to rewrite testdata/*.golden.
+// fixtures). They carry the e2e build tag, so a plain `go test ./...` leaves
+// them out; `make test` runs them with `go test -tags e2e ./e2e` after the
+// other packages. Run `go test -tags e2e ./e2e -update` to rewrite
+// testdata/*.golden.
 //
 // # What they need and change
 //
