@@ -3,7 +3,6 @@ package ldcache_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +10,9 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/ldcache"
@@ -116,17 +118,11 @@ file etc/ld.so.conf.d/10-good.conf "/opt/good\n"
 				}
 				w := watchOpens(t, plant(t, root, kind, node))
 				c, err := ldcache.Build(context.Background(), root, &ldcache.BuildOptions{NoLinks: true})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if n := w.opens(t); n != 0 {
-					t.Fatalf("Build opened the %s at %s %d times", kind, node, n)
-				}
+				require.NoError(t, err, "Build")
+				require.Zero(t, w.opens(t), "Build opened the %s at %s", kind, node)
 				w.provesWatch(t, kind)
 				got := c.Find("libgood.so.1", ldcache.ArchX8664)
-				if (len(got) == 1) != (where == "include") {
-					t.Errorf("libgood.so.1 entries %+v; want one only when the good file is included", got)
-				}
+				assert.Equal(t, where == "include", len(got) == 1, "libgood.so.1 entries %+v; want one only when the good file is included", got)
 				if kind != "fifo" { // glibc's ldconfig blocks opening a FIFO
 					sameAsGlibc(t, root, c)
 				}
@@ -142,12 +138,8 @@ func sameAsGlibc(t *testing.T, root string, c *ldcache.Cache) {
 	want, g := glibcWrites(t, root)
 	c.Generator = g.Generator
 	got, err := c.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("cache differs from glibc's (%d and %d bytes)", len(got), len(want))
-	}
+	require.NoError(t, err, "MarshalBinary")
+	assert.True(t, bytes.Equal(got, want), "cache differs from glibc's (%d and %d bytes)", len(got), len(want))
 }
 
 // TestUpdateMuslNeverOpensNonRegularPathFile: a musl path file that is a
@@ -160,15 +152,11 @@ func TestUpdateMuslNeverOpensNonRegularPathFile(t *testing.T) {
 			root := testutil.Tree(t, "file lib/ld-musl-x86_64.so.1 \"x\"\n")
 			p := plant(t, root, kind, "etc/ld-musl-x86_64.path")
 			w := watchOpens(t, p)
-			if err := ldcache.Update(context.Background(), root, &ldcache.UpdateOptions{Dirs: []string{"/drv"}, GOARCH: "amd64"}); err != nil {
-				t.Fatal(err)
-			}
-			if n := w.opens(t); n != 0 {
-				t.Fatalf("Update opened the %s path file %d times", kind, n)
-			}
+			require.NoError(t, ldcache.Update(context.Background(), root, &ldcache.UpdateOptions{Dirs: []string{"/drv"}, GOARCH: "amd64"}), "Update")
+			require.Zero(t, w.opens(t), "Update opened the %s path file", kind)
 			got, err := os.ReadFile(p)
-			if want := "/drv\n/lib\n/usr/local/lib\n/usr/lib\n"; err != nil || string(got) != want {
-				t.Errorf("path file %q (%v), want %q", got, err, want)
+			if assert.NoError(t, err, "path file") {
+				assert.Equal(t, "/drv\n/lib\n/usr/local/lib\n/usr/lib\n", string(got), "path file")
 			}
 		})
 	}
@@ -183,12 +171,8 @@ func TestOpenInRootRefusesNonRegularCache(t *testing.T) {
 			root := testutil.Tree(t, "dir etc\n")
 			w := watchOpens(t, plant(t, root, kind, "etc/ld.so.cache"))
 			_, err := ldcache.OpenInRoot(root, "/etc/ld.so.cache")
-			if err == nil || !strings.Contains(err.Error(), "not a regular file") {
-				t.Fatalf("OpenInRoot: %v; want a not-a-regular-file error", err)
-			}
-			if n := w.opens(t); n != 0 {
-				t.Fatalf("OpenInRoot opened the %s %d times", kind, n)
-			}
+			require.ErrorContains(t, err, "not a regular file", "OpenInRoot")
+			require.Zero(t, w.opens(t), "OpenInRoot opened the %s", kind)
 			w.provesWatch(t, kind)
 		})
 	}
@@ -197,7 +181,6 @@ func TestOpenInRootRefusesNonRegularCache(t *testing.T) {
 // TestOpenInRootMissing: a missing cache keeps its errno.
 func TestOpenInRootMissing(t *testing.T) {
 	root := testutil.Tree(t, "dir etc\n")
-	if _, err := ldcache.OpenInRoot(root, "/etc/ld.so.cache"); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("OpenInRoot: %v; want ErrNotExist", err)
-	}
+	_, err := ldcache.OpenInRoot(root, "/etc/ld.so.cache")
+	require.ErrorIs(t, err, os.ErrNotExist, "OpenInRoot")
 }

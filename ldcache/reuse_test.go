@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/internal/elfwriter"
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/ldcache"
@@ -74,23 +77,17 @@ func (g *genRoot) write(rel string, o *elfwriter.Object) {
 	p := filepath.Join(g.root, rel)
 	os.MkdirAll(filepath.Dir(p), 0o755)
 	os.Remove(p)
-	if err := elfwriter.WriteFile(p, o, 0o644); err != nil {
-		g.t.Fatal(err)
-	}
+	require.NoError(g.t, elfwriter.WriteFile(p, o, 0o644), p)
 }
 
 func (g *genRoot) file(rel, data string) {
-	if err := os.WriteFile(filepath.Join(g.root, rel), []byte(data), 0o644); err != nil {
-		g.t.Fatal(err)
-	}
+	require.NoError(g.t, os.WriteFile(filepath.Join(g.root, rel), []byte(data), 0o644))
 }
 
 func (g *genRoot) symlink(target, rel string) {
 	p := filepath.Join(g.root, rel)
 	os.Remove(p)
-	if err := os.Symlink(target, p); err != nil {
-		g.t.Fatal(err)
-	}
+	require.NoError(g.t, os.Symlink(target, p))
 }
 
 // entries lists a directory's names, for picking one at random.
@@ -221,8 +218,8 @@ func TestIncrementalEqualsFull(t *testing.T) {
 		time.Sleep(12 * time.Millisecond) // past the kernel's clock tick
 		if glibc && seed%2 == 0 {
 			runLdconfig(t, "-r", g.root, "-X")
-		} else if err := ldcache.Update(context.Background(), g.root, nil); err != nil {
-			t.Fatal(err)
+		} else {
+			require.NoError(t, ldcache.Update(context.Background(), g.root, nil), "seed %d: Update", seed)
 		}
 		var what []string
 		if seed < 28 { // each change alone, in a directory that is reused
@@ -238,8 +235,8 @@ func TestIncrementalEqualsFull(t *testing.T) {
 		}
 		before := reused
 		checkIncremental(t, g.root, inject, glibc, what)
-		if len(what) == 0 && reused == before {
-			t.Errorf("seed %d: unchanged root, %d directories reused", seed, reused-before)
+		if len(what) == 0 {
+			assert.NotEqual(t, before, reused, "seed %d: unchanged root, no directories reused", seed)
 		}
 	}
 	t.Logf("%d directories reused", reused)
@@ -255,22 +252,18 @@ func checkIncremental(t *testing.T, root string, inject []string, glibc bool, wh
 		gen = c.Generator
 	}
 	full, err := ldcache.Build(context.Background(), root, &ldcache.BuildOptions{Dirs: inject, Generator: gen, NoLinks: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "full Build")
 	inc, err := ldcache.Build(context.Background(), root, &ldcache.BuildOptions{Dirs: inject, Generator: gen, Reuse: "/etc/ld.so.cache", NoLinks: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "incremental Build")
 	fb, _ := full.MarshalBinary()
 	ib, _ := inc.MarshalBinary()
 	if !bytes.Equal(fb, ib) {
 		var f, i bytes.Buffer
 		full.Print(&f, "full")
 		inc.Print(&i, "incremental")
-		t.Fatalf("after %q the incremental cache differs from the full one:\n%s\n%s", what, f.String(), i.String())
+		require.FailNow(t, "the incremental cache differs from the full one", "after %q:\n%s\n%s", what, f.String(), i.String())
 	}
-	if glibc && bytes.Equal(fb, want) && !bytes.Equal(ib, want) {
-		t.Fatalf("after %q the incremental cache differs from glibc's", what)
+	if glibc && bytes.Equal(fb, want) {
+		require.True(t, bytes.Equal(ib, want), "after %q the incremental cache differs from glibc's", what)
 	}
 }
