@@ -5,11 +5,13 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/internal/elfwriter"
 	"github.com/go-nvc/nvc/internal/testutil"
@@ -33,9 +35,7 @@ symlink opt/c/libnvidia-ml.so /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1
 		{"opt/a/libbar.so.2.0", x64("libbar.so.2")},
 	})
 	time.Sleep(12 * time.Millisecond)
-	if err := ldcache.Update(context.Background(), root, nil); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, ldcache.Update(context.Background(), root, nil), "Update")
 	return root
 }
 
@@ -44,12 +44,10 @@ func buildBoth(t *testing.T, root string, dirs ...string) (full, inc *ldcache.Ca
 	ldcache.SetReusedHook(func(d string) { reused = append(reused, d) })
 	defer ldcache.SetReusedHook(nil)
 	var err error
-	if inc, err = ldcache.Build(context.Background(), root, &ldcache.BuildOptions{Dirs: dirs, Reuse: "/etc/ld.so.cache", NoLinks: true}); err != nil {
-		t.Fatal(err)
-	}
-	if full, err = ldcache.Build(context.Background(), root, &ldcache.BuildOptions{Dirs: dirs, NoLinks: true}); err != nil {
-		t.Fatal(err)
-	}
+	inc, err = ldcache.Build(context.Background(), root, &ldcache.BuildOptions{Dirs: dirs, Reuse: "/etc/ld.so.cache", NoLinks: true})
+	require.NoError(t, err, "incremental Build")
+	full, err = ldcache.Build(context.Background(), root, &ldcache.BuildOptions{Dirs: dirs, NoLinks: true})
+	require.NoError(t, err, "full Build")
 	return full, inc, reused
 }
 
@@ -62,9 +60,7 @@ func buildBoth(t *testing.T, root string, dirs ...string) (full, inc *ldcache.Ca
 func TestIncrementalRescansInjectedDirs(t *testing.T) {
 	testutil.RequireRoot(t)
 	host := filepath.Join(t.TempDir(), "libnvidia-ml.so.550")
-	if err := elfwriter.WriteFile(host, x64("libnvidia-ml.so.1"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, elfwriter.WriteFile(host, x64("libnvidia-ml.so.1"), 0o644))
 	root := reuseRoot(t)
 	target := filepath.Join(root, "usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1")
 	if err := unix.Mount(host, target, "", unix.MS_BIND, ""); err != nil {
@@ -72,15 +68,11 @@ func TestIncrementalRescansInjectedDirs(t *testing.T) {
 	}
 	t.Cleanup(func() { unix.Unmount(target, unix.MNT_DETACH) })
 	full, inc, reused := buildBoth(t, root, "/usr/lib/x86_64-linux-gnu")
-	if len(inc.Find("libnvidia-ml.so.1", ldcache.ArchX8664)) != 1 {
-		t.Errorf("the mounted library is missing from the incremental cache (reused %q)", reused)
-	}
-	if !slices.Contains(reused, "/opt/a") || slices.Contains(reused, "/usr/lib/x86_64-linux-gnu") || slices.Contains(reused, "/opt/c") {
-		t.Errorf("reused %q, want /opt/a and neither /usr/lib/x86_64-linux-gnu nor /opt/c", reused)
-	}
-	if len(inc.Find("libnvidia-ml.so", ldcache.ArchX8664)) != 1 {
-		t.Errorf("/opt/c's link to the mounted library is missing from the incremental cache")
-	}
+	assert.Len(t, inc.Find("libnvidia-ml.so.1", ldcache.ArchX8664), 1, "the mounted library is missing from the incremental cache (reused %q)", reused)
+	assert.Contains(t, reused, "/opt/a", "reused")
+	assert.NotContains(t, reused, "/usr/lib/x86_64-linux-gnu", "reused")
+	assert.NotContains(t, reused, "/opt/c", "reused")
+	assert.Len(t, inc.Find("libnvidia-ml.so", ldcache.ArchX8664), 1, "/opt/c's link to the mounted library is missing from the incremental cache")
 	requireSameCache(t, full, inc)
 }
 
@@ -90,36 +82,25 @@ func TestIncrementalRescansInjectedDirs(t *testing.T) {
 func TestIncrementalLie(t *testing.T) {
 	root := reuseRoot(t)
 	c, err := ldcache.OpenInRoot(root, "/etc/ld.so.cache")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "OpenInRoot")
 	for i := range c.Entries {
 		if c.Entries[i].Name == "libbar.so.2" {
 			c.Entries[i].Flags = int32(ldcache.TypeLibc6) // i386, not x86-64
 		}
 	}
 	c.Entries = append(c.Entries, ldcache.Entry{Name: "libgone.so.1", Path: "/usr/lib/x86_64-linux-gnu/libgone.so.1", Flags: c.Entries[0].Flags})
-	if err := ldcache.WriteFileInRoot(root, "/etc/ld.so.cache", c); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, ldcache.WriteFileInRoot(root, "/etc/ld.so.cache", c), "WriteFileInRoot")
 	full, inc, reused := buildBoth(t, root)
-	if !slices.Contains(reused, "/opt/a") || slices.Contains(reused, "/usr/lib/x86_64-linux-gnu") {
-		t.Errorf("reused %q, want /opt/a and not /usr/lib/x86_64-linux-gnu", reused)
-	}
-	if len(inc.Entries) != len(full.Entries) {
-		t.Fatalf("incremental %d entries, full %d", len(inc.Entries), len(full.Entries))
-	}
+	assert.Contains(t, reused, "/opt/a", "reused")
+	assert.NotContains(t, reused, "/usr/lib/x86_64-linux-gnu", "reused")
+	require.Len(t, inc.Entries, len(full.Entries), "incremental entries vs full")
 	for i, e := range inc.Entries {
 		f := full.Entries[i]
 		if e.Name == "libbar.so.2" {
-			if e.Flags != int32(ldcache.TypeLibc6) {
-				t.Errorf("the lie about libbar.so.2 was not kept: %+v", e)
-			}
+			assert.Equal(t, int32(ldcache.TypeLibc6), e.Flags, "the lie about libbar.so.2 was not kept: %+v", e)
 			e.Flags = f.Flags
 		}
-		if e != f {
-			t.Errorf("entry %d: incremental %+v, full %+v", i, e, f)
-		}
+		assert.Equal(t, f, e, "entry %d: incremental vs full", i)
 	}
 }
 
@@ -131,7 +112,7 @@ func requireSameCache(t *testing.T, full, inc *ldcache.Cache) {
 		var f, i bytes.Buffer
 		full.Print(&f, "full")
 		inc.Print(&i, "incremental")
-		t.Errorf("incremental cache differs from the full one:\n%s\n%s", f.String(), i.String())
+		assert.Fail(t, "incremental cache differs from the full one", "%s\n%s", f.String(), i.String())
 	}
 }
 
@@ -146,22 +127,14 @@ symlink opt/b/libbar.so /opt/a/libbar.so.2.0
 `)
 	writeLibs(t, root, []lib{{"opt/a/libbar.so.2.0", x64("libbar.so.2")}})
 	time.Sleep(12 * time.Millisecond)
-	if err := ldcache.Update(context.Background(), root, nil); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, ldcache.Update(context.Background(), root, nil), "Update")
 	p := filepath.Join(root, "opt/a/libbar.so.2.0")
 	st, err := os.Stat(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	b, _ := x64("libnew.so.1").Bytes()
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(p, b, 0o644))
 	os.Chtimes(p, st.ModTime(), st.ModTime())
 	full, inc, reused := buildBoth(t, root)
-	if slices.Contains(reused, "/opt/b") {
-		t.Errorf("reused /opt/b, whose link leads to a rewritten file")
-	}
+	assert.NotContains(t, reused, "/opt/b", "reused /opt/b, whose link leads to a rewritten file")
 	requireSameCache(t, full, inc)
 }

@@ -10,6 +10,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/ldcache"
 )
@@ -100,26 +103,18 @@ func TestBuildSwapRaceNeverOpensNode(t *testing.T) {
 				}
 				if err != nil {
 					sw.halt()
-					t.Fatalf("round %d: %v", rounds, err)
+					require.NoError(t, err, "round %d", rounds)
 				}
 				opened += w.opens(t)
-				if got := c.Find("libother.so.1", ldcache.ArchX8664); len(got) != 1 {
-					t.Errorf("round %d: libother.so.1 entries %+v, want one", rounds, got)
-				}
+				assert.Len(t, c.Find("libother.so.1", ldcache.ArchX8664), 1, "round %d: libother.so.1 entries, want one", rounds)
 				for _, e := range c.Entries {
-					if e.Name != "libother.so.1" && e.Name != "libswap.so.1" && e.Name != "libslow.so.1" {
-						t.Errorf("round %d: unexpected entry %+v", rounds, e)
-					}
+					assert.Contains(t, []string{"libother.so.1", "libswap.so.1", "libslow.so.1"}, e.Name, "round %d: unexpected entry %+v", rounds, e)
 				}
 			}
 			swaps := sw.halt()
 			opened += w.opens(t)
-			if opened != 0 {
-				t.Fatalf("the %s swapped with a library was opened %d times in %d rounds (%d swaps)", kind, opened, rounds, swaps)
-			}
-			if swaps == 0 {
-				t.Fatal("the racer never swapped")
-			}
+			require.Zero(t, opened, "the %s swapped with a library was opened in %d rounds (%d swaps)", kind, rounds, swaps)
+			require.NotZero(t, swaps, "the racer never swapped")
 			restore(t, node, filepath.Join(root, "opt/swap/libswap.so.1"))
 			w.provesWatch(t, kind)
 			t.Logf("%d rounds, %d swaps, no open", rounds, swaps)
@@ -132,13 +127,9 @@ func TestBuildSwapRaceNeverOpensNode(t *testing.T) {
 func restore(t *testing.T, node, other string) {
 	t.Helper()
 	var st unix.Stat_t
-	if err := unix.Lstat(node, &st); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, unix.Lstat(node, &st), node)
 	if st.Mode&unix.S_IFMT == unix.S_IFREG {
-		if err := unix.Renameat2(unix.AT_FDCWD, node, unix.AT_FDCWD, other, unix.RENAME_EXCHANGE); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, unix.Renameat2(unix.AT_FDCWD, node, unix.AT_FDCWD, other, unix.RENAME_EXCHANGE), "exchange %s and %s", node, other)
 	}
 }
 
@@ -162,14 +153,13 @@ file etc/ld.so.conf.d/a.conf "/opt/good\n"
 			for ; rounds < swapRounds/3 && !sw.stop.Load(); rounds++ {
 				if _, err := ldcache.Build(context.Background(), root, &ldcache.BuildOptions{NoLinks: true}); err != nil {
 					sw.halt()
-					t.Fatalf("round %d: %v", rounds, err)
+					require.NoError(t, err, "round %d", rounds)
 				}
 				opened += w.opens(t)
 			}
 			swaps := sw.halt()
-			if opened += w.opens(t); opened != 0 {
-				t.Fatalf("the FIFO swapped with %s was opened %d times in %d rounds (%d swaps)", which, opened, rounds, swaps)
-			}
+			opened += w.opens(t)
+			require.Zero(t, opened, "the FIFO swapped with %s was opened in %d rounds (%d swaps)", which, rounds, swaps)
 			restore(t, node, filepath.Join(root, which))
 			w.provesWatch(t, "fifo")
 		})
@@ -191,15 +181,11 @@ symlink opt/n/libfar.so.1 /opt/n/libnode.so.1
 			writeLibs(t, root, []lib{{"opt/n/libgood.so.1", x64("libgood.so.1")}})
 			w := watchOpens(t, plant(t, root, kind, "opt/n/libnode.so.1"))
 			c, err := ldcache.Build(context.Background(), root, &ldcache.BuildOptions{NoLinks: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if n := w.opens(t); n != 0 {
-				t.Fatalf("Build opened the %s %d times", kind, n)
-			}
+			require.NoError(t, err, "Build")
+			require.Zero(t, w.opens(t), "Build opened the %s", kind)
 			w.provesWatch(t, kind)
-			if len(c.Entries) != 1 || c.Entries[0].Name != "libgood.so.1" {
-				t.Errorf("entries %+v, want libgood.so.1 alone", c.Entries)
+			if assert.Len(t, c.Entries, 1, "entries %+v, want libgood.so.1 alone", c.Entries) {
+				assert.Equal(t, "libgood.so.1", c.Entries[0].Name, "entries, want libgood.so.1 alone")
 			}
 		})
 	}
