@@ -3,6 +3,7 @@
 package devices_test
 
 import (
+	"context"
 	"errors"
 	"reflect"
 	"strings"
@@ -29,12 +30,12 @@ func TestGoNVMLInitFailure(t *testing.T) {
 	s.InitFunc = func() nvml.Return { return nvml.ERROR_DRIVER_NOT_LOADED }
 	o := optionsFor(h, devices.Auto)
 	o.NVML = devices.NewNVMLFromGoNVML(s)
-	d, err := devices.Discover(o)
+	d, err := devices.Discover(context.Background(), o)
 	if err != nil || d.Backend != devices.Procfs || !strings.Contains(d.NVMLError, "ERROR_DRIVER_NOT_LOADED") {
 		t.Errorf("auto: %v %+v", err, d)
 	}
 	o.Backend = devices.NVML
-	_, err = devices.Discover(o)
+	_, err = devices.Discover(context.Background(), o)
 	if !errors.Is(err, devices.ErrNVMLUnavailable) || !errors.Is(err, nvml.ERROR_DRIVER_NOT_LOADED) {
 		t.Errorf("forced: %v", err)
 	}
@@ -90,7 +91,7 @@ func TestFakeNVMLDiscoversAsGoNVMLMock(t *testing.T) {
 			byFake := discover(t, h, devices.NVML)
 			o := optionsFor(h, devices.NVML)
 			o.NVML = devices.NewNVMLFromGoNVML(s)
-			byMock, err := devices.Discover(o)
+			byMock, err := devices.Discover(context.Background(), o)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -3,6 +3,7 @@
 package devices_test
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -21,12 +22,12 @@ func TestNoCgoNVML(t *testing.T) {
 	h := genHost(t, nil)
 	o := optionsFor(h, devices.Auto)
 	o.NVML = nil
-	d, err := devices.Discover(o)
+	d, err := devices.Discover(context.Background(), o)
 	if err != nil || d.Backend != devices.Procfs || !strings.HasPrefix(d.NVMLError, "NVML unavailable: built without cgo") {
 		t.Errorf("auto: %v, %+v", err, d)
 	}
 	o.Backend = devices.NVML
-	_, err = devices.Discover(o)
+	_, err = devices.Discover(context.Background(), o)
 	if !errors.Is(err, devices.ErrNVMLUnavailable) || !strings.Contains(err.Error(), "built without cgo") {
 		t.Errorf("forced NVML: %v", err)
 	}

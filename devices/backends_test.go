@@ -1,6 +1,7 @@
 package devices_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -159,18 +160,18 @@ func TestHostFacts(t *testing.T) {
 // loaded at all); forcing NVML then fails with ErrNVMLUnavailable.
 func TestAuto(t *testing.T) {
 	h := genHost(t, nil)
-	if d, err := devices.Discover(optionsFor(h, devices.Auto)); err != nil || d.Backend != devices.NVML || d.NVMLError != "" {
+	if d, err := devices.Discover(context.Background(), optionsFor(h, devices.Auto)); err != nil || d.Backend != devices.NVML || d.NVMLError != "" {
 		t.Errorf("auto with a working NVML: %v, backend %s, NVML error %q", err, d.Backend, d.NVMLError)
 	}
 	for root, want := range map[string]string{h.Root: autoNVMLErrors[0], t.TempDir(): autoNVMLErrors[1]} {
 		o := optionsFor(h, devices.Auto)
 		o.NVML, o.DriverRoot = nil, root
-		d, err := devices.Discover(o)
+		d, err := devices.Discover(context.Background(), o)
 		if err != nil || d.Backend != devices.Procfs || !strings.Contains(d.NVMLError, want) || len(d.GPUs) != 8 {
 			t.Errorf("root %s: %v, backend %v, NVML error %q", root, err, d.Backend, d.NVMLError)
 		}
 		o.Backend = devices.NVML
-		if _, err := devices.Discover(o); !errors.Is(err, devices.ErrNVMLUnavailable) || !strings.Contains(err.Error(), want) {
+		if _, err := devices.Discover(context.Background(), o); !errors.Is(err, devices.ErrNVMLUnavailable) || !strings.Contains(err.Error(), want) {
 			t.Errorf("forced NVML under %s: %v", root, err)
 		}
 	}
@@ -182,12 +183,12 @@ func TestNVMLInitFailure(t *testing.T) {
 	s := &countingNVML{NVMLInterface: h.NVML, initErr: why}
 	o := optionsFor(h, devices.Auto)
 	o.NVML = s
-	d, err := devices.Discover(o)
+	d, err := devices.Discover(context.Background(), o)
 	if err != nil || d.Backend != devices.Procfs || d.NVMLError != "NVML unavailable: initialising NVML: ERROR_DRIVER_NOT_LOADED" {
 		t.Errorf("auto: %v %+v", err, d)
 	}
 	o.Backend = devices.NVML
-	_, err = devices.Discover(o)
+	_, err = devices.Discover(context.Background(), o)
 	if !errors.Is(err, devices.ErrNVMLUnavailable) || !errors.Is(err, why) {
 		t.Errorf("forced: %v", err)
 	}
@@ -201,7 +202,7 @@ func TestNVMLShutdownPaired(t *testing.T) {
 	s := &countingNVML{NVMLInterface: h.NVML}
 	o := optionsFor(h, devices.NVML)
 	o.NVML = s
-	if _, err := devices.Discover(o); err != nil {
+	if _, err := devices.Discover(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
 	if s.inits != 1 || s.shutdowns != 1 {
@@ -214,11 +215,11 @@ func TestNoDriver(t *testing.T) {
 	if err := os.RemoveAll(h.ProcRoot + "/driver/nvidia"); err != nil {
 		t.Fatal(err)
 	}
-	_, err := devices.Discover(optionsFor(h, devices.Procfs))
+	_, err := devices.Discover(context.Background(), optionsFor(h, devices.Procfs))
 	if !errors.Is(err, devices.ErrNoDriver) {
 		t.Errorf("err = %v, want ErrNoDriver", err)
 	}
-	if _, err := devices.Discover(&devices.Options{Backend: "cuda", ProcRoot: h.ProcRoot}); !errors.Is(err, devices.ErrInvalid) {
+	if _, err := devices.Discover(context.Background(), &devices.Options{Backend: "cuda", ProcRoot: h.ProcRoot}); !errors.Is(err, devices.ErrInvalid) {
 		t.Errorf("bad backend: %v", err)
 	}
 }
@@ -253,7 +254,7 @@ func TestDevRootDefault(t *testing.T) {
 	h := genHost(t, &fakehost.Options{IMEXChannels: 2})
 	o := optionsFor(h, devices.Procfs)
 	o.DevRoot = ""
-	d, err := devices.Discover(o)
+	d, err := devices.Discover(context.Background(), o)
 	must(t, err)
 	if d.Roots.Dev != h.Root+"/dev" || d.HostPath(devices.DevNvidiaUVM) != h.DevRoot+"/nvidia-uvm" {
 		t.Errorf("dev root %s, nvidia-uvm at %s", d.Roots.Dev, d.HostPath(devices.DevNvidiaUVM))
@@ -263,7 +264,7 @@ func TestDevRootDefault(t *testing.T) {
 	}
 	o = optionsFor(h, devices.Procfs)
 	o.DriverRoot, o.DevRoot = "", ""
-	if d, err = devices.Discover(o); err != nil || d.Roots.Dev != "/dev" || d.Roots.Driver != "/" {
+	if d, err = devices.Discover(context.Background(), o); err != nil || d.Roots.Dev != "/dev" || d.Roots.Driver != "/" {
 		t.Errorf("default roots: %v, %+v", err, d.Roots)
 	}
 }
@@ -279,7 +280,7 @@ func TestNVMLCUDAVersion(t *testing.T) {
 		}
 		o := optionsFor(h, devices.NVML)
 		o.NVML = s
-		d, err := devices.Discover(o)
+		d, err := devices.Discover(context.Background(), o)
 		if err != nil {
 			t.Fatal(err)
 		}

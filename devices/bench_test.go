@@ -1,6 +1,7 @@
 package devices_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -19,7 +20,7 @@ func BenchmarkDiscover(b *testing.B) {
 		b.Run(string(backend), func(b *testing.B) {
 			o := optionsFor(h, backend)
 			for b.Loop() {
-				if _, err := devices.Discover(o); err != nil {
+				if _, err := devices.Discover(context.Background(), o); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -35,9 +36,9 @@ func BenchmarkDiscoverRatio(b *testing.B) {
 	var tp, tn time.Duration
 	for b.Loop() {
 		t0 := time.Now()
-		_, err1 := devices.Discover(procfs)
+		_, err1 := devices.Discover(context.Background(), procfs)
 		t1 := time.Now()
-		_, err2 := devices.Discover(byNVML)
+		_, err2 := devices.Discover(context.Background(), byNVML)
 		tp, tn = tp+t1.Sub(t0), tn+time.Since(t1)
 		if err1 != nil || err2 != nil {
 			b.Fatal(err1, err2)

@@ -1,6 +1,7 @@
 package devices
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -62,14 +63,20 @@ func orDefault(s, def string) string {
 // Discover returns the host's GPUs, MIG devices, control nodes and IMEX
 // channels. With NVML it calls Init and Shutdown itself; the device nodes,
 // majors and capabilities always come from the proc and dev roots.
-func Discover(opts *Options) (*Host, error) {
+//
+// ctx bounds the NVML part: NVML's calls cannot be interrupted, so when ctx
+// is done first Discover stops waiting for them (they finish in the
+// background) and treats NVML as unavailable: an error matching
+// [ErrNVMLUnavailable] and ctx's error with the NVML backend, procfs with
+// Auto.
+func Discover(ctx context.Context, opts *Options) (*Host, error) {
 	o := opts.withDefaults()
 	h := &Host{Roots: Roots{Driver: o.DriverRoot, Proc: o.ProcRoot, Dev: o.DevRoot}}
 	f, err := readProcFacts(o.ProcRoot)
 	if err != nil {
 		return nil, fmt.Errorf("discovering devices: %w", err)
 	}
-	if err := discoverGPUs(h, &o, f); err != nil {
+	if err := discoverGPUs(ctx, h, &o, f); err != nil {
 		return nil, fmt.Errorf("discovering devices with %s: %w", h.Backend, err)
 	}
 	if err := fillHost(h, f); err != nil {
@@ -78,17 +85,17 @@ func Discover(opts *Options) (*Host, error) {
 	return h, nil
 }
 
-func discoverGPUs(h *Host, o *Options, f *procFacts) error {
+func discoverGPUs(ctx context.Context, h *Host, o *Options, f *procFacts) error {
 	switch o.Backend {
 	case Procfs:
 		h.Backend = Procfs
 		return discoverProcfs(h, f)
 	case NVML:
 		h.Backend = NVML
-		return discoverWithNVML(h, o, f)
+		return discoverNVMLContext(ctx, h, o, f)
 	case Auto:
 		h.Backend = NVML
-		err := discoverWithNVML(h, o, f)
+		err := discoverNVMLContext(ctx, h, o, f)
 		if !errors.Is(err, ErrNVMLUnavailable) {
 			return err
 		}
@@ -97,6 +104,27 @@ func discoverGPUs(h *Host, o *Options, f *procFacts) error {
 	}
 	h.Backend = Auto
 	return fmt.Errorf("%w: backend %q", ErrInvalid, o.Backend)
+}
+
+// discoverNVMLContext is discoverWithNVML on a copy of h, given up when
+// ctx is done first; h is changed only when NVML answered in time.
+func discoverNVMLContext(ctx context.Context, h *Host, o *Options, f *procFacts) error {
+	if ctx.Done() == nil {
+		return discoverWithNVML(h, o, f)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%w: %w", ErrNVMLUnavailable, context.Cause(ctx))
+	}
+	tmp := *h
+	done := make(chan error, 1)
+	go func() { done <- discoverWithNVML(&tmp, o, f) }()
+	select {
+	case err := <-done:
+		*h = tmp
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("%w: waiting for NVML: %w", ErrNVMLUnavailable, context.Cause(ctx))
+	}
 }
 
 func discoverWithNVML(h *Host, o *Options, f *procFacts) error {

@@ -1,6 +1,7 @@
 package devices_test
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/go-nvc/nvc/devices"
@@ -17,7 +18,7 @@ func ExampleDiscover() {
 		return
 	}
 	defer sim.Remove()
-	host, err := devices.Discover(&devices.Options{
+	host, err := devices.Discover(context.Background(), &devices.Options{
 		Backend:    devices.Procfs,
 		DriverRoot: sim.Root,
 		ProcRoot:   sim.ProcRoot,

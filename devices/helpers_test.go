@@ -1,6 +1,7 @@
 package devices_test
 
 import (
+	"context"
 	"os"
 	"strings"
 	"testing"
@@ -54,7 +55,7 @@ func (c *countingNVML) Shutdown() error {
 
 func discover(tb testing.TB, h *fakehost.Host, b devices.Backend) *devices.Host {
 	tb.Helper()
-	d, err := devices.Discover(optionsFor(h, b))
+	d, err := devices.Discover(context.Background(), optionsFor(h, b))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -41,7 +41,7 @@ func TestDiscoverChild(t *testing.T) {
 	}
 	var o devices.Options
 	must(t, json.Unmarshal([]byte(env), &o))
-	h, err := devices.Discover(&o)
+	h, err := devices.Discover(context.Background(), &o)
 	r := childResult{Host: h}
 	if err != nil {
 		r.Err = err.Error()

@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path"
@@ -175,7 +176,7 @@ func (c *runtimeCase) runWithoutHook(t *testing.T) {
 // checkConfigured checks a GPU container's view and its loader cache.
 func (c *runtimeCase) checkConfigured(t *testing.T, got map[string]string, rootfs string) {
 	t.Helper()
-	host, err := devices.Discover(&devices.Options{Backend: devices.Procfs, DriverRoot: c.host.Root, ProcRoot: c.host.ProcRoot, DevRoot: c.host.DevRoot})
+	host, err := devices.Discover(context.Background(), &devices.Options{Backend: devices.Procfs, DriverRoot: c.host.Root, ProcRoot: c.host.ProcRoot, DevRoot: c.host.DevRoot})
 	if err != nil {
 		t.Fatal(err)
 	}

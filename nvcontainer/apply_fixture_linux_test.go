@@ -1,6 +1,7 @@
 package nvcontainer
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -42,7 +43,7 @@ func newTestHostWith(tb testing.TB, opts *fakehost.Options) *testHost {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	devs, err := devices.Discover(&devices.Options{Backend: devices.Procfs, DriverRoot: h.Root, ProcRoot: h.ProcRoot, DevRoot: h.DevRoot})
+	devs, err := devices.Discover(context.Background(), &devices.Options{Backend: devices.Procfs, DriverRoot: h.Root, ProcRoot: h.ProcRoot, DevRoot: h.DevRoot})
 	if err != nil {
 		tb.Fatal(err)
 	}

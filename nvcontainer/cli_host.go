@@ -1,6 +1,7 @@
 package nvcontainer
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/go-nvc/nvc/devices"
@@ -17,8 +18,9 @@ import (
 //
 // The driver is opened without NVML unless d.NVML is set, so a host without
 // a working NVML still gives the driver version (from procfs); the CUDA
-// version then comes from device discovery, when it used NVML.
-func OpenHost(d *driver.Options, backend devices.Backend) (*Host, error) {
+// version then comes from device discovery, when it used NVML. ctx bounds
+// the wait for NVML (see devices.Discover).
+func OpenHost(ctx context.Context, d *driver.Options, backend devices.Backend) (*Host, error) {
 	if d == nil {
 		d = &driver.Options{}
 	}
@@ -26,7 +28,7 @@ func OpenHost(d *driver.Options, backend devices.Backend) (*Host, error) {
 	if d.NVML != nil && !ok {
 		return nil, fmt.Errorf("%w: driver.Options.NVML (%T) is not a devices.NVMLInterface", devices.ErrInvalid, d.NVML)
 	}
-	devs, err := devices.Discover(&devices.Options{Backend: backend, NVML: nv,
+	devs, err := devices.Discover(ctx, &devices.Options{Backend: backend, NVML: nv,
 		DriverRoot: d.Root, ProcRoot: d.ProcRoot, DevRoot: d.DevRoot})
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package nvcontainer_test
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"testing"
 
@@ -20,12 +21,12 @@ func TestWriteInfo(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := &driver.Options{Root: fh.Root, ProcRoot: fh.ProcRoot, DevRoot: fh.DevRoot}
-	procfs, err := nvcontainer.OpenHost(d, devices.Procfs)
+	procfs, err := nvcontainer.OpenHost(context.Background(), d, devices.Procfs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	d.NVML = fh.NVML
-	nvml, err := nvcontainer.OpenHost(d, devices.NVML)
+	nvml, err := nvcontainer.OpenHost(context.Background(), d, devices.NVML)
 	if err != nil {
 		t.Fatal(err)
 	}

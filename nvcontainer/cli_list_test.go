@@ -1,6 +1,7 @@
 package nvcontainer_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -196,7 +197,7 @@ func TestOpenHost(t *testing.T) {
 	d := &driver.Options{Root: fh.Root, ProcRoot: fh.ProcRoot, DevRoot: fh.DevRoot}
 	// Auto loads the simulated host's libnvidia-ml.so.1, which is no NVML:
 	// discovery falls back to procfs and says why.
-	h, err := nvcontainer.OpenHost(d, "")
+	h, err := nvcontainer.OpenHost(context.Background(), d, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,13 +209,13 @@ func TestOpenHost(t *testing.T) {
 		t.Errorf("driver version %+v, want %s from procfs", v, fh.DriverVersion)
 	}
 	d.NVML = fh.NVML
-	if h, err = nvcontainer.OpenHost(d, devices.NVML); err != nil {
+	if h, err = nvcontainer.OpenHost(context.Background(), d, devices.NVML); err != nil {
 		t.Fatal(err)
 	}
 	if h.Devices.Backend != devices.NVML || h.Devices.CUDAVersion != fh.CUDAVersion || h.Driver.Version().CUDA != fh.CUDAVersion {
 		t.Errorf("with NVML: backend %s, CUDA %q/%q; want nvml, %s", h.Devices.Backend, h.Devices.CUDAVersion, h.Driver.Version().CUDA, fh.CUDAVersion)
 	}
-	if _, err := nvcontainer.OpenHost(&driver.Options{Root: fh.Root, ProcRoot: t.TempDir()}, devices.Procfs); err == nil {
+	if _, err := nvcontainer.OpenHost(context.Background(), &driver.Options{Root: fh.Root, ProcRoot: t.TempDir()}, devices.Procfs); err == nil {
 		t.Error("OpenHost on an empty procfs succeeded")
 	}
 }

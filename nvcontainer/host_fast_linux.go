@@ -41,7 +41,7 @@ func PrepareHostFor(ctx context.Context, opts *HostOptions, req *Request) (*Host
 		d = &driver.Options{}
 	}
 	if needsNVMLDiscovery(h.Devices, req) {
-		h, err = OpenHost(d, devices.Auto)
+		h, err = OpenHost(ctx, d, devices.Auto)
 		return h, rep, err
 	}
 	h.NVML = devices.NewLazyNVML(&devices.Options{DriverRoot: d.Root})

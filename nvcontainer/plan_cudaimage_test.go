@@ -1,6 +1,7 @@
 package nvcontainer_test
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"testing"
@@ -49,7 +50,7 @@ func procfsHost(t *testing.T, nvrm string) *testHost {
 	if err != nil {
 		t.Fatal(err)
 	}
-	host, err := nvcontainer.OpenHost(&driver.Options{Root: fh.Root, ProcRoot: fh.ProcRoot, DevRoot: fh.DevRoot}, devices.Procfs)
+	host, err := nvcontainer.OpenHost(context.Background(), &driver.Options{Root: fh.Root, ProcRoot: fh.ProcRoot, DevRoot: fh.DevRoot}, devices.Procfs)
 	if err != nil {
 		t.Fatal(err)
 	}

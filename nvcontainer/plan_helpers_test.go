@@ -1,6 +1,7 @@
 package nvcontainer_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -49,7 +50,7 @@ func newTestHost(tb testing.TB, opts *fakehost.Options) *testHost {
 
 func openTestHost(tb testing.TB, fh *fakehost.Host, backend devices.Backend) *testHost {
 	tb.Helper()
-	host, err := nvcontainer.OpenHost(&driver.Options{Root: fh.Root, ProcRoot: fh.ProcRoot, DevRoot: fh.DevRoot, NVML: fh.NVML}, backend)
+	host, err := nvcontainer.OpenHost(context.Background(), &driver.Options{Root: fh.Root, ProcRoot: fh.ProcRoot, DevRoot: fh.DevRoot, NVML: fh.NVML}, backend)
 	if err != nil {
 		tb.Fatal(err)
 	}

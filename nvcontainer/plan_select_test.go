@@ -1,6 +1,7 @@
 package nvcontainer_test
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -177,7 +178,7 @@ func TestPlanRequirementsWithoutNVML(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	host, err := nvcontainer.OpenHost(&driver.Options{Root: fh.Root, ProcRoot: fh.ProcRoot, DevRoot: fh.DevRoot}, devices.Auto)
+	host, err := nvcontainer.OpenHost(context.Background(), &driver.Options{Root: fh.Root, ProcRoot: fh.ProcRoot, DevRoot: fh.DevRoot}, devices.Auto)
 	if err != nil || host.Devices.Backend != devices.Procfs || host.Devices.NVMLError == "" {
 		t.Fatalf("host without NVML: %v, %+v", err, host)
 	}

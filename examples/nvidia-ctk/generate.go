@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -101,13 +102,13 @@ func generate(o *generateOptions, stdout, stderr io.Writer, log *slog.Logger) er
 // procfs lacks. A simulated host (d.NVML set) is opened with its NVML.
 func openSpecHost(d *driver.Options, opts *nvcontainer.CDIOptions) (*nvcontainer.Host, error) {
 	if d.NVML != nil {
-		return nvcontainer.OpenHost(d, "")
+		return nvcontainer.OpenHost(context.Background(), d, "")
 	}
-	host, err := nvcontainer.OpenHost(d, devices.Procfs)
+	host, err := nvcontainer.OpenHost(context.Background(), d, devices.Procfs)
 	if err != nil || !namesByUUID(opts) || !lacksMIGUUID(host.Devices) {
 		return host, err
 	}
-	return nvcontainer.OpenHost(d, devices.Auto)
+	return nvcontainer.OpenHost(context.Background(), d, devices.Auto)
 }
 
 // namesByUUID says whether the spec names devices by UUID (the default

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,7 +18,7 @@ import (
 // each once, and nothing of them to stdout.
 func TestGenerateWarnings(t *testing.T) {
 	h := nvctest.NewHost(t, nvctest.DGXA100, nil)
-	host, err := nvcontainer.OpenHost(&driver.Options{Root: h.Root, ProcRoot: h.ProcRoot, DevRoot: h.DevRoot}, "")
+	host, err := nvcontainer.OpenHost(context.Background(), &driver.Options{Root: h.Root, ProcRoot: h.ProcRoot, DevRoot: h.DevRoot}, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package nvctest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -219,5 +220,5 @@ func (h *Host) Open(backend devices.Backend) (*nvcontainer.Host, error) {
 	if backend == devices.Procfs {
 		d.NVML = nil
 	}
-	return nvcontainer.OpenHost(d, backend)
+	return nvcontainer.OpenHost(context.Background(), d, backend)
 }
