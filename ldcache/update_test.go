@@ -11,6 +11,9 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/internal/elfwriter"
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/ldcache"
@@ -27,12 +30,8 @@ func hostLoader(t *testing.T, root string) {
 	if err != nil {
 		testutil.Unavailable(t, "needs glibc's loader: %v", err)
 	}
-	if err := os.MkdirAll(filepath.Join(root, "lib64"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(root, "lib64/ld-linux-x86-64.so.2"), b, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "lib64"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "lib64/ld-linux-x86-64.so.2"), b, 0o755))
 }
 
 // runIn runs /bin/prog chrooted into root and returns its error and output.
@@ -49,12 +48,8 @@ func runIn(t *testing.T, root string) (string, error) {
 func writeProg(t *testing.T, root, interp string, needed ...string) {
 	t.Helper()
 	p := filepath.Join(root, "bin/prog")
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := elfwriter.WriteFile(p, &elfwriter.Object{Interp: interp, Needed: needed}, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	require.NoError(t, elfwriter.WriteFile(p, &elfwriter.Object{Interp: interp, Needed: needed}, 0o755), p)
 }
 
 // TestLoaderUsesUpdatedCache: glibc's dynamic loader, in a chroot, finds a
@@ -71,15 +66,11 @@ file etc/debian_version "12\n"
 	writeLibs(t, root, []lib{{"opt/nvc/lib/libnvctest.so.1.0", x64("libnvctest.so.1")}})
 	writeProg(t, root, "/lib64/ld-linux-x86-64.so.2", "libnvctest.so.1")
 	out, err := runIn(t, root)
-	if err == nil || !strings.Contains(out, "libnvctest.so.1") {
-		t.Fatalf("without a cache the program ran (err %v):\n%s", err, out)
-	}
-	if err := ldcache.Update(context.Background(), root, &ldcache.UpdateOptions{Links: true}); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := runIn(t, root); err != nil {
-		t.Fatalf("with our cache the loader failed: %v\n%s", err, out)
-	}
+	require.Error(t, err, "without a cache the program ran:\n%s", out)
+	require.Contains(t, out, "libnvctest.so.1", "without a cache the program ran (err %v)", err)
+	require.NoError(t, ldcache.Update(context.Background(), root, &ldcache.UpdateOptions{Links: true}), "Update")
+	out, err = runIn(t, root)
+	require.NoError(t, err, "with our cache the loader failed:\n%s", out)
 }
 
 // TestLoaderFirstDirsWin: with two libraries of one SONAME, the loader
@@ -95,19 +86,14 @@ func TestLoaderFirstDirsWin(t *testing.T) {
 	})
 	writeProg(t, root, "/lib64/ld-linux-x86-64.so.2", "libcuda.so.1")
 	good := &ldcache.UpdateOptions{FirstDirs: []string{"/usr/local/cuda/compat"}, Dirs: []string{"/usr/lib/nvidia"}, Links: true}
-	if err := ldcache.Update(context.Background(), root, good); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := runIn(t, root); err != nil {
-		t.Fatalf("compat dir first: loader failed: %v\n%s", err, out)
-	}
+	require.NoError(t, ldcache.Update(context.Background(), root, good), "Update, compat dir first")
+	out, err := runIn(t, root)
+	require.NoError(t, err, "compat dir first: loader failed:\n%s", out)
 	bad := &ldcache.UpdateOptions{FirstDirs: []string{"/usr/lib/nvidia"}, Dirs: []string{"/usr/local/cuda/compat"}}
-	if err := ldcache.Update(context.Background(), root, bad); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := runIn(t, root); err == nil || !strings.Contains(out, "libmissing.so.9") {
-		t.Fatalf("driver dir first: the loader should have taken the broken library (err %v):\n%s", err, out)
-	}
+	require.NoError(t, ldcache.Update(context.Background(), root, bad), "Update, driver dir first")
+	out, err = runIn(t, root)
+	require.Error(t, err, "driver dir first: the loader should have taken the broken library:\n%s", out)
+	require.Contains(t, out, "libmissing.so.9", "driver dir first: the loader should have taken the broken library (err %v)", err)
 }
 
 // TestMuslLoaderUsesPathFile: musl's loader finds a library in a directory
@@ -122,30 +108,20 @@ func TestMuslLoaderUsesPathFile(t *testing.T) {
 		testutil.Unavailable(t, "needs musl's loader (Debian package musl): %v", err)
 	}
 	root := testutil.Tree(t, "dir etc\n")
-	if err := os.MkdirAll(filepath.Join(root, "lib"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(root, "lib/ld-musl-x86_64.so.1"), musl, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "lib"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "lib/ld-musl-x86_64.so.1"), musl, 0o755))
 	writeLibs(t, root, []lib{{"opt/drv/libnvctest.so.1", x64("libnvctest.so.1")}})
 	writeProg(t, root, "/lib/ld-musl-x86_64.so.1", "libnvctest.so.1")
-	if out, err := runIn(t, root); err == nil {
-		t.Fatalf("without a path file the program ran:\n%s", out)
-	}
-	if fam, err := ldcache.DetectFamily(root, ""); err != nil || fam != ldcache.FamilyMusl {
-		t.Fatalf("DetectFamily = %v, %v; want musl", fam, err)
-	}
-	if err := ldcache.Update(context.Background(), root, &ldcache.UpdateOptions{Dirs: []string{"/opt/drv"}}); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := runIn(t, root); err != nil {
-		t.Fatalf("with the path file musl's loader failed: %v\n%s", err, out)
-	}
+	out, err := runIn(t, root)
+	require.Error(t, err, "without a path file the program ran:\n%s", out)
+	fam, err := ldcache.DetectFamily(root, "")
+	require.NoError(t, err, "DetectFamily")
+	require.Equal(t, ldcache.FamilyMusl, fam, "DetectFamily")
+	require.NoError(t, ldcache.Update(context.Background(), root, &ldcache.UpdateOptions{Dirs: []string{"/opt/drv"}}), "Update")
+	out, err = runIn(t, root)
+	require.NoError(t, err, "with the path file musl's loader failed:\n%s", out)
 	got, _ := os.ReadFile(filepath.Join(root, "etc/ld-musl-x86_64.path"))
-	if want := "/opt/drv\n/lib\n/usr/local/lib\n/usr/lib\n"; string(got) != want {
-		t.Errorf("path file = %q, want %q", got, want)
-	}
+	assert.Equal(t, "/opt/drv\n/lib\n/usr/local/lib\n/usr/lib\n", string(got), "path file")
 }
 
 func TestUpdateMuslKeepsExistingPath(t *testing.T) {
@@ -154,13 +130,9 @@ file lib/ld-musl-x86_64.so.1 "x"
 file etc/ld-musl-x86_64.path "/usr/lib:/opt/old\n/lib\n"
 `)
 	opts := &ldcache.UpdateOptions{FirstDirs: []string{"/compat"}, Dirs: []string{"/drv", "/opt/old"}, GOARCH: "amd64"}
-	if err := ldcache.Update(context.Background(), root, opts); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, ldcache.Update(context.Background(), root, opts), "Update")
 	got, _ := os.ReadFile(filepath.Join(root, "etc/ld-musl-x86_64.path"))
-	if want := "/compat\n/drv\n/opt/old\n/usr/lib\n/lib\n"; string(got) != want {
-		t.Errorf("path file = %q, want %q", got, want)
-	}
+	assert.Equal(t, "/compat\n/drv\n/opt/old\n/usr/lib\n/lib\n", string(got), "path file")
 }
 
 // TestUpdateHostileRoot: symlinks planted in the rootfs — the cache file
@@ -182,33 +154,24 @@ symlink hostlink HOST/hostonly
 symlink dotdot ../../../../../HOST/hostonly
 `, "HOST", host))
 	writeLibs(t, root, []lib{{"opt/drv/libdrv.so.1", x64("libdrv.so.1")}})
-	if err := ldcache.Update(context.Background(), root, &ldcache.UpdateOptions{Links: true}); err != nil {
-		t.Fatal(err)
-	}
-	if b, _ := os.ReadFile(filepath.Join(host, "etc/ld.so.cache")); string(b) != "host cache, must not change" {
-		t.Fatalf("the host's file was changed: %q", b)
-	}
+	require.NoError(t, ldcache.Update(context.Background(), root, &ldcache.UpdateOptions{Links: true}), "Update")
+	b, _ := os.ReadFile(filepath.Join(host, "etc/ld.so.cache"))
+	require.Equal(t, "host cache, must not change", string(b), "the host's file was changed")
 	fi, err := os.Lstat(filepath.Join(root, "etc/ld.so.cache"))
-	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o644 {
-		t.Fatalf("rootfs cache: %v, %v; want a regular 0644 file replacing the symlink", fi, err)
-	}
+	require.NoError(t, err, "rootfs cache")
+	require.True(t, fi.Mode().IsRegular(), "rootfs cache %v: want a regular 0644 file replacing the symlink", fi.Mode())
+	require.Equal(t, os.FileMode(0o644), fi.Mode().Perm(), "rootfs cache: want a regular 0644 file replacing the symlink")
 	c, err := ldcache.Open(filepath.Join(root, "etc/ld.so.cache"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "Open")
 	var names []string
 	for _, e := range c.Entries {
 		names = append(names, e.Name+" "+e.Path)
 	}
-	if want := []string{"libdrv.so.1 /opt/drv/libdrv.so.1"}; strings.Join(names, ",") != strings.Join(want, ",") {
-		t.Errorf("entries %q, want %q (nothing from the host)", names, want)
-	}
-	if _, err := os.Lstat(filepath.Join(host, "hostonly/libhost.so.1.so")); err == nil {
-		t.Error("Update wrote into the host's directory")
-	}
-	if ents, _ := os.ReadDir(filepath.Join(host, "hostonly")); len(ents) != 1 {
-		t.Errorf("host directory changed: %v", ents)
-	}
+	assert.Equal(t, []string{"libdrv.so.1 /opt/drv/libdrv.so.1"}, names, "entries (nothing from the host)")
+	_, err = os.Lstat(filepath.Join(host, "hostonly/libhost.so.1.so"))
+	assert.Error(t, err, "Update wrote into the host's directory")
+	ents, _ := os.ReadDir(filepath.Join(host, "hostonly"))
+	assert.Len(t, ents, 1, "host directory changed: %v", ents)
 }
 
 // TestUpdateEtcSymlinkOut: /etc itself points at a host directory; the
@@ -217,13 +180,11 @@ func TestUpdateEtcSymlinkOut(t *testing.T) {
 	host := testutil.Tree(t, "file etc/ld.so.cache \"host\"\n")
 	root := testutil.Tree(t, "symlink etc "+filepath.Join(host, "etc")+"\n")
 	err := ldcache.Update(context.Background(), root, &ldcache.UpdateOptions{GOARCH: "amd64", Family: ldcache.FamilyLib64})
-	if b, _ := os.ReadFile(filepath.Join(host, "etc/ld.so.cache")); string(b) != "host" {
-		t.Fatalf("host file changed to %q (Update error: %v)", b, err)
-	}
+	b, _ := os.ReadFile(filepath.Join(host, "etc/ld.so.cache"))
+	require.Equal(t, "host", string(b), "host file changed (Update error: %v)", err)
 	if err == nil {
-		if _, serr := os.Stat(filepath.Join(root, host, "etc/ld.so.cache")); serr != nil {
-			t.Fatalf("Update succeeded but wrote no file inside the rootfs: %v", serr)
-		}
+		_, serr := os.Stat(filepath.Join(root, host, "etc/ld.so.cache"))
+		require.NoError(t, serr, "Update succeeded but wrote no file inside the rootfs")
 	}
 }
 
@@ -238,15 +199,13 @@ func TestUpdateMatchesLdconfigWithDirs(t *testing.T) {
 	})
 	want, glibc := glibcWrites(t, root, "/compat", "/drv/lib64", "/drv/lib32")
 	opts := &ldcache.UpdateOptions{FirstDirs: []string{"/compat"}, Dirs: []string{"/drv/lib64", "/drv/lib32"}, Generator: glibc.Generator}
-	if err := ldcache.Update(context.Background(), root, opts); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, ldcache.Update(context.Background(), root, opts), "Update")
 	got, _ := os.ReadFile(filepath.Join(root, "etc/ld.so.cache"))
 	if !bytes.Equal(got, want) {
-		t.Errorf("Update wrote %d bytes, glibc %d; listings:\n%s\n%s", len(got), len(want), printed(t, filepath.Join(root, "etc/ld.so.cache")), printed(t, filepath.Join(root, "etc/glibc.cache")))
+		assert.Fail(t, "Update's cache differs from glibc's", "Update wrote %d bytes, glibc %d; listings:\n%s\n%s", len(got), len(want), printed(t, filepath.Join(root, "etc/ld.so.cache")), printed(t, filepath.Join(root, "etc/glibc.cache")))
 	}
 	cuda := glibc.Find("libcuda.so.1", ldcache.ArchX8664)
-	if len(cuda) != 2 || cuda[0].Path != "/compat/libcuda.so.1" {
-		t.Errorf("libcuda.so.1 entries %+v: want the compat one first", cuda)
+	if assert.Len(t, cuda, 2, "libcuda.so.1 entries %+v: want the compat one first", cuda) {
+		assert.Equal(t, "/compat/libcuda.so.1", cuda[0].Path, "libcuda.so.1 entries: want the compat one first")
 	}
 }
