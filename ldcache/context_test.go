@@ -2,10 +2,11 @@ package ldcache_test
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 
 	"github.com/go-nvc/nvc/ldcache"
 )
@@ -16,18 +17,14 @@ func TestBuildUpdateContext(t *testing.T) {
 	root := debianRoot(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if c, err := ldcache.Build(ctx, root, &ldcache.BuildOptions{NoLinks: true}); !errors.Is(err, context.Canceled) || c != nil {
-		t.Errorf("Build with a cancelled context: %v, %v", c, err)
-	}
+	c, err := ldcache.Build(ctx, root, &ldcache.BuildOptions{NoLinks: true})
+	assert.ErrorIs(t, err, context.Canceled, "Build with a cancelled context")
+	assert.Nil(t, c, "Build with a cancelled context")
 	cache := filepath.Join(root, "etc/ld.so.cache")
 	before, _ := os.ReadFile(cache)
-	if err := ldcache.Update(ctx, root, nil); !errors.Is(err, context.Canceled) {
-		t.Errorf("Update with a cancelled context: %v", err)
-	}
-	if after, _ := os.ReadFile(cache); string(after) != string(before) {
-		t.Error("Update with a cancelled context changed the cache")
-	}
-	if _, err := ldcache.Build(t.Context(), root, &ldcache.BuildOptions{NoLinks: true}); err != nil {
-		t.Errorf("Build with a live context: %v", err)
-	}
+	assert.ErrorIs(t, ldcache.Update(ctx, root, nil), context.Canceled, "Update with a cancelled context")
+	after, _ := os.ReadFile(cache)
+	assert.Equal(t, string(before), string(after), "Update with a cancelled context changed the cache")
+	_, err = ldcache.Build(t.Context(), root, &ldcache.BuildOptions{NoLinks: true})
+	assert.NoError(t, err, "Build with a live context")
 }
