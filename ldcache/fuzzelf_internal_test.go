@@ -6,6 +6,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/internal/elfwriter"
 )
 
@@ -22,9 +24,7 @@ func FuzzReadLib(f *testing.F) {
 		{Machine: elf.EM_AARCH64},
 	} {
 		b, err := o.Bytes()
-		if err != nil {
-			f.Fatal(err)
-		}
+		require.NoError(f, err, "%+v", o)
 		f.Add(b)
 	}
 	if b, err := os.ReadFile("/lib/x86_64-linux-gnu/libc.so.6"); err == nil {
@@ -39,9 +39,7 @@ func FuzzReadLib(f *testing.F) {
 	targets := []*target{}
 	for _, arch := range []string{"amd64", "arm64", "ppc64le", "s390x"} {
 		t, err := newTarget(arch)
-		if err != nil {
-			f.Fatal(err)
-		}
+		require.NoError(f, err, "newTarget(%s)", arch)
 		targets = append(targets, t)
 	}
 	f.Fuzz(func(tt *testing.T, data []byte) {
@@ -50,13 +48,13 @@ func FuzzReadLib(f *testing.F) {
 			size := uint64(len(data))
 			fr := newFileReader(bytes.NewReader(data), buf, func() (uint64, bool) { return size, true })
 			info, ok := t.readLib(fr, "libfuzz.so.1.2")
-			if ok && info.flag&FlagTypeMask != 0 && !bytes.HasPrefix(data, []byte("\x7fELF")) {
-				tt.Fatalf("%s accepted a non-ELF file as %+v", t.goarch, info)
+			if ok && info.flag&FlagTypeMask != 0 {
+				require.True(tt, bytes.HasPrefix(data, []byte("\x7fELF")), "%s accepted a non-ELF file as %+v", t.goarch, info)
 			}
 			whole := &fileReader{r: bytes.NewReader(data), head: data, size: size, sized: true}
-			if wi, wok := t.readLib(whole, "libfuzz.so.1.2"); wok != ok || wi != info {
-				tt.Fatalf("%s: windows give %+v, %v; the whole file gives %+v, %v", t.goarch, info, ok, wi, wok)
-			}
+			wi, wok := t.readLib(whole, "libfuzz.so.1.2")
+			require.Equal(tt, wok, ok, "%s: windows give %+v, %v; the whole file gives %+v, %v", t.goarch, info, ok, wi, wok)
+			require.Equal(tt, wi, info, "%s: windows give %+v, %v; the whole file gives %+v, %v", t.goarch, info, ok, wi, wok)
 		}
 	})
 }
