@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/ldcache"
 )
@@ -96,27 +98,17 @@ func benchIncremental(b *testing.B, dir string) {
 
 func writeBench(b *testing.B, root, file string, o *ldcache.BuildOptions) {
 	c, err := ldcache.Build(context.Background(), root, o)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := ldcache.WriteFileInRoot(root, file, c); err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err, "Build")
+	require.NoError(b, ldcache.WriteFileInRoot(root, file, c), "WriteFileInRoot %s", file)
 }
 
 func sameFiles(b *testing.B, root, x, y string) {
 	cx, err := ldcache.OpenInRoot(root, x)
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err, "OpenInRoot %s", x)
 	cy, err := ldcache.OpenInRoot(root, y)
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err, "OpenInRoot %s", y)
 	bx, _ := cx.MarshalBinary()
 	by, _ := cy.MarshalBinary()
-	if !bytes.Equal(bx, by) {
-		b.Fatalf("%s and %s differ (%d and %d entries)", x, y, len(cx.Entries), len(cy.Entries))
-	}
+	require.True(b, bytes.Equal(bx, by), "%s and %s differ (%d and %d entries)", x, y, len(cx.Entries), len(cy.Entries))
 	b.Logf("%d entries", len(cx.Entries))
 }

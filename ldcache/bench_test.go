@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/ldcache"
 )
@@ -20,9 +22,8 @@ func BenchmarkParseHostCache(b *testing.B) {
 	}
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
-		if _, err := ldcache.Parse(data); err != nil {
-			b.Fatal(err)
-		}
+		_, err := ldcache.Parse(data)
+		require.NoError(b, err, "Parse")
 	}
 }
 
@@ -100,16 +101,12 @@ func buildOnly(b *testing.B, root string) { build(b, root, false) }
 
 func build(b *testing.B, root string, links bool) *ldcache.Cache {
 	c, err := ldcache.Build(context.Background(), root, &ldcache.BuildOptions{NoLinks: !links})
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err, "Build")
 	return c
 }
 
 func writeCache(b *testing.B, root string, c *ldcache.Cache) {
-	if err := ldcache.WriteFileInRoot(root, "/etc/ld.so.cache", c); err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, ldcache.WriteFileInRoot(root, "/etc/ld.so.cache", c), "WriteFileInRoot")
 }
 
 func benchAgainst(b *testing.B, c benchCase) {
@@ -138,9 +135,7 @@ type peer struct {
 
 func newPeer(b *testing.B, path string, args []string) *peer {
 	f, err := os.Create(filepath.Join(b.TempDir(), "stderr"))
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	b.Cleanup(func() { f.Close() })
 	return &peer{path: path, args: args, stderr: f}
 }
@@ -151,7 +146,7 @@ func (p *peer) run(b *testing.B) time.Duration {
 	cmd.Stderr = p.stderr
 	if err := cmd.Run(); err != nil {
 		msg, _ := os.ReadFile(p.stderr.Name())
-		b.Fatalf("ldconfig %v: %v\n%s", p.args, err, msg)
+		require.NoError(b, err, "ldconfig %v\n%s", p.args, msg)
 	}
 	return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 }
@@ -191,9 +186,7 @@ func (m *benchMeter) report(b *testing.B) {
 // selfCPU is this process's user and system time so far, all threads.
 func selfCPU(b *testing.B) time.Duration {
 	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, syscall.Getrusage(syscall.RUSAGE_SELF, &ru), "getrusage")
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
@@ -203,9 +196,8 @@ func BenchmarkBuild(b *testing.B) {
 	root := realisticRoot(b, benchLibs)
 	cpu0 := selfCPU(b)
 	for b.Loop() {
-		if _, err := ldcache.Build(context.Background(), root, &ldcache.BuildOptions{NoLinks: true}); err != nil {
-			b.Fatal(err)
-		}
+		_, err := ldcache.Build(context.Background(), root, &ldcache.BuildOptions{NoLinks: true})
+		require.NoError(b, err, "Build")
 	}
 	b.ReportMetric(float64(selfCPU(b)-cpu0)/float64(b.N), "cpu-ns/op")
 }

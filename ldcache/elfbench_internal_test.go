@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // hostLibs returns up to n regular shared objects of this host.
@@ -34,12 +36,9 @@ func BenchmarkReadSONAME(b *testing.B) {
 		for b.Loop() {
 			for _, p := range libs {
 				f, err := elf.Open(p)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if _, err := f.DynString(elf.DT_SONAME); err != nil {
-					b.Fatal(err)
-				}
+				require.NoError(b, err, p)
+				_, err = f.DynString(elf.DT_SONAME)
+				require.NoError(b, err, "%s: DT_SONAME", p)
 				f.Close()
 			}
 		}
@@ -50,14 +49,11 @@ func BenchmarkReadSONAME(b *testing.B) {
 		for b.Loop() {
 			for _, p := range libs {
 				f, err := os.Open(p)
-				if err != nil {
-					b.Fatal(err)
-				}
+				require.NoError(b, err)
 				st, _ := f.Stat()
 				fr := newFileReader(f, buf, func() (uint64, bool) { return uint64(st.Size()), true })
-				if _, ok := t.readLib(fr, filepath.Base(p)); !ok {
-					b.Fatalf("%s: not read", p)
-				}
+				_, ok := t.readLib(fr, filepath.Base(p))
+				require.True(b, ok, "%s: not read", p)
 				f.Close()
 			}
 		}

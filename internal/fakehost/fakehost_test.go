@@ -54,8 +54,7 @@ func TestGenerate(t *testing.T) {
 // files, the cache).
 func BenchmarkGenerate(b *testing.B) {
 	for b.Loop() {
-		if _, err := fakehost.Generate(b.TempDir(), nil); err != nil {
-			b.Fatal(err)
-		}
+		_, err := fakehost.Generate(b.TempDir(), nil)
+		require.NoError(b, err, "Generate")
 	}
 }
