@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/moby/sys/mountinfo"
 	"github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
 
@@ -25,24 +24,10 @@ import (
 // the runtime hook work in its own mount namespace: with no-cgroups = true
 // the driver was mounted on the host at the rootfs path and stayed there.
 
-// mountsBelow lists this process's (the host's) mounts below dir.
-func mountsBelow(t *testing.T, dir string) []string {
-	t.Helper()
-	mounts, err := mountinfo.GetMounts(mountinfo.PrefixFilter(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, m := range mounts {
-		out = append(out, m.Mountpoint)
-	}
-	return out
-}
-
 // unmountAllBelow takes off what a hook that trusted the pid left on the
 // host below dir, topmost first.
 func unmountAllBelow(t *testing.T, dir string) {
-	mounts := mountsBelow(t, dir)
+	mounts := testutil.MountsBelow(t, dir)
 	for i := len(mounts) - 1; i >= 0; i-- {
 		unix.Unmount(mounts[i], unix.MNT_DETACH)
 	}
@@ -112,7 +97,7 @@ func TestHookRefusesForgedPID(t *testing.T) {
 			if code != 1 || !strings.Contains(stderr, want) || !strings.Contains(stderr, tc.why) || !strings.Contains(stderr, "invalid container pid") {
 				t.Errorf("hook with pid %d: exit %d, stderr %q; want exit 1 and an error with %q and %q", tc.pid, code, stderr, want, tc.why)
 			}
-			if m := mountsBelow(t, rootfs); len(m) > 0 {
+			if m := testutil.MountsBelow(t, rootfs); len(m) > 0 {
 				t.Errorf("hook with pid %d left %d mounts on the host below the rootfs: %v", tc.pid, len(m), m)
 			}
 		})
@@ -138,7 +123,7 @@ func TestHookAtCreateContainer(t *testing.T) {
 			t.Cleanup(func() { unmountAllBelow(t, rootfs) })
 			hooks := &specs.Hooks{CreateContainer: []specs.Hook{ourHook(hookBin, config, "prestart")}}
 			bundle := newBundle(t, rootfs, probeScript, gpuEnv, hooks)
-			before := mountsBelow(t, rootfs)
+			before := testutil.MountsBelow(t, rootfs)
 			out, stderr, code := rt.run(t, bundle, strings.ToLower(testName(t)), "", "")
 			log, _ := os.ReadFile(logFile)
 			if code == 0 || !strings.Contains(string(log), "invalid container pid") {
@@ -146,7 +131,7 @@ func TestHookAtCreateContainer(t *testing.T) {
 					name, code, out, stderr, log)
 			}
 			t.Logf("hook log: %s", log)
-			if after := mountsBelow(t, rootfs); !slices.Equal(before, after) {
+			if after := testutil.MountsBelow(t, rootfs); !slices.Equal(before, after) {
 				t.Errorf("mounts on the host below the rootfs: %v", after)
 			}
 		})

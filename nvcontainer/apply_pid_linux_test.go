@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/moby/sys/mountinfo"
-
 	"github.com/go-nvc/nvc/internal/testutil"
 )
 
@@ -25,20 +23,6 @@ import (
 // container's process and check it refuses them with ErrInvalidPID before
 // changing anything: no mount appears below the rootfs in this (the host's)
 // mount namespace, and a devices cgroup keeps its rules.
-
-// hostMountsBelow lists this process's mounts below dir.
-func hostMountsBelow(t *testing.T, dir string) []string {
-	t.Helper()
-	mounts, err := mountinfo.GetMounts(mountinfo.PrefixFilter(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, m := range mounts {
-		out = append(out, m.Mountpoint)
-	}
-	return out
-}
 
 // hostChild starts prog in this mount namespace (a host process), or in a
 // new private one, and kills and reaps it when the test ends.
@@ -89,13 +73,13 @@ func pidMax(t *testing.T) int {
 func refuses(t *testing.T, p *Plan, ctr Container, why string) {
 	t.Helper()
 	t.Cleanup(func() { unmountBelow(t, ctr.Rootfs) })
-	before := hostMountsBelow(t, ctr.Rootfs)
+	before := testutil.MountsBelow(t, ctr.Rootfs)
 	err := p.Apply(context.Background(), ctr, nil)
 	if !errors.Is(err, ErrInvalidPID) || !strings.Contains(err.Error(), "container pid "+strconv.Itoa(ctr.PID)+": ") ||
 		!strings.Contains(err.Error(), why) {
 		t.Errorf("Apply(pid %d) = %v; want ErrInvalidPID naming the pid and saying %q", ctr.PID, err, why)
 	}
-	if after := hostMountsBelow(t, ctr.Rootfs); !slices.Equal(before, after) {
+	if after := testutil.MountsBelow(t, ctr.Rootfs); !slices.Equal(before, after) {
 		t.Errorf("Apply(pid %d) left %d mounts on the host below the rootfs (before: %d): %v", ctr.PID, len(after), len(before), after)
 	}
 }
@@ -176,7 +160,7 @@ func TestApplyPIDExitsMidway(t *testing.T) {
 	if after := cg.list(t); after != before {
 		t.Errorf("devices.list changed:\nbefore %q\nafter  %q", before, after)
 	}
-	if m := hostMountsBelow(t, rootfs); len(m) > 0 {
+	if m := testutil.MountsBelow(t, rootfs); len(m) > 0 {
 		t.Errorf("mounts on the host below the rootfs: %v", m)
 	}
 }
@@ -210,7 +194,7 @@ func TestApplyPIDRacer(t *testing.T) {
 		default:
 			t.Errorf("round %d (kill after %v): %v; want nil or ErrInvalidPID", i, delay, err)
 		}
-		if m := hostMountsBelow(t, rootfs); len(m) > 0 {
+		if m := testutil.MountsBelow(t, rootfs); len(m) > 0 {
 			t.Fatalf("round %d (kill after %v): mounts on the host below the rootfs: %v", i, delay, m)
 		}
 		child.Wait()
@@ -261,7 +245,7 @@ func TestApplyStandalone(t *testing.T) {
 		if err := p.Apply(context.Background(), Container{PID: os.Getpid(), Rootfs: dir, Mode: ModeStandalone}, nil); err != nil {
 			t.Fatal(err)
 		}
-		if n := len(hostMountsBelow(t, dir)); n < mountCount(p) {
+		if n := len(testutil.MountsBelow(t, dir)); n < mountCount(p) {
 			t.Errorf("%d mounts below the rootfs, want at least %d", n, mountCount(p))
 		}
 		return

@@ -43,13 +43,21 @@ func CheckRegular(fd int, name string) (unix.Stat_t, error) {
 		return st, &os.PathError{Op: "fstat", Path: name, Err: err}
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return st, fmt.Errorf("%s: %w (%s)", name, ErrNotRegular, typeName(st.Mode))
+		return st, fmt.Errorf("%s: %w (%s)", name, ErrNotRegular, TypeName(st.Mode))
 	}
 	return st, nil
 }
 
-func typeName(mode uint32) string {
+// TypeName names the file type in mode (a stat's st_mode) for errors:
+// "regular file", "directory", "symlink", "character device", …
+func TypeName(mode uint32) string {
 	switch mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		return "regular file"
+	case unix.S_IFDIR:
+		return "directory"
+	case unix.S_IFLNK:
+		return "symlink"
 	case unix.S_IFCHR:
 		return "character device"
 	case unix.S_IFBLK:
@@ -58,12 +66,8 @@ func typeName(mode uint32) string {
 		return "FIFO"
 	case unix.S_IFSOCK:
 		return "socket"
-	case unix.S_IFDIR:
-		return "directory"
-	case unix.S_IFLNK:
-		return "symlink"
 	}
-	return fmt.Sprintf("mode %#o", mode)
+	return fmt.Sprintf("file of type %#o", mode&unix.S_IFMT)
 }
 
 // ReopenRegular checks that h (an O_PATH handle) is a regular file and

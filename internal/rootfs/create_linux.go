@@ -7,6 +7,8 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/go-nvc/nvc/internal/inroot"
 )
 
 // parentDirMode is the mode of parent directories Root creates.
@@ -249,7 +251,7 @@ func (r *Root) createIn(dir *handle, name, unsafePath string, typ uint32, mk mak
 // verify checks that e has type typ and, for a symlink, target.
 func (e *Entry) verify(typ uint32, target string) error {
 	if got := e.st.Mode & unix.S_IFMT; got != typ {
-		return fmt.Errorf("%q is a %s, want a %s: %w", e.path, typeName(got), typeName(typ), ErrWrongType)
+		return fmt.Errorf("%q is a %s, want a %s: %w", e.path, inroot.TypeName(got), inroot.TypeName(typ), ErrWrongType)
 	}
 	if typ != unix.S_IFLNK {
 		return nil

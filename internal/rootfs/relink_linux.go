@@ -7,6 +7,8 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/go-nvc/nvc/internal/inroot"
 )
 
 // ReplaceSymlink makes unsafePath a symlink to target, as ldconfig makes a
@@ -111,7 +113,7 @@ func swapLink(dir int, tmp, name, unsafePath string) error {
 		return nil
 	}
 	if err == nil {
-		err = fmt.Errorf("%q is a %s, want a symlink: %w", unsafePath, typeName(st.Mode), ErrWrongType)
+		err = fmt.Errorf("%q is a %s, want a symlink: %w", unsafePath, inroot.TypeName(st.Mode), ErrWrongType)
 	} else {
 		err = &os.PathError{Op: "fstatat", Path: unsafePath, Err: err}
 	}

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -172,27 +171,7 @@ func checkType(fd int, name string, typ uint32) error {
 		return &os.PathError{Op: "fstat", Path: name, Err: err}
 	}
 	if st.Mode&unix.S_IFMT != typ {
-		return fmt.Errorf("%q is a %s, want a %s: %w", name, typeName(st.Mode), typeName(typ), ErrWrongType)
+		return fmt.Errorf("%q is a %s, want a %s: %w", name, inroot.TypeName(st.Mode), inroot.TypeName(typ), ErrWrongType)
 	}
 	return nil
-}
-
-func typeName(mode uint32) string {
-	switch mode & syscall.S_IFMT {
-	case unix.S_IFREG:
-		return "regular file"
-	case unix.S_IFDIR:
-		return "directory"
-	case unix.S_IFLNK:
-		return "symlink"
-	case unix.S_IFCHR:
-		return "character device"
-	case unix.S_IFBLK:
-		return "block device"
-	case unix.S_IFIFO:
-		return "FIFO"
-	case unix.S_IFSOCK:
-		return "socket"
-	}
-	return fmt.Sprintf("file of type %#o", mode&syscall.S_IFMT)
 }
