@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/internal/testutil/container"
@@ -44,9 +46,7 @@ func newHookCase(t *testing.T) *hookCase {
 	config := filepath.Join(t.TempDir(), "config.toml")
 	toml := fmt.Sprintf("[nvidia-container-cli]\nroot = %q\nload-kmods = false\nno-cgroups = true\n"+
 		"[nvc]\nproc-root = %q\ndev-root = %q\nbackend = \"procfs\"\n", fh.Root, fh.ProcRoot, fh.DevRoot)
-	if err := os.WriteFile(config, []byte(toml), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(config, []byte(toml), 0o644))
 	return &hookCase{config: config, ctr: container.Start(t, &container.Options{Spec: `file etc/debian_version "12.5\n"`})}
 }
 
@@ -57,9 +57,7 @@ func (c *hookCase) prestart(t *testing.T, env ...string) (int, string) {
 	spec := specs.Spec{Version: "1.0.2", Root: &specs.Root{Path: c.ctr.Rootfs},
 		Process: &specs.Process{Args: []string{"sh"}, Env: append([]string{"PATH=/bin"}, env...)}}
 	data, err := json.Marshal(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	bundle := testutil.Bundle(t, string(data))
 	state := fmt.Sprintf(`{"ociVersion":"1.0.2","id":"c1","status":"created","pid":%d,"bundle":%q}`, c.ctr.PID, bundle)
 	var stdout, stderr bytes.Buffer
@@ -74,14 +72,17 @@ func TestDebugLogBounded(t *testing.T) {
 	c := newHookCase(t)
 	code, log := c.prestart(t, "NVIDIA_VISIBLE_DEVICES=0", channels(1<<19, nvcontainer.MaxIMEXChannels))
 	lines := strings.Count(log, "\n")
-	if code != 0 || lines > 20 || len(log) > 8<<10 || strings.Count(log, "missing IMEX channel node") != 1 {
-		t.Fatalf("%d channels: exit %d, %d log lines, %d bytes, want 0 and a few lines with one IMEX summary\n%.4000s",
-			nvcontainer.MaxIMEXChannels, code, lines, len(log), log)
-	}
+	msg := fmt.Sprintf("%d channels: want exit 0 and a few log lines with one IMEX summary\n%.4000s", nvcontainer.MaxIMEXChannels, log)
+	require.Equal(t, 0, code, msg)
+	require.LessOrEqual(t, lines, 20, msg)
+	require.LessOrEqual(t, len(log), 8<<10, msg)
+	require.Equal(t, 1, strings.Count(log, "missing IMEX channel node"), msg)
 	t.Logf("%d channels: %d log lines, %d bytes", nvcontainer.MaxIMEXChannels, lines, len(log))
 	code, log = c.prestart(t, "NVIDIA_VISIBLE_DEVICES=0", channels(0, 1<<20))
-	if code != 1 || strings.Count(log, "\n") > 4 || len(log) > 2<<10 || !strings.Contains(log, "NVIDIA_IMEX_CHANNELS") {
-		t.Errorf("2^20 channels: exit %d, %d bytes of log, want 1 and a short error naming NVIDIA_IMEX_CHANNELS\n%.4000s", code, len(log), log)
-	}
+	msg = fmt.Sprintf("2^20 channels: want exit 1 and a short error naming NVIDIA_IMEX_CHANNELS\n%.4000s", log)
+	assert.Equal(t, 1, code, msg)
+	assert.LessOrEqual(t, strings.Count(log, "\n"), 4, msg)
+	assert.LessOrEqual(t, len(log), 2<<10, msg)
+	assert.Contains(t, log, "NVIDIA_IMEX_CHANNELS", msg)
 	t.Logf("2^20 channels: %s", log)
 }
