@@ -1,8 +1,11 @@
 package main
 
 import (
-	"reflect"
+	"fmt"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/ldcache"
 )
@@ -26,10 +29,11 @@ func TestParseArgs(t *testing.T) {
 		{[]string{"-"}, options{dirs: []string{"-"}}},
 	}
 	for _, tt := range tests {
-		got, err := parseArgs(tt.args)
-		if err != nil || !reflect.DeepEqual(*got, tt.want) {
-			t.Errorf("parseArgs(%q) = %+v, %v; want %+v", tt.args, got, err, tt.want)
-		}
+		t.Run(fmt.Sprintf("%q", tt.args), func(t *testing.T) {
+			got, err := parseArgs(tt.args)
+			require.NoError(t, err, "parseArgs(%q)", tt.args)
+			assert.Equal(t, tt.want, *got, "parseArgs(%q)", tt.args)
+		})
 	}
 	for msg, args := range map[string][]string{
 		"unrecognized option '--nope'":                       {"--nope"},
@@ -39,8 +43,9 @@ func TestParseArgs(t *testing.T) {
 		"invalid option -- 'Z'":                              {"-pZ"},
 		`unknown cache format "x" (want new, compat or old)`: {"-cx"},
 	} {
-		if _, err := parseArgs(args); err == nil || err.Error() != msg {
-			t.Errorf("parseArgs(%q) error %v, want %q", args, err, msg)
-		}
+		t.Run(msg, func(t *testing.T) {
+			_, err := parseArgs(args)
+			assert.EqualError(t, err, msg, "parseArgs(%q)", args)
+		})
 	}
 }

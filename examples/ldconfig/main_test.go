@@ -11,6 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/internal/elfwriter"
 	"github.com/go-nvc/nvc/internal/testutil"
 )
@@ -23,9 +26,7 @@ func glibc(t *testing.T, args ...string) string {
 		testutil.RequireRoot(t)
 	}
 	out, err := exec.Command(testutil.GlibcLdconfig(t), args...).Output()
-	if err != nil {
-		t.Fatalf("ldconfig %s: %v", strings.Join(args, " "), err)
-	}
+	require.NoError(t, err, "ldconfig %s", strings.Join(args, " "))
 	return string(out)
 }
 
@@ -40,9 +41,7 @@ func ours(t *testing.T, args ...string) string {
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("examples/ldconfig %s: %v\n%s", strings.Join(args, " "), err, stderr.Bytes())
-	}
+	require.NoError(t, err, "examples/ldconfig %s\n%s", strings.Join(args, " "), stderr.Bytes())
 	return string(out)
 }
 
@@ -92,12 +91,8 @@ func fixture(t *testing.T) string {
 	}
 	for p, o := range libs {
 		full := filepath.Join(root, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := elfwriter.WriteFile(full, o, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o755))
+		require.NoError(t, elfwriter.WriteFile(full, o, 0o644), "writing %s", p)
 	}
 	return root
 }
@@ -108,30 +103,26 @@ func TestPrintHost(t *testing.T) {
 		testutil.Unavailable(t, "no %s: %v", defaultCache, err)
 	}
 	want := glibc(t, "-p")
-	if got := ours(t, "-p"); got != want {
-		t.Errorf("-p differs from glibc's:\n%s", firstDiff(want, got))
-	}
-	if got := ours(t, "-p", "-C", defaultCache); got != want {
-		t.Errorf("-p -C %s differs from glibc's:\n%s", defaultCache, firstDiff(want, got))
-	}
+	got := ours(t, "-p")
+	assert.Equal(t, want, got, "-p differs from glibc's:\n%s", firstDiff(want, got))
+	got = ours(t, "-p", "-C", defaultCache)
+	assert.Equal(t, want, got, "-p -C %s differs from glibc's:\n%s", defaultCache, firstDiff(want, got))
 }
 
 // TestPrintGlibcCaches: -p on caches glibc wrote in each format.
 func TestPrintGlibcCaches(t *testing.T) {
 	root := fixture(t)
 	for _, f := range []string{"new", "compat", "old"} {
-		glibc(t, "-r", root, "-X", "-c", f, "-C", "/etc/"+f+".cache")
-		p := filepath.Join(root, "etc", f+".cache")
-		want := glibc(t, "-p", "-C", p)
-		if strings.Count(want, "\n") < 8 {
-			t.Fatalf("%s: fixture too small:\n%s", f, want)
-		}
-		if got := ours(t, "-p", "-C", p); got != want {
-			t.Errorf("%s: -p differs from glibc's:\n%s", f, firstDiff(want, got))
-		}
-		if got := ours(t, "-r", root, "-p", "-C", "/etc/"+f+".cache"); got != glibc(t, "-r", root, "-p", "-C", "/etc/"+f+".cache") {
-			t.Errorf("%s: -r ROOT -p differs from glibc's", f)
-		}
+		t.Run(f, func(t *testing.T) {
+			glibc(t, "-r", root, "-X", "-c", f, "-C", "/etc/"+f+".cache")
+			p := filepath.Join(root, "etc", f+".cache")
+			want := glibc(t, "-p", "-C", p)
+			require.GreaterOrEqual(t, strings.Count(want, "\n"), 8, "%s: fixture too small:\n%s", f, want)
+			got := ours(t, "-p", "-C", p)
+			assert.Equal(t, want, got, "%s: -p differs from glibc's:\n%s", f, firstDiff(want, got))
+			assert.Equal(t, glibc(t, "-r", root, "-p", "-C", "/etc/"+f+".cache"), ours(t, "-r", root, "-p", "-C", "/etc/"+f+".cache"),
+				"%s: -r ROOT -p differs from glibc's", f)
+		})
 	}
 }
 
@@ -141,25 +132,25 @@ func TestPrintGlibcCaches(t *testing.T) {
 func TestBuildLikeGlibc(t *testing.T) {
 	root := fixture(t)
 	for _, f := range []string{"new", "compat", "old"} {
-		glibc(t, "-r", root, "-X", "-c", f, "-C", "/etc/glibc."+f)
-		b := filepath.Join(root, "etc/glibc."+f)
-		want := glibc(t, "-p", "-C", b)
-		gen := generatorOf(want)
-		ours(t, "-r", root, "-X", "-c", f, "-C", "/etc/ours."+f)
-		a := filepath.Join(root, "etc/ours."+f)
-		got := glibc(t, "-p", "-C", a)
-		if rename(got, a) != rename(withGenerator(want, "github.com/go-nvc/nvc/ldcache"), b) {
-			t.Errorf("%s: glibc lists our cache differently:\n%s", f, firstDiff(rename(want, b), rename(got, a)))
-		}
-		ours(t, "-r", root, "-X", "-c", f, "-C", "/etc/ours."+f, "--generator="+gen)
-		if got := glibc(t, "-p", "-C", a); rename(got, a) != rename(want, b) {
-			t.Errorf("%s: with glibc's generator, glibc lists our cache differently", f)
-		}
-		wantB, _ := os.ReadFile(b)
-		gotB, _ := os.ReadFile(a)
-		if !bytes.Equal(gotB, wantB) {
-			t.Errorf("%s: files differ (%d bytes vs glibc's %d)", f, len(gotB), len(wantB))
-		}
+		t.Run(f, func(t *testing.T) {
+			glibc(t, "-r", root, "-X", "-c", f, "-C", "/etc/glibc."+f)
+			b := filepath.Join(root, "etc/glibc."+f)
+			want := glibc(t, "-p", "-C", b)
+			gen := generatorOf(want)
+			ours(t, "-r", root, "-X", "-c", f, "-C", "/etc/ours."+f)
+			a := filepath.Join(root, "etc/ours."+f)
+			got := glibc(t, "-p", "-C", a)
+			assert.Equal(t, rename(withGenerator(want, "github.com/go-nvc/nvc/ldcache"), b), rename(got, a),
+				"%s: glibc lists our cache differently:\n%s", f, firstDiff(rename(want, b), rename(got, a)))
+			ours(t, "-r", root, "-X", "-c", f, "-C", "/etc/ours."+f, "--generator="+gen)
+			assert.Equal(t, rename(want, b), rename(glibc(t, "-p", "-C", a), a),
+				"%s: with glibc's generator, glibc lists our cache differently", f)
+			wantB, err := os.ReadFile(b)
+			require.NoError(t, err)
+			gotB, err := os.ReadFile(a)
+			require.NoError(t, err)
+			assert.Equal(t, wantB, gotB, "%s: files differ (%d bytes vs glibc's %d)", f, len(gotB), len(wantB))
+		})
 	}
 }
 
@@ -167,12 +158,9 @@ func TestBuildLikeGlibc(t *testing.T) {
 func TestVerboseLikeGlibc(t *testing.T) {
 	root := fixture(t)
 	want := glibc(t, "-r", root, "-v", "-N", "-X")
-	if !strings.Contains(want, "glibc-hwcaps/x86-64-v3") {
-		t.Fatalf("fixture lacks hwcaps in glibc's listing:\n%s", want)
-	}
-	if got := ours(t, "-r", root, "-v", "-N", "-X"); got != want {
-		t.Errorf("-v differs from glibc's:\n%s", firstDiff(want, got))
-	}
+	require.Contains(t, want, "glibc-hwcaps/x86-64-v3", "fixture lacks hwcaps in glibc's listing")
+	got := ours(t, "-r", root, "-v", "-N", "-X")
+	assert.Equal(t, want, got, "-v differs from glibc's:\n%s", firstDiff(want, got))
 }
 
 func generatorOf(listing string) string {
