@@ -3,12 +3,15 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"tags.cncf.io/container-device-interface/pkg/cdi"
 	specs "tags.cncf.io/container-device-interface/specs-go"
 
@@ -31,13 +34,10 @@ func generateFile(t *testing.T, name string, args ...string) *cdi.Spec {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), name)
 	args = append([]string{"cdi", "generate", "--output", file}, args...)
-	if code, _, stderr := ctk(t, args...); code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
+	code, _, stderr := ctk(t, args...)
+	require.Equal(t, 0, code, "exit status: %s", stderr)
 	spec, err := cdi.ReadSpec(file, 0)
-	if err != nil {
-		t.Fatalf("the CDI module refuses the spec: %v", err)
-	}
+	require.NoError(t, err, "the CDI module refuses the spec")
 	return spec
 }
 
@@ -71,40 +71,30 @@ func TestGenerateSimulatedMIG(t *testing.T) {
 	want = append(want, "1:0", "1:1", "mig1:0", "mig1:1", "all")
 	got := deviceNames(raw)
 	migUUIDs := slices.DeleteFunc(slices.Clone(got), func(n string) bool { return !strings.HasPrefix(n, "MIG-") })
-	if len(migUUIDs) != 2 {
-		t.Errorf("MIG UUID names %v, want 2", migUUIDs)
-	}
+	require.Len(t, migUUIDs, 2, "MIG UUID names")
 	want = append(want, migUUIDs...)
 	slices.Sort(want)
-	if !slices.Equal(got, want) {
-		t.Fatalf("device names\n got %v\nwant %v", got, want)
-	}
+	require.Equal(t, want, got, "device names")
 	// The three names of a MIG device have the same edits: the parent's
 	// node and the instance's two access capabilities.
 	mig := spec.GetDevice("1:0").Device.ContainerEdits
-	if nodes := nodePaths(mig); len(nodes) != 3 || nodes[0] != "/dev/nvidia1" || !strings.HasPrefix(nodes[1], "/dev/nvidia-caps/nvidia-cap") {
-		t.Errorf("1:0 nodes %v, want /dev/nvidia1 and two nvidia-caps nodes", nodes)
+	if nodes := nodePaths(mig); assert.Len(t, nodes, 3, "1:0 nodes, want /dev/nvidia1 and two nvidia-caps nodes") {
+		assert.Equal(t, "/dev/nvidia1", nodes[0], "1:0 nodes %v, want /dev/nvidia1 and two nvidia-caps nodes", nodes)
+		assert.True(t, strings.HasPrefix(nodes[1], "/dev/nvidia-caps/nvidia-cap"), "1:0 nodes %v, want /dev/nvidia1 and two nvidia-caps nodes", nodes)
 	}
 	nodesOf := func(name string) string {
 		return strings.Join(nodePaths(spec.GetDevice(name).Device.ContainerEdits), " ")
 	}
-	if nodesOf("mig1:0") != nodesOf("1:0") || nodesOf("mig1:1") != nodesOf("1:1") || nodesOf("1:0") == nodesOf("1:1") {
-		t.Errorf("type-index and index names differ: 1:0 %s, mig1:0 %s, 1:1 %s, mig1:1 %s",
-			nodesOf("1:0"), nodesOf("mig1:0"), nodesOf("1:1"), nodesOf("mig1:1"))
-	}
+	assert.Equal(t, nodesOf("1:0"), nodesOf("mig1:0"), "type-index and index names differ")
+	assert.Equal(t, nodesOf("1:1"), nodesOf("mig1:1"), "type-index and index names differ")
+	assert.NotEqual(t, nodesOf("1:0"), nodesOf("1:1"), "the two MIG devices have the same nodes")
 	byUUID := []string{nodesOf(migUUIDs[0]), nodesOf(migUUIDs[1])}
 	slices.Sort(byUUID)
 	byIndex := []string{nodesOf("1:0"), nodesOf("1:1")}
 	slices.Sort(byIndex)
-	if !slices.Equal(byUUID, byIndex) {
-		t.Errorf("MIG UUID devices have nodes %q, index devices %q", byUUID, byIndex)
-	}
-	if nodes := nodePaths(spec.GetDevice("1").Device.ContainerEdits); !slices.Equal(nodes, []string{"/dev/nvidia1"}) {
-		t.Errorf("1 nodes %v, want /dev/nvidia1", nodes)
-	}
-	if nodes := nodePaths(spec.GetDevice("all").Device.ContainerEdits); len(nodes) != 7+1+4 {
-		t.Errorf("all has nodes %v, want 8 GPU nodes and 4 MIG caps", nodes)
-	}
+	assert.Equal(t, byIndex, byUUID, "MIG UUID devices' nodes differ from the index devices'")
+	assert.Equal(t, []string{"/dev/nvidia1"}, nodePaths(spec.GetDevice("1").Device.ContainerEdits), "1 nodes")
+	assert.Len(t, nodePaths(spec.GetDevice("all").Device.ContainerEdits), 7+1+4, "all nodes, want 8 GPU nodes and 4 MIG caps")
 }
 
 func itoa(i int) string { return string(rune('0' + i)) }
@@ -116,33 +106,27 @@ func TestGenerateDriverRoot(t *testing.T) {
 	spec := generateFile(t, "spec.yaml", "--driver-root", h.Root, "--proc-root", h.ProcRoot,
 		"--vendor", "example.com", "--class", "accel", "--hook-path", "/opt/nvc/bin/nvidia-cdi-hook", "--no-all-device")
 	raw := spec.Spec
-	if raw.Kind != "example.com/accel" || raw.Version != "0.5.0" {
-		t.Errorf("kind %q version %q", raw.Kind, raw.Version)
-	}
-	if slices.Contains(deviceNames(raw), "all") {
-		t.Error("--no-all-device kept all")
-	}
+	assert.Equal(t, "example.com/accel", raw.Kind, "kind")
+	assert.Equal(t, "0.5.0", raw.Version, "version")
+	assert.NotContains(t, deviceNames(raw), "all", "--no-all-device kept all")
 	for _, n := range append(spec.GetDevice("0").Device.ContainerEdits.DeviceNodes, raw.ContainerEdits.DeviceNodes...) {
-		if !strings.HasPrefix(n.HostPath, h.Root+"/dev/") {
-			t.Errorf("node %s hostPath %s is not under the dev root", n.Path, n.HostPath)
-		}
+		assert.True(t, strings.HasPrefix(n.HostPath, h.Root+"/dev/"), "node %s hostPath %s is not under the dev root", n.Path, n.HostPath)
 	}
 	var sawCache bool
 	for _, hk := range raw.ContainerEdits.Hooks {
-		if hk.Path != "/opt/nvc/bin/nvidia-cdi-hook" || len(hk.Env) == 0 || hk.HookName != "createContainer" {
-			t.Errorf("hook %+v: want createContainer, --hook-path, an explicit env", hk)
-		}
+		msg := fmt.Sprintf("hook %+v: want createContainer, --hook-path, an explicit env", hk)
+		assert.Equal(t, "/opt/nvc/bin/nvidia-cdi-hook", hk.Path, msg)
+		assert.NotEmpty(t, hk.Env, msg)
+		assert.Equal(t, "createContainer", hk.HookName, msg)
 		if slices.Contains(hk.Args, "update-ldcache") {
 			sawCache = slices.Contains(hk.Args, "/usr/lib64")
 		}
 	}
-	if !sawCache {
-		t.Error("no update-ldcache --folder /usr/lib64 hook")
-	}
+	assert.True(t, sawCache, "no update-ldcache --folder /usr/lib64 hook")
 	for _, m := range raw.ContainerEdits.Mounts {
-		if !strings.HasPrefix(m.HostPath, h.Root+"/") || strings.HasPrefix(m.ContainerPath, h.Root) {
-			t.Errorf("mount %s -> %s: want a host path under the driver root, a container path without it", m.HostPath, m.ContainerPath)
-		}
+		msg := fmt.Sprintf("mount %s -> %s: want a host path under the driver root, a container path without it", m.HostPath, m.ContainerPath)
+		assert.True(t, strings.HasPrefix(m.HostPath, h.Root+"/"), msg)
+		assert.False(t, strings.HasPrefix(m.ContainerPath, h.Root), msg)
 	}
 }
 
@@ -170,25 +154,17 @@ func TestGenerateFormat(t *testing.T) {
 				args = append(args, "--format", tt.format)
 			}
 			code, out, stderr := ctk(t, args...)
-			if code != 0 {
-				t.Fatalf("exit %d: %s", code, stderr)
-			}
+			require.Equal(t, 0, code, "exit status: %s", stderr)
 			if tt.output != "" {
 				b, err := os.ReadFile(filepath.Join(dir, tt.output))
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				out = string(b)
 			}
-			if isJSON := json.Valid([]byte(out)); isJSON != tt.wantJSON {
-				t.Fatalf("JSON %v, want %v: %.60q", isJSON, tt.wantJSON, out)
+			require.Equal(t, tt.wantJSON, json.Valid([]byte(out)), "output is JSON: %.60q", out)
+			if !tt.wantJSON {
+				require.True(t, strings.HasPrefix(out, "---\n"), "YAML without document start: %.60q", out)
 			}
-			if !tt.wantJSON && !strings.HasPrefix(out, "---\n") {
-				t.Fatalf("YAML without document start: %.60q", out)
-			}
-			if !strings.Contains(stderr, "SIMULATED") {
-				t.Errorf("stderr does not say the host is simulated: %q", stderr)
-			}
+			assert.Contains(t, stderr, "SIMULATED", "stderr does not say the host is simulated")
 		})
 	}
 }
@@ -210,15 +186,18 @@ func TestGenerateErrors(t *testing.T) {
 		{[]string{"extra"}, "unexpected arguments"},
 	}
 	for _, tt := range tests {
-		code, _, stderr := ctk(t, append([]string{"cdi", "generate"}, tt.args...)...)
-		if code != 1 || !strings.Contains(stderr, tt.msg) {
-			t.Errorf("%v: exit %d, stderr %q; want 1 and %q", tt.args, code, stderr, tt.msg)
-		}
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			code, _, stderr := ctk(t, append([]string{"cdi", "generate"}, tt.args...)...)
+			assert.Equal(t, 1, code, "%v: exit status, stderr %q", tt.args, stderr)
+			assert.Contains(t, stderr, tt.msg, "%v", tt.args)
+		})
 	}
 	for _, args := range [][]string{nil, {"cdi"}, {"hook", "update-ldcache"}, {"cdi", "transform"}} {
-		if code, _, stderr := ctk(t, args...); code != 1 || !strings.Contains(stderr, "usage:") {
-			t.Errorf("%v: exit %d, stderr %q; want usage", args, code, stderr)
-		}
+		t.Run(fmt.Sprintf("usage %q", args), func(t *testing.T) {
+			code, _, stderr := ctk(t, args...)
+			assert.Equal(t, 1, code, "%v: exit status, stderr %q", args, stderr)
+			assert.Contains(t, stderr, "usage:", "%v: want usage", args)
+		})
 	}
 }
 
@@ -227,30 +206,21 @@ func TestList(t *testing.T) {
 	for _, class := range []string{"gpu", "other"} {
 		args := []string{"cdi", "generate", "--simulate", "dgxa100", "--class", class,
 			"--device-name-strategy", "index", "--output", filepath.Join(dir, class+".yaml")}
-		if code, _, stderr := ctk(t, args...); code != 0 {
-			t.Fatalf("exit %d: %s", code, stderr)
-		}
+		code, _, stderr := ctk(t, args...)
+		require.Equal(t, 0, code, "generate %s: exit status: %s", class, stderr)
 	}
 	broken := filepath.Join(dir, "broken.json")
-	if err := os.WriteFile(broken, []byte(`{"cdiVersion":"0.5.0","kind":"nvidia.com/gpu","devices":[]}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(broken, []byte(`{"cdiVersion":"0.5.0","kind":"nvidia.com/gpu","devices":[]}`), 0o644))
 	code, out, stderr := ctk(t, "cdi", "list", "--spec-dir", dir, "--spec-dir", filepath.Join(dir, "missing"))
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
+	require.Equal(t, 0, code, "cdi list: exit status: %s", stderr)
 	var want []string
 	for _, class := range []string{"gpu", "other"} {
 		for _, n := range []string{"0", "1", "2", "3", "4", "5", "6", "7", "all"} {
 			want = append(want, "nvidia.com/"+class+"="+n)
 		}
 	}
-	if got := strings.Fields(out); !slices.Equal(got, want) {
-		t.Errorf("cdi list\n got %v\nwant %v", got, want)
-	}
-	if !strings.Contains(stderr, "broken.json") {
-		t.Errorf("the refused spec is not reported: %q", stderr)
-	}
+	assert.Equal(t, want, strings.Fields(out), "cdi list")
+	assert.Contains(t, stderr, "broken.json", "the refused spec is not reported")
 }
 
 // TestGenerateSimulateLeavesNothing: cdi generate --simulate removes the
@@ -269,16 +239,15 @@ func TestGenerateSimulateLeavesNothing(t *testing.T) {
 		{"output fails", []string{"--output", filepath.Join(out, "missing", "spec.json")}, 1, 0},
 		{"keep", []string{"--simulate-keep", "--output", out}, 0, 1},
 	} {
-		tmp := t.TempDir()
-		t.Setenv("TMPDIR", tmp)
-		var stdout, stderr bytes.Buffer
-		code := run(append([]string{"cdi", "generate", "--simulate", "dgxa100"}, tt.args...), &stdout, &stderr)
-		entries, err := os.ReadDir(tmp)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if code != tt.code || len(entries) != tt.left {
-			t.Errorf("%s: exit %d, %d entries left in TMPDIR; want %d, %d\n%s", tt.name, code, len(entries), tt.code, tt.left, stderr.String())
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			tmp := t.TempDir()
+			t.Setenv("TMPDIR", tmp)
+			var stdout, stderr bytes.Buffer
+			code := run(append([]string{"cdi", "generate", "--simulate", "dgxa100"}, tt.args...), &stdout, &stderr)
+			entries, err := os.ReadDir(tmp)
+			require.NoError(t, err)
+			assert.Equal(t, tt.code, code, "%s: exit status\n%s", tt.name, stderr.String())
+			assert.Len(t, entries, tt.left, "%s: entries left in TMPDIR\n%s", tt.name, stderr.String())
+		})
 	}
 }
