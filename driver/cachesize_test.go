@@ -1,8 +1,11 @@
 package driver_test
 
 import (
-	"strings"
+	"fmt"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/internal/testutil"
@@ -19,11 +22,10 @@ func TestOpenRefusesHugeCache(t *testing.T) {
 			_, err := driver.Open(&driver.Options{Root: root, ProcRoot: root, DevRoot: root})
 			return err
 		})
-		if err == nil || !strings.Contains(err.Error(), "bytes, more than") {
-			t.Errorf("size %d: Open error %v; want the size refused", size, err)
-		}
-		if alloc > 16<<20 {
-			t.Errorf("size %d: Open allocated %d bytes", size, alloc)
-		}
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			require.Error(t, err, "size %d: want the size refused", size)
+			assert.Contains(t, err.Error(), "bytes, more than", "size %d: want the size refused", size)
+			assert.LessOrEqual(t, alloc, uint64(16<<20), "size %d: Open allocated %d bytes", size, alloc)
+		})
 	}
 }

@@ -5,6 +5,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/internal/testutil"
 )
 
@@ -14,20 +17,16 @@ import (
 func TestEmulatedOpenCloexec(t *testing.T) {
 	root := testutil.Tree(t, "dir usr/lib\nsymlink lib usr/lib\n")
 	r, err := openRoot(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer r.close()
 	r.noOpenat2 = true
 	for _, flags := range []int{unix.O_PATH, unix.O_RDONLY | unix.O_DIRECTORY} {
 		fd, err := r.openat("/lib", flags)
-		if err != nil {
-			t.Fatalf("openat(flags %#x): %v", flags, err)
-		}
+		require.NoError(t, err, "openat(flags %#x)", flags)
 		fdflags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
 		unix.Close(fd)
-		if err != nil || fdflags&unix.FD_CLOEXEC == 0 {
-			t.Errorf("openat(flags %#x): F_GETFD %#x, %v; want FD_CLOEXEC", flags, fdflags, err)
+		if assert.NoError(t, err, "openat(flags %#x): F_GETFD", flags) {
+			assert.NotZero(t, fdflags&unix.FD_CLOEXEC, "openat(flags %#x): F_GETFD %#x; want FD_CLOEXEC", flags, fdflags)
 		}
 	}
 }

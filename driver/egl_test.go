@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/capabilities"
 	"github.com/go-nvc/nvc/driver"
 )
@@ -16,17 +19,14 @@ import (
 func platformLibrary(t *testing.T, hostPath string) string {
 	t.Helper()
 	b, err := os.ReadFile(hostPath)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var icd struct {
 		ICD struct {
 			LibraryPath string `json:"library_path"`
 		} `json:"ICD"`
 	}
-	if err := json.Unmarshal(b, &icd); err != nil || icd.ICD.LibraryPath == "" {
-		t.Fatalf("platform file %s: %v, %q", hostPath, err, b)
-	}
+	require.NoError(t, json.Unmarshal(b, &icd), "platform file %s: %q", hostPath, b)
+	require.NotEmpty(t, icd.ICD.LibraryPath, "platform file %s: %q", hostPath, b)
 	return icd.ICD.LibraryPath
 }
 
@@ -40,9 +40,7 @@ func TestEGLPlatformFilesHaveLibraries(t *testing.T) {
 		for _, caps := range []capabilities.Set{capabilities.Of(capabilities.Graphics), capabilities.Of(capabilities.Display), capabilities.All} {
 			h, d := generate(t, o, driver.Options{})
 			fs, err := d.Files(caps)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			libs := map[string]bool{}
 			for _, f := range fs.Libraries {
 				libs[f.Soname], libs[path.Base(f.Path)] = true, true
@@ -53,13 +51,10 @@ func TestEGLPlatformFilesHaveLibraries(t *testing.T) {
 					continue
 				}
 				platforms++
-				if lib := platformLibrary(t, f.HostPath); !libs[lib] {
-					t.Errorf("%s %s %s: platform file %s names %s, which is not among the libraries", h.DriverVersion, h.Layout, caps, f.Path, lib)
-				}
+				lib := platformLibrary(t, f.HostPath)
+				assert.True(t, libs[lib], "%s %s %s: platform file %s names %s, which is not among the libraries", h.DriverVersion, h.Layout, caps, f.Path, lib)
 			}
-			if platforms != 2 {
-				t.Errorf("%s %s %s: %d EGL platform files, want 2 (gbm, wayland)", h.DriverVersion, h.Layout, caps, platforms)
-			}
+			assert.Equal(t, 2, platforms, "%s %s %s: EGL platform files (gbm, wayland)", h.DriverVersion, h.Layout, caps)
 		}
 	}
 }

@@ -2,9 +2,11 @@ package driver
 
 import (
 	"debug/elf"
-	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/capabilities"
 	"github.com/go-nvc/nvc/internal/elfwriter"
@@ -37,12 +39,8 @@ func TestEGLPlatformRules(t *testing.T) {
 	d := r.open(Options{})
 
 	fs, err := d.Files(capabilities.Of(capabilities.Graphics, capabilities.Compat32))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := libPaths(fs.Libraries)["libnvidia-egl-gbm.so"], "/b/libnvidia-egl-gbm.so.1.1.2"; got != want {
-		t.Errorf("gbm: selected %q, want %q", got, want)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, "/b/libnvidia-egl-gbm.so.1.1.2", libPaths(fs.Libraries)["libnvidia-egl-gbm.so"], "gbm: selected")
 	var libs, configs []string
 	for _, f := range fs.Libraries {
 		if strings.HasPrefix(f.Name, "libnvidia-egl-") {
@@ -54,26 +52,16 @@ func TestEGLPlatformRules(t *testing.T) {
 			configs = append(configs, f.Path)
 		}
 	}
-	if want := []string{"libnvidia-egl-gbm.so=libnvidia-egl-gbm.so.1"}; !slices.Equal(libs, want) {
-		t.Errorf("EGL platform libraries %q, want %q", libs, want)
-	}
-	if want := []string{"/usr/share/egl/egl_external_platform.d/15_nvidia_gbm.json"}; !slices.Equal(configs, want) {
-		t.Errorf("EGL platform files %q, want %q (only those whose library was found)", configs, want)
-	}
+	assert.Equal(t, []string{"libnvidia-egl-gbm.so=libnvidia-egl-gbm.so.1"}, libs, "EGL platform libraries")
+	assert.Equal(t, []string{"/usr/share/egl/egl_external_platform.d/15_nvidia_gbm.json"}, configs, "EGL platform files (only those whose library was found)")
 	for _, f := range fs.Libraries32 {
-		if strings.HasPrefix(f.Name, "libnvidia-egl-") {
-			t.Errorf("32-bit EGL platform library given: %+v", f)
-		}
+		assert.False(t, strings.HasPrefix(f.Name, "libnvidia-egl-"), "32-bit EGL platform library given: %+v", f)
 	}
 	for _, w := range fs.Warnings {
-		if strings.HasPrefix(w.Name, "libnvidia-egl-") {
-			t.Errorf("warning for an EGL platform library: %s", w)
-		}
+		assert.False(t, strings.HasPrefix(w.Name, "libnvidia-egl-"), "warning for an EGL platform library: %s", w)
 	}
 	fs, _ = d.Files(capabilities.Of(capabilities.Compute, capabilities.Utility))
 	for _, f := range fs.All() {
-		if strings.Contains(f.Path, "egl") {
-			t.Errorf("without graphics: %+v", f)
-		}
+		assert.NotContains(t, f.Path, "egl", "without graphics: %+v", f)
 	}
 }

@@ -1,10 +1,12 @@
 package driver
 
 import (
-	"errors"
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/capabilities"
 	"github.com/go-nvc/nvc/internal/fakehost"
@@ -23,9 +25,8 @@ func TestWithoutOpenat2(t *testing.T) {
 	if err := container.DenySyscalls(unix.SYS_OPENAT2); err != nil {
 		testutil.RequireKernel(t, "seccomp filters", err)
 	}
-	if _, err := unix.Openat2(unix.AT_FDCWD, ".", &unix.OpenHow{Flags: unix.O_PATH}); !errors.Is(err, unix.ENOSYS) {
-		t.Fatalf("openat2 still works in the child: %v", err)
-	}
+	_, err := unix.Openat2(unix.AT_FDCWD, ".", &unix.OpenHow{Flags: unix.O_PATH})
+	require.ErrorIs(t, err, unix.ENOSYS, "openat2 still works in the child")
 	t.Log("openat2 denied: ENOSYS")
 	for _, tc := range []struct {
 		name string
@@ -40,24 +41,18 @@ func TestWithoutOpenat2(t *testing.T) {
 			defer func() { skipped = t.Skipped() }()
 			tc.test(t)
 		})
-		if skipped {
-			t.Errorf("%s skipped without openat2", tc.name)
-		}
+		assert.False(t, skipped, "%s skipped without openat2", tc.name)
 	}
 	h, err := fakehost.Generate(t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	d, err := Open(&Options{Root: h.Root, ProcRoot: h.ProcRoot, DevRoot: h.DevRoot})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	fs, err := d.Files(capabilities.All)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// 33 driver libraries and the two EGL platform libraries
-	if len(fs.Libraries) != 35 || len(fs.Libraries32) != 22 || len(fs.Binaries) != 6 || len(fs.IPCs) != 3 || len(fs.Firmware) != 2 {
-		t.Errorf("without openat2: %d libraries, %d 32-bit, %d binaries, %d IPCs, %d firmware", len(fs.Libraries), len(fs.Libraries32), len(fs.Binaries), len(fs.IPCs), len(fs.Firmware))
-	}
+	assert.Len(t, fs.Libraries, 35, "without openat2: libraries")
+	assert.Len(t, fs.Libraries32, 22, "without openat2: 32-bit libraries")
+	assert.Len(t, fs.Binaries, 6, "without openat2: binaries")
+	assert.Len(t, fs.IPCs, 3, "without openat2: IPCs")
+	assert.Len(t, fs.Firmware, 2, "without openat2: firmware")
 }
