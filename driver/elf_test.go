@@ -6,6 +6,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/internal/elfwriter"
 )
 
@@ -29,38 +32,33 @@ func elfObjects() map[string]*elfwriter.Object {
 func TestReadELF(t *testing.T) {
 	for name, o := range elfObjects() {
 		b, err := o.Bytes()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		info, err := readELF(bytes.NewReader(b), int64(len(b)))
-		if err != nil {
-			t.Errorf("%s: %v", name, err)
+		if !assert.NoError(t, err, name) {
 			continue
 		}
 		f, err := elf.NewFile(bytes.NewReader(b))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		soname, _ := f.DynString(elf.DT_SONAME)
 		needed, _ := f.DynString(elf.DT_NEEDED)
-		if info.class != f.Class || (len(soname) > 0) != (info.soname != "") || (len(soname) > 0 && soname[0] != info.soname) || !slices.Equal(needed, info.needed) {
-			t.Errorf("%s: readELF %+v; debug/elf class %v soname %q needed %q", name, info, f.Class, soname, needed)
+		assert.Equal(t, f.Class, info.class, "%s: class, readELF against debug/elf", name)
+		if len(soname) > 0 {
+			assert.Equal(t, soname[0], info.soname, "%s: soname, readELF against debug/elf", name)
+		} else {
+			assert.Empty(t, info.soname, "%s: soname, debug/elf finds none", name)
 		}
+		assert.True(t, slices.Equal(needed, info.needed), "%s: needed %q, debug/elf %q", name, info.needed, needed)
 		var abi [3]uint32
 		if o.ABITag != nil {
 			abi = [3]uint32{o.ABITag.Major, o.ABITag.Minor, o.ABITag.Patch}
 		}
-		if info.abi != abi {
-			t.Errorf("%s: ABI tag %v, want %v", name, info.abi, abi)
-		}
+		assert.Equal(t, abi, info.abi, "%s: ABI tag", name)
 	}
 }
 
 func TestReadELFRejects(t *testing.T) {
 	lib, err := elfwriter.Library("libx.so.1").Bytes()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	exec := slices.Clone(lib)
 	exec[16] = byte(elf.ET_EXEC)
 	for name, b := range map[string][]byte{
@@ -70,9 +68,10 @@ func TestReadELFRejects(t *testing.T) {
 		"truncated":  lib[:100],
 		"bad class":  append([]byte{0x7f, 'E', 'L', 'F', 9}, lib[5:]...),
 	} {
-		if info, err := readELF(bytes.NewReader(b), int64(len(b))); err == nil {
-			t.Errorf("%s: read %+v", name, info)
-		}
+		t.Run(name, func(t *testing.T) {
+			info, err := readELF(bytes.NewReader(b), int64(len(b)))
+			assert.Error(t, err, "%s: read %+v", name, info)
+		})
 	}
 }
 
@@ -81,9 +80,7 @@ func TestReadELFRejects(t *testing.T) {
 func FuzzReadELF(f *testing.F) {
 	for _, o := range elfObjects() {
 		b, err := o.Bytes()
-		if err != nil {
-			f.Fatal(err)
-		}
+		require.NoError(f, err)
 		f.Add(b)
 	}
 	f.Add([]byte("\x7fELF"))
@@ -92,11 +89,7 @@ func FuzzReadELF(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if info.class != elf.ELFCLASS32 && info.class != elf.ELFCLASS64 {
-			t.Errorf("accepted class %v", info.class)
-		}
-		if len(info.needed) > len(b) {
-			t.Errorf("%d needed names from %d bytes", len(info.needed), len(b))
-		}
+		assert.Contains(t, []elf.Class{elf.ELFCLASS32, elf.ELFCLASS64}, info.class, "accepted class")
+		assert.LessOrEqual(t, len(info.needed), len(b), "needed names from %d bytes", len(b))
 	})
 }

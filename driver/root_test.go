@@ -1,7 +1,6 @@
 package driver
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +8,9 @@ import (
 
 	securejoin "github.com/cyphar/filepath-securejoin"
 	"golang.org/x/sys/unix"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/internal/testutil"
 )
@@ -41,9 +43,7 @@ symlink var/run ../run
 `)
 	for _, emulate := range []bool{false, true} {
 		r, err := openRoot(root)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		r.noOpenat2 = emulate
 		for _, p := range []string{
 			"/lib/x86_64-linux-gnu/libcuda.so",
@@ -58,30 +58,21 @@ symlink var/run ../run
 			"/",
 		} {
 			want, err := securejoin.SecureJoin(root, p)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			res, err := r.resolve(p)
-			if err != nil {
-				t.Errorf("emulate=%v resolve(%q): %v", emulate, p, err)
+			if !assert.NoError(t, err, "emulate=%v resolve(%q)", emulate, p) {
 				continue
 			}
-			if got := filepath.Join(root, res.path); got != want {
-				t.Errorf("emulate=%v resolve(%q) = %q, SecureJoin gives %q", emulate, p, got, want)
-			}
+			assert.Equal(t, want, filepath.Join(root, res.path), "emulate=%v resolve(%q), against SecureJoin", emulate, p)
 			if strings.HasSuffix(p, "secret") || strings.HasSuffix(p, "up") || strings.HasSuffix(p, "abs") {
 				b, _ := os.ReadFile(filepath.Join(root, res.path))
-				if string(b) != "inside" {
-					t.Errorf("emulate=%v resolve(%q) reads %q", emulate, p, b)
-				}
+				assert.Equal(t, "inside", string(b), "emulate=%v resolve(%q) reads", emulate, p)
 			}
 		}
-		if _, err := r.resolve("/lib/x86_64-linux-gnu/loop1"); !errors.Is(err, unix.ELOOP) {
-			t.Errorf("emulate=%v: symlink loop gives %v", emulate, err)
-		}
-		if _, err := r.resolve("/lib/x86_64-linux-gnu/missing"); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("emulate=%v: missing file gives %v", emulate, err)
-		}
+		_, err = r.resolve("/lib/x86_64-linux-gnu/loop1")
+		assert.ErrorIs(t, err, unix.ELOOP, "emulate=%v: symlink loop", emulate)
+		_, err = r.resolve("/lib/x86_64-linux-gnu/missing")
+		assert.ErrorIs(t, err, os.ErrNotExist, "emulate=%v: missing file", emulate)
 		r.close()
 	}
 }
@@ -91,27 +82,18 @@ symlink var/run ../run
 func TestOpenFileRefusesNonRegular(t *testing.T) {
 	root := testutil.Tree(t, "fifo pipe\nsocket sock\ndir d\nfile f data\n")
 	r, err := openRoot(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer r.close()
 	for _, p := range []string{"/pipe", "/sock", "/d"} {
 		res, err := r.resolve(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if f, err := r.openFile(res); err == nil {
+		require.NoError(t, err)
+		if f, err := r.openFile(res); !assert.Error(t, err, "openFile(%s) succeeded", p) {
 			f.Close()
-			t.Errorf("openFile(%s) succeeded", p)
 		}
 	}
 	res, err := r.resolve("/f")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	f, err := r.openFile(res)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	f.Close()
 }

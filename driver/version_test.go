@@ -4,8 +4,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/capabilities"
 	"github.com/go-nvc/nvc/driver"
@@ -16,9 +18,7 @@ import (
 func open(t *testing.T, o driver.Options) *driver.Driver {
 	t.Helper()
 	d, err := driver.Open(&o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return d
 }
 
@@ -29,9 +29,7 @@ func open(t *testing.T, o driver.Options) *driver.Driver {
 func TestVersionSources(t *testing.T) {
 	for _, o := range hosts {
 		h, err := fakehost.Generate(t.TempDir(), &o)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		noProc := t.TempDir()
 		for _, tc := range []struct {
 			name   string
@@ -46,19 +44,17 @@ func TestVersionSources(t *testing.T) {
 			tc.opts.Root, tc.opts.DevRoot = h.Root, h.DevRoot
 			d := open(t, tc.opts)
 			want := driver.Version{NVRM: h.DriverVersion, Source: tc.source, CUDA: tc.cuda}
-			if got := d.Version(); got != want {
-				t.Errorf("%s %s: version %+v, want %+v", h.DriverVersion, tc.name, got, want)
-			}
+			assert.Equal(t, want, d.Version(), "%s %s: version", h.DriverVersion, tc.name)
 			cuda, err := d.CUDAVersion()
-			if tc.cuda != "" && (cuda != tc.cuda || err != nil) {
-				t.Errorf("%s %s: CUDAVersion %q, %v", h.DriverVersion, tc.name, cuda, err)
-			}
-			if tc.cuda == "" && (!errors.Is(err, driver.ErrUnknownCUDAVersion) || !strings.Contains(err.Error(), "no NVML")) {
-				t.Errorf("%s %s: CUDAVersion %q, %v; want ErrUnknownCUDAVersion naming the missing NVML", h.DriverVersion, tc.name, cuda, err)
+			if tc.cuda != "" {
+				assert.NoError(t, err, "%s %s: CUDAVersion", h.DriverVersion, tc.name)
+				assert.Equal(t, tc.cuda, cuda, "%s %s: CUDAVersion", h.DriverVersion, tc.name)
+			} else if assert.ErrorIs(t, err, driver.ErrUnknownCUDAVersion, "%s %s: CUDAVersion %q", h.DriverVersion, tc.name, cuda) {
+				assert.ErrorContains(t, err, "no NVML", "%s %s: CUDAVersion; want the missing NVML named", h.DriverVersion, tc.name)
 			}
 			fs, err := d.Files(capabilities.Of(capabilities.Compute))
-			if err != nil || len(fs.Libraries) != 12 {
-				t.Errorf("%s %s: %d compute libraries, %v", h.DriverVersion, tc.name, len(fs.Libraries), err)
+			if assert.NoError(t, err, "%s %s: compute libraries", h.DriverVersion, tc.name) {
+				assert.Len(t, fs.Libraries, 12, "%s %s: compute libraries", h.DriverVersion, tc.name)
 			}
 		}
 	}
@@ -69,24 +65,18 @@ func TestVersionSources(t *testing.T) {
 // unknown.
 func TestVersionNVMLFirst(t *testing.T) {
 	h, err := fakehost.Generate(t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	n := &versionNVML{driver: "560.35.03", cuda: 12060}
 	d := open(t, driver.Options{Root: h.Root, ProcRoot: h.ProcRoot, DevRoot: h.DevRoot, NVML: n})
-	if v := d.Version(); v != (driver.Version{NVRM: "560.35.03", Source: driver.FromNVML, CUDA: "12.6"}) {
-		t.Errorf("version %+v", v)
-	}
-	if n.inits != 1 || n.shutdowns != 1 {
-		t.Errorf("NVML Init called %d times, Shutdown %d", n.inits, n.shutdowns)
-	}
+	assert.Equal(t, driver.Version{NVRM: "560.35.03", Source: driver.FromNVML, CUDA: "12.6"}, d.Version(), "version")
+	assert.Equal(t, 1, n.inits, "NVML Init calls")
+	assert.Equal(t, 1, n.shutdowns, "NVML Shutdown calls")
 	failing := &versionNVML{initErr: errors.New("ERROR_LIBRARY_NOT_FOUND")}
 	d = open(t, driver.Options{Root: h.Root, ProcRoot: h.ProcRoot, DevRoot: h.DevRoot, NVML: failing})
-	if v := d.Version(); v != (driver.Version{NVRM: h.DriverVersion, Source: driver.FromProcfs}) {
-		t.Errorf("version with failing NVML %+v", v)
-	}
-	if _, err := d.CUDAVersion(); !errors.Is(err, driver.ErrUnknownCUDAVersion) || !strings.Contains(err.Error(), "initializing NVML") {
-		t.Errorf("CUDAVersion with failing NVML: %v", err)
+	assert.Equal(t, driver.Version{NVRM: h.DriverVersion, Source: driver.FromProcfs}, d.Version(), "version with failing NVML")
+	_, err = d.CUDAVersion()
+	if assert.ErrorIs(t, err, driver.ErrUnknownCUDAVersion, "CUDAVersion with failing NVML") {
+		assert.ErrorContains(t, err, "initializing NVML", "CUDAVersion with failing NVML")
 	}
 }
 
@@ -107,33 +97,23 @@ func (n *versionNVML) SystemCUDADriverVersion() (int, error) { return n.cuda, ni
 // TestVersionNotFound: no NVML, no procfs file, no libcuda in the cache.
 func TestVersionNotFound(t *testing.T) {
 	root := t.TempDir()
-	if err := os.Mkdir(filepath.Join(root, "etc"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := ldcache.WriteFile(filepath.Join(root, "etc/ld.so.cache"), &ldcache.Cache{}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.Mkdir(filepath.Join(root, "etc"), 0o755))
+	require.NoError(t, ldcache.WriteFile(filepath.Join(root, "etc/ld.so.cache"), &ldcache.Cache{}))
 	_, err := driver.Open(&driver.Options{Root: root, ProcRoot: t.TempDir(), DevRoot: t.TempDir()})
-	if !errors.Is(err, driver.ErrNoVersion) || !strings.Contains(err.Error(), "driver/nvidia/version") {
-		t.Errorf("Open: %v, want ErrNoVersion naming what was tried", err)
+	if assert.ErrorIs(t, err, driver.ErrNoVersion, "Open") {
+		assert.ErrorContains(t, err, "driver/nvidia/version", "Open: want ErrNoVersion naming what was tried")
 	}
 }
 
 func TestOpenErrors(t *testing.T) {
 	root := t.TempDir()
 	_, err := driver.Open(&driver.Options{Root: root})
-	if !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "/etc/ld.so.cache") {
-		t.Errorf("Open without a cache: %v", err)
+	if assert.ErrorIs(t, err, os.ErrNotExist, "Open without a cache") {
+		assert.ErrorContains(t, err, "/etc/ld.so.cache", "Open without a cache")
 	}
-	if err := os.WriteFile(filepath.Join(root, "cache"), []byte("not a cache at all"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(filepath.Join(root, "cache"), []byte("not a cache at all"), 0o644))
 	_, err = driver.Open(&driver.Options{Root: root, LDCache: "/cache"})
-	if !errors.Is(err, ldcache.ErrNotCache) {
-		t.Errorf("Open with a bad cache: %v", err)
-	}
+	assert.ErrorIs(t, err, ldcache.ErrNotCache, "Open with a bad cache")
 	_, err = driver.Open(&driver.Options{Root: root, GOARCH: "wasm"})
-	if !errors.Is(err, driver.ErrNotSupported) {
-		t.Errorf("Open for wasm: %v", err)
-	}
+	assert.ErrorIs(t, err, driver.ErrNotSupported, "Open for wasm")
 }
