@@ -2,7 +2,6 @@ package driver_test
 
 import (
 	"debug/elf"
-	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,6 +10,9 @@ import (
 	"testing"
 
 	securejoin "github.com/cyphar/filepath-securejoin"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/capabilities"
 	"github.com/go-nvc/nvc/driver"
@@ -35,9 +37,7 @@ func glibcListing(t *testing.T, cache string) []glibcEntry {
 			es = append(es, glibcEntry{m[1], m[2], m[3]})
 		}
 	}
-	if len(es) == 0 {
-		t.Fatalf("ldconfig -p -C %s listed nothing:\n%s", cache, strings.Join(lines, "\n"))
-	}
+	require.NotEmpty(t, es, "ldconfig -p -C %s listed nothing:\n%s", cache, strings.Join(lines, "\n"))
 	return es
 }
 
@@ -134,9 +134,7 @@ func TestLibrariesAgainstGlibc(t *testing.T) {
 			listing := glibcListing(t, filepath.Join(h.Root, "etc/ld.so.cache"))
 			names := listNames(noGLVND)
 			fs, err := d.Files(capabilities.All)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			for _, c := range []struct {
 				flags string
 				class elf.Class
@@ -153,9 +151,8 @@ func TestLibrariesAgainstGlibc(t *testing.T) {
 				for _, f := range c.got {
 					got[f.Name] = f.Path
 				}
-				if len(want) < 10 || !maps.Equal(got, want) {
-					t.Errorf("%s %s noGLVND=%v (%s): Files selected\n%v\nthe reference, from ldconfig -p\n%v", h.DriverVersion, h.Layout, noGLVND, c.flags, got, want)
-				}
+				assert.GreaterOrEqual(t, len(want), 10, "%s %s noGLVND=%v (%s): the reference, from ldconfig -p, is too short", h.DriverVersion, h.Layout, noGLVND, c.flags)
+				assert.Equal(t, want, got, "%s %s noGLVND=%v (%s): Files selected against the reference, from ldconfig -p", h.DriverVersion, h.Layout, noGLVND, c.flags)
 			}
 		}
 	}

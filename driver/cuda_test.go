@@ -1,11 +1,13 @@
 package driver_test
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/internal/fakehost"
@@ -94,9 +96,7 @@ func publishedRows(t *testing.T) []publishedRow {
 	var rows []publishedRow
 	for _, line := range strings.Split(strings.TrimSpace(publishedTable), "\n") {
 		label, drv, ok := strings.Cut(line, " | ")
-		if !ok {
-			t.Fatalf("bad row %q", line)
-		}
+		require.True(t, ok, "bad row %q", line)
 		f := strings.Fields(strings.TrimPrefix(label, "CUDA "))
 		parts := strings.Split(f[0], ".")
 		rows = append(rows, publishedRow{label, parts[0] + "." + parts[1], strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(drv), ">="))})
@@ -110,16 +110,14 @@ func publishedRows(t *testing.T) []publishedRow {
 // version. Only the newest driver's answer is a lower bound.
 func TestCUDAVersionForDriverPublished(t *testing.T) {
 	rows := publishedRows(t)
-	if len(rows) != 66 {
-		t.Fatalf("%d rows parsed, want 66", len(rows))
-	}
+	require.Len(t, rows, 66, "rows parsed")
 	for i, r := range rows {
 		t.Run(r.label, func(t *testing.T) {
 			newest := r.driver == rows[0].driver
 			v, atLeast, err := driver.CUDAVersionForDriver(r.driver)
-			if err != nil || v != r.cuda || atLeast != newest {
-				t.Errorf("CUDAVersionForDriver(%s) = %q, %v, %v; want %s, %v", r.driver, v, atLeast, err, r.cuda, newest)
-			}
+			assert.NoError(t, err, "CUDAVersionForDriver(%s)", r.driver)
+			assert.Equal(t, r.cuda, v, "CUDAVersionForDriver(%s)", r.driver)
+			assert.Equal(t, newest, atLeast, "CUDAVersionForDriver(%s): at least", r.driver)
 			below := justBelow(r.driver)
 			older := ""
 			for _, o := range rows[i+1:] {
@@ -130,14 +128,11 @@ func TestCUDAVersionForDriverPublished(t *testing.T) {
 			}
 			v, _, err = driver.CUDAVersionForDriver(below)
 			if older == "" {
-				if !errors.Is(err, driver.ErrUnknownCUDAVersion) {
-					t.Errorf("CUDAVersionForDriver(%s) = %q, %v; want ErrUnknownCUDAVersion", below, v, err)
-				}
+				assert.ErrorIs(t, err, driver.ErrUnknownCUDAVersion, "CUDAVersionForDriver(%s) = %q", below, v)
 				return
 			}
-			if err != nil || v != older {
-				t.Errorf("CUDAVersionForDriver(%s) = %q, %v; want %s", below, v, err, older)
-			}
+			assert.NoError(t, err, "CUDAVersionForDriver(%s)", below)
+			assert.Equal(t, older, v, "CUDAVersionForDriver(%s)", below)
 		})
 	}
 }
@@ -180,16 +175,17 @@ func TestCUDAVersionForDriverBetween(t *testing.T) {
 	} {
 		t.Run(tc.nvrm, func(t *testing.T) {
 			v, atLeast, err := driver.CUDAVersionForDriver(tc.nvrm)
-			if err != nil || v != tc.cuda || atLeast != tc.atLeast {
-				t.Errorf("CUDAVersionForDriver(%s) = %q, %v, %v; want %s, %v", tc.nvrm, v, atLeast, err, tc.cuda, tc.atLeast)
-			}
+			assert.NoError(t, err, "CUDAVersionForDriver(%s)", tc.nvrm)
+			assert.Equal(t, tc.cuda, v, "CUDAVersionForDriver(%s)", tc.nvrm)
+			assert.Equal(t, tc.atLeast, atLeast, "CUDAVersionForDriver(%s): at least", tc.nvrm)
 		})
 	}
 	for _, nvrm := range []string{"346.45", "340.108", "", "550", "550.54.x", "v550.54.15", "550..54", "99999999999999999999.1"} {
 		t.Run("unknown "+nvrm, func(t *testing.T) {
 			v, _, err := driver.CUDAVersionForDriver(nvrm)
-			if v != "" || !errors.Is(err, driver.ErrUnknownCUDAVersion) || !strings.Contains(err.Error(), nvrm) {
-				t.Errorf("CUDAVersionForDriver(%q) = %q, %v; want ErrUnknownCUDAVersion naming it", nvrm, v, err)
+			assert.Empty(t, v, "CUDAVersionForDriver(%q)", nvrm)
+			if assert.ErrorIs(t, err, driver.ErrUnknownCUDAVersion, "CUDAVersionForDriver(%q)", nvrm) {
+				assert.ErrorContains(t, err, nvrm, "CUDAVersionForDriver(%q): want the version named", nvrm)
 			}
 		})
 	}
@@ -199,23 +195,21 @@ func TestCUDAVersionForDriverBetween(t *testing.T) {
 // the procfs version without it.
 func TestCUDAInfo(t *testing.T) {
 	h, err := fakehost.Generate(t.TempDir(), &fakehost.Options{DriverVersion: "535.161.08"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	d := open(t, driver.Options{Root: h.Root, ProcRoot: h.ProcRoot, DevRoot: h.DevRoot})
-	if c, err := d.CUDAInfo(); err != nil || c != (driver.CUDAInfo{Version: "12.2", Source: driver.CUDAFromTable}) {
-		t.Errorf("procfs: CUDAInfo %+v, %v; want 12.2 from the table", c, err)
-	}
+	c, err := d.CUDAInfo()
+	assert.NoError(t, err, "procfs: CUDAInfo")
+	assert.Equal(t, driver.CUDAInfo{Version: "12.2", Source: driver.CUDAFromTable}, c, "procfs: CUDAInfo; want 12.2 from the table")
 	d = open(t, driver.Options{Root: h.Root, ProcRoot: h.ProcRoot, DevRoot: h.DevRoot, NVML: h.NVML})
-	if c, err := d.CUDAInfo(); err != nil || c != (driver.CUDAInfo{Version: h.CUDAVersion, Source: driver.CUDAFromNVML}) {
-		t.Errorf("NVML: CUDAInfo %+v, %v; want %s from NVML", c, err, h.CUDAVersion)
-	}
+	c, err = d.CUDAInfo()
+	assert.NoError(t, err, "NVML: CUDAInfo")
+	assert.Equal(t, driver.CUDAInfo{Version: h.CUDAVersion, Source: driver.CUDAFromNVML}, c, "NVML: CUDAInfo; want the version from NVML")
 	old, err := fakehost.Generate(t.TempDir(), &fakehost.Options{DriverVersion: "340.108"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	d = open(t, driver.Options{Root: old.Root, ProcRoot: old.ProcRoot, DevRoot: old.DevRoot})
-	if c, err := d.CUDAInfo(); !errors.Is(err, driver.ErrUnknownCUDAVersion) || !strings.Contains(err.Error(), "no NVML") || !strings.Contains(err.Error(), "340.108") {
-		t.Errorf("a driver older than the table: CUDAInfo %+v, %v", c, err)
+	c, err = d.CUDAInfo()
+	if assert.ErrorIs(t, err, driver.ErrUnknownCUDAVersion, "a driver older than the table: CUDAInfo %+v", c) {
+		assert.ErrorContains(t, err, "no NVML", "a driver older than the table: CUDAInfo")
+		assert.ErrorContains(t, err, "340.108", "a driver older than the table: CUDAInfo")
 	}
 }

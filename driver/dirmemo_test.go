@@ -1,12 +1,14 @@
 package driver
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/internal/testutil"
 )
@@ -16,9 +18,7 @@ import (
 func memoCall(t *testing.T, root string, shared *sync.Map, start time.Time, do func(r *rootDir)) *memos {
 	t.Helper()
 	r, err := openRoot(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer r.close()
 	r.memo = &memos{shared: shared, start: start}
 	do(r)
@@ -29,16 +29,14 @@ func memoCall(t *testing.T, root string, shared *sync.Map, start time.Time, do f
 func resolvesTo(t *testing.T, r *rootDir, p, want string) {
 	t.Helper()
 	res, err := r.resolve(p)
-	if err != nil || res.path != want {
-		t.Errorf("resolve(%s) = %q, %v; want %q", p, res.path, err, want)
-	}
+	assert.NoError(t, err, "resolve(%s)", p)
+	assert.Equal(t, want, res.path, "resolve(%s)", p)
 }
 
 func isMissing(t *testing.T, r *rootDir, p string) {
 	t.Helper()
-	if _, err := r.resolve(p); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("resolve(%s): %v, want not exist", p, err)
-	}
+	_, err := r.resolve(p)
+	assert.ErrorIs(t, err, os.ErrNotExist, "resolve(%s)", p)
 }
 
 // TestDirMemo: symlink targets and missing names are kept by directory
@@ -59,26 +57,22 @@ symlink lib/libfoo.so.1 libfoo.so.1.0
 		isMissing(t, r, "/lib/libnew.so.1")
 	})
 	v, ok := shared.Load("/lib")
-	if !ok {
-		t.Fatal("no memo kept for /lib")
-	}
-	if m := v.(*dirMemo); m.names["libfoo.so.1"].target != "libfoo.so.1.0" || !m.names["libnew.so.1"].missing || len(m.names) != 2 {
-		t.Fatalf("memo of /lib: %+v", m.names)
-	}
+	require.True(t, ok, "no memo kept for /lib")
+	m := v.(*dirMemo)
+	require.Len(t, m.names, 2, "memo of /lib: %+v", m.names)
+	require.Equal(t, "libfoo.so.1.0", m.names["libfoo.so.1"].target, "memo of /lib: %+v", m.names)
+	require.True(t, m.names["libnew.so.1"].missing, "memo of /lib: %+v", m.names)
 	memoCall(t, root, &shared, later(), func(r *rootDir) {
 		d, err := r.dir("/lib")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if e, ok := r.memo.find(d, "libfoo.so.1"); !ok || e.target != "libfoo.so.1.0" {
-			t.Errorf("unchanged dir: memo gives %+v, %v", e, ok)
+		require.NoError(t, err)
+		e, ok := r.memo.find(d, "libfoo.so.1")
+		if assert.True(t, ok, "unchanged dir: memo gives nothing") {
+			assert.Equal(t, "libfoo.so.1.0", e.target, "unchanged dir: memo gives %+v", e)
 		}
 		resolvesTo(t, r, "/lib/libfoo.so.1", "/lib/libfoo.so.1.0")
 	})
 	dir := filepath.Join(root, "lib")
-	if err := os.Remove(filepath.Join(dir, "libfoo.so.1")); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.Remove(filepath.Join(dir, "libfoo.so.1")))
 	testutil.BuildTree(t, root, "symlink lib/libfoo.so.1 libfoo.so.2.0\nfile lib/libnew.so.1 new\n")
 	memoCall(t, root, &shared, later(), func(r *rootDir) {
 		resolvesTo(t, r, "/lib/libfoo.so.1", "/lib/libfoo.so.2.0")
@@ -96,7 +90,7 @@ func TestDirMemoRacy(t *testing.T) {
 		isMissing(t, r, "/lib/libnew.so.1")
 	})
 	if v, ok := shared.Load("/lib"); ok {
-		t.Errorf("a directory changed just now was memoised: %+v", v.(*dirMemo).names)
+		assert.Fail(t, "a directory changed just now was memoised", "%+v", v.(*dirMemo).names)
 	}
 }
 
@@ -110,21 +104,16 @@ symlink lib usr/lib
 `)
 	for _, order := range [][2]string{{"/lib", "/usr/lib/"}, {"/usr/lib", "/lib/"}} {
 		r, err := openRoot(root)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		a, errA := r.dir(order[0])
 		b, errB := r.dir(order[1])
-		if errA != nil || errB != nil {
-			t.Fatal(errA, errB)
-		}
-		if a != b || a.path != "/usr/lib" || len(r.dirFDs) != 1 {
-			t.Errorf("%s gives %+v, %s gives %+v, %d descriptors", order[0], a, order[1], b, len(r.dirFDs))
-		}
+		require.NoError(t, errA, order[0])
+		require.NoError(t, errB, order[1])
+		assert.Equal(t, a, b, "%s and %s give different directories", order[0], order[1])
+		assert.Equal(t, "/usr/lib", a.path, "%s", order[0])
+		assert.Len(t, r.dirFDs, 1, "descriptors")
 		resolvesTo(t, r, "/lib/libfoo.so.1", "/usr/lib/libfoo.so.1.0")
-		if _, ok := r.seen[dirName{a.fd, "libfoo.so.1.0"}]; !ok {
-			t.Error("the link's target was not looked up through the shared descriptor")
-		}
+		assert.Contains(t, r.seen, dirName{a.fd, "libfoo.so.1.0"}, "the link's target was not looked up through the shared descriptor")
 		r.close()
 	}
 }
