@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/capabilities"
 	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/internal/fakehost"
@@ -214,14 +217,10 @@ func compareFiles(t *testing.T, label string, got, want expected) {
 	t.Helper()
 	for _, class := range []string{"binaries", "libraries", "libraries32", "ipcs", "firmware", "configs", "warnings"} {
 		for _, w := range want[class] {
-			if !slices.Contains(got[class], w) {
-				t.Errorf("%s: %s lacks %s", label, class, w)
-			}
+			assert.Contains(t, got[class], w, "%s: %s lacks %s", label, class, w)
 		}
 		for _, g := range got[class] {
-			if !slices.Contains(want[class], g) {
-				t.Errorf("%s: %s has unexpected %s", label, class, g)
-			}
+			assert.Contains(t, want[class], g, "%s: %s has unexpected %s", label, class, g)
 		}
 	}
 }
@@ -230,14 +229,10 @@ func compareFiles(t *testing.T, label string, got, want expected) {
 func generate(t testing.TB, o fakehost.Options, dopts driver.Options) (*fakehost.Host, *driver.Driver) {
 	t.Helper()
 	h, err := fakehost.Generate(t.TempDir(), &o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	dopts.Root, dopts.ProcRoot, dopts.DevRoot, dopts.NVML = h.Root, h.ProcRoot, h.DevRoot, h.NVML
 	d, err := driver.Open(&dopts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return h, d
 }
 
@@ -266,9 +261,7 @@ func TestFilesPerCapability(t *testing.T) {
 			h, d := generate(t, o, driver.Options{NoGLVND: noGLVND})
 			for _, caps := range capSets() {
 				fs, err := d.Files(caps)
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				label := fmt.Sprintf("%s %s noGLVND=%v caps=%q", o.DriverVersion, h.Layout, noGLVND, caps)
 				compareFiles(t, label, gotFiles(fs), wantFiles(h, caps, noGLVND))
 			}
@@ -286,20 +279,19 @@ func TestFilesRejectDecoys(t *testing.T) {
 		for _, noGLVND := range []bool{false, true} {
 			h, d := generate(t, o, driver.Options{NoGLVND: noGLVND})
 			fs, err := d.Files(capabilities.All)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			other := map[string]string{"550.54.15": "535.161.08", "535.161.08": "550.54.15"}[h.DriverVersion]
 			for _, f := range fs.All() {
-				if strings.Contains(f.Path, other) || strings.Contains(f.Path, "/opt/") || strings.Contains(f.Path, "/mesa/") {
-					t.Errorf("%s: decoy selected: %+v", h.DriverVersion, f)
+				for _, decoy := range []string{other, "/opt/", "/mesa/"} {
+					assert.NotContains(t, f.Path, decoy, "%s: decoy selected: %+v", h.DriverVersion, f)
 				}
 				rule := "*." + h.DriverVersion
 				if strings.HasPrefix(f.Name, "libnvidia-egl-") {
 					rule = f.Name + ".*.*"
 				}
-				if ok, _ := path.Match(rule, path.Base(f.Path)); f.Kind == driver.Library && !ok {
-					t.Errorf("%s: %s does not match %q", h.DriverVersion, f.Path, rule)
+				if f.Kind == driver.Library {
+					ok, _ := path.Match(rule, path.Base(f.Path))
+					assert.True(t, ok, "%s: %s does not match %q", h.DriverVersion, f.Path, rule)
 				}
 			}
 		}
@@ -309,20 +301,16 @@ func TestFilesRejectDecoys(t *testing.T) {
 func TestFilesSonames(t *testing.T) {
 	h, d := generate(t, fakehost.Options{}, driver.Options{NoGLVND: true})
 	fs, err := d.Files(capabilities.All)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := map[string]string{
 		"libcuda.so": "libcuda.so.1", "libnvidia-glcore.so": "libnvidia-glcore.so." + h.DriverVersion,
 		"libGL.so": "libGL.so.1", "libnvidia-nvvm.so": "libnvidia-nvvm.so.4",
 	}
 	for _, f := range slices.Concat(fs.Libraries, fs.Libraries32) {
-		if s, ok := want[f.Name]; ok && f.Soname != s {
-			t.Errorf("%s %s: soname %q, want %q", f.Kind, f.Path, f.Soname, s)
+		if s, ok := want[f.Name]; ok {
+			assert.Equal(t, s, f.Soname, "%s %s: soname", f.Kind, f.Path)
 		}
-		if f.Soname == "" {
-			t.Errorf("%s %s: no soname", f.Kind, f.Path)
-		}
+		assert.NotEmpty(t, f.Soname, "%s %s: no soname", f.Kind, f.Path)
 	}
 }
 
@@ -332,21 +320,15 @@ func TestFilesSonames(t *testing.T) {
 func TestFilesOrder(t *testing.T) {
 	_, d := generate(t, fakehost.Options{}, driver.Options{})
 	fs, err := d.Files(capabilities.All)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	rank := map[driver.Kind]int{driver.Binary: 0, driver.Library: 1, driver.Library32: 2, driver.IPC: 3, driver.Firmware: 4, driver.Config: 5, driver.XorgModule: 5}
 	all := fs.All()
-	if !slices.IsSortedFunc(all, func(a, b driver.File) int { return rank[a.Kind] - rank[b.Kind] }) {
-		t.Errorf("All is not in list order")
-	}
+	assert.True(t, slices.IsSortedFunc(all, func(a, b driver.File) int { return rank[a.Kind] - rank[b.Kind] }), "All is not in list order")
 	var names []string
 	for _, f := range fs.Libraries[:4] {
 		names = append(names, path.Base(f.Name))
 	}
-	if w := []string{"libnvidia-ml.so", "libnvidia-cfg.so", "libnvidia-nscq.so", "libcuda.so"}; !slices.Equal(names, w) {
-		t.Errorf("libraries start %q, want %q", names, w)
-	}
+	assert.Equal(t, []string{"libnvidia-ml.so", "libnvidia-cfg.so", "libnvidia-nscq.so", "libcuda.so"}, names, "libraries start")
 }
 
 // TestFilesConcurrent calls Files from several goroutines (run with -race):
@@ -354,9 +336,7 @@ func TestFilesOrder(t *testing.T) {
 func TestFilesConcurrent(t *testing.T) {
 	_, d := generate(t, fakehost.Options{}, driver.Options{})
 	first, err := d.Files(capabilities.All)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := gotFiles(first)
 	errs := make(chan error, 4)
 	for range 4 {
@@ -369,9 +349,7 @@ func TestFilesConcurrent(t *testing.T) {
 		}()
 	}
 	for range 4 {
-		if err := <-errs; err != nil {
-			t.Error(err)
-		}
+		assert.NoError(t, <-errs)
 	}
 }
 
@@ -380,9 +358,7 @@ func TestFilesConcurrent(t *testing.T) {
 // driver option, and the search paths.
 func TestFilesOptions(t *testing.T) {
 	h, err := fakehost.Generate(t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ver := h.DriverVersion
 	testutil.BuildTree(t, h.Root, `
 file usr/lib/firmware/updates/6.1.0-test/nvidia/`+ver+`/gsp_ga10x.bin updated
@@ -417,18 +393,14 @@ file opt/fw/nvidia/`+ver+`/README not firmware
 		{"firmware updates", driver.Options{KernelRelease: "6.1.0-test"}, firmwareIs(
 			"/lib/firmware/updates/6.1.0-test/nvidia/"+ver+"/gsp_ga10x.bin", "/lib/firmware/nvidia/"+ver+"/gsp_tu10x.bin")},
 	} {
-		tc.opts.Root, tc.opts.ProcRoot, tc.opts.DevRoot = h.Root, h.ProcRoot, h.DevRoot
-		d, err := driver.Open(&tc.opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fs, err := d.Files(utilCompute)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if msg := tc.check(fs); msg != "" {
-			t.Errorf("%s: %s", tc.name, msg)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			tc.opts.Root, tc.opts.ProcRoot, tc.opts.DevRoot = h.Root, h.ProcRoot, h.DevRoot
+			d, err := driver.Open(&tc.opts)
+			require.NoError(t, err)
+			fs, err := d.Files(utilCompute)
+			require.NoError(t, err)
+			assert.Empty(t, tc.check(fs), tc.name)
+		})
 	}
 }
 
