@@ -2,11 +2,14 @@ package driver
 
 import (
 	"debug/elf"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/capabilities"
 	"github.com/go-nvc/nvc/internal/elfwriter"
@@ -36,13 +39,9 @@ func newRuleRoot(t *testing.T) *ruleRoot {
 func (r *ruleRoot) lib(p, link string, o *elfwriter.Object) {
 	r.t.Helper()
 	full := filepath.Join(r.root, p)
-	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-		r.t.Fatal(err)
-	}
+	require.NoError(r.t, os.MkdirAll(filepath.Dir(full), 0o755))
 	if o != nil {
-		if err := elfwriter.WriteFile(full, o, 0o644); err != nil {
-			r.t.Fatal(err)
-		}
+		require.NoError(r.t, elfwriter.WriteFile(full, o, 0o644))
 	}
 	if link != "" {
 		r.link(filepath.Join(filepath.Dir(p), link), filepath.Base(p), o == nil || o.Class != elf.ELFCLASS32)
@@ -52,9 +51,7 @@ func (r *ruleRoot) lib(p, link string, o *elfwriter.Object) {
 // link writes a symlink at p to target and a cache entry for it.
 func (r *ruleRoot) link(p, target string, native bool) {
 	r.t.Helper()
-	if err := os.Symlink(target, filepath.Join(r.root, p)); err != nil {
-		r.t.Fatal(err)
-	}
+	require.NoError(r.t, os.Symlink(target, filepath.Join(r.root, p)))
 	flags := int32(0x0303)
 	if !native {
 		flags = 0x0003
@@ -64,18 +61,14 @@ func (r *ruleRoot) link(p, target string, native bool) {
 
 func (r *ruleRoot) open(o Options) *Driver {
 	r.t.Helper()
-	if err := ldcache.WriteFile(filepath.Join(r.root, "etc/ld.so.cache"), &ldcache.Cache{Entries: r.entries}); err != nil {
-		r.t.Fatal(err)
-	}
+	require.NoError(r.t, ldcache.WriteFile(filepath.Join(r.root, "etc/ld.so.cache"), &ldcache.Cache{Entries: r.entries}))
 	proc := testutil.Tree(r.t, "file driver/nvidia/version \"NVRM version: NVIDIA UNIX x86_64 Kernel Module  "+testVer+"  Tue Mar  5 22:23:56 UTC 2024\\n\"\n")
 	o.Root, o.ProcRoot, o.GOARCH = r.root, proc, "amd64"
 	if o.DevRoot == "" {
 		o.DevRoot = r.t.TempDir()
 	}
 	d, err := Open(&o)
-	if err != nil {
-		r.t.Fatal(err)
-	}
+	require.NoError(r.t, err)
 	return d
 }
 
@@ -121,16 +114,12 @@ func TestSelectionRules(t *testing.T) {
 	testutil.BuildTree(t, r.root, "file a/libnvidia-fbc.so"+v+" text\ndir a/libnvidia-ifr.so"+v+"\n")
 	r.link("/a/libnvidia-fbc.so.1", "libnvidia-fbc.so"+v, true)
 	r.link("/a/libnvidia-ifr.so.1", "libnvidia-ifr.so"+v, true)
-	if err := elfwriter.WriteFile(filepath.Join(r.root, "../libnvidia-cfg.so"+v), lib64("libnvidia-cfg.so.1"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, elfwriter.WriteFile(filepath.Join(r.root, "../libnvidia-cfg.so"+v), lib64("libnvidia-cfg.so.1"), 0o644))
 	r.link("/a/libnvidia-cfg.so.1", "../../libnvidia-cfg.so"+v, true)
 	d := r.open(Options{NoGLVND: true})
 
 	fs, err := d.Files(capabilities.All)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	got := libPaths(fs.Libraries)
 	want := map[string]string{
 		"libcuda.so":       "/b/libcuda.so" + v,
@@ -139,21 +128,13 @@ func TestSelectionRules(t *testing.T) {
 		"libnvidia-tls.so": "/a/libnvidia-tls.so" + v,
 	}
 	for name, p := range want {
-		if got[name] != p {
-			t.Errorf("%s: selected %q, want %q", name, got[name], p)
-		}
+		assert.Equal(t, p, got[name], "%s: selected", name)
 	}
 	for _, name := range []string{"libGLESv2.so", "libnvidia-ml.so", "libnvidia-encode.so", "libnvidia-fbc.so", "libnvidia-ifr.so", "libnvidia-cfg.so"} {
-		if p, ok := got[name]; ok {
-			t.Errorf("%s: selected %q, want none", name, p)
-		}
-		if !slices.Contains(fs.Warnings, Warning{Kind: Library, Name: name}) {
-			t.Errorf("%s: no warning in %v", name, fs.Warnings)
-		}
+		assert.NotContains(t, got, name, "%s: selected, want none", name)
+		assert.Contains(t, fs.Warnings, Warning{Kind: Library, Name: name}, "%s: no warning", name)
 	}
-	if len(got) != len(want) {
-		t.Errorf("selected %v", got)
-	}
+	assert.Len(t, got, len(want), "selected %v", got)
 }
 
 // TestSelectionWSL: on WSL the first candidate is taken unchecked, later
@@ -170,31 +151,22 @@ func TestSelectionWSL(t *testing.T) {
 	r.link("/opt/x/libnvidia-ml.so.1", "libnvidia-ml.so.9", true)
 	r.link("/opt/y/libnvidia-ml.so.1", "libnvidia-ml.so.8", true)
 	d := r.open(Options{DevRoot: testutil.Tree(t, "file dxg\n")})
-	if !d.WSL() {
-		t.Fatal("WSL not detected")
-	}
+	require.True(t, d.WSL(), "WSL not detected")
 	fs, err := d.Files(capabilities.Of(capabilities.Utility))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	got := libPaths(fs.Libraries)
 	want := map[string]string{
 		"libnvidia-ml.so": "/opt/y/libnvidia-ml.so.8",
 		"libdxcore.so":    "/usr/lib/wsl/lib/libdxcore.so",
 	}
-	if !maps.Equal(got, want) {
-		t.Errorf("utility on WSL selected %v, want %v", got, want)
-	}
-	if len(fs.Binaries) == 0 || fs.Binaries[0].Path != "/usr/lib/wsl/drivers/nv_dispi.inf_amd64_1/nvidia-smi" {
-		t.Errorf("nvidia-smi on WSL: %+v", fs.Binaries)
+	assert.Equal(t, want, got, "utility on WSL selected")
+	if assert.NotEmpty(t, fs.Binaries, "nvidia-smi on WSL") {
+		assert.Equal(t, "/usr/lib/wsl/drivers/nv_dispi.inf_amd64_1/nvidia-smi", fs.Binaries[0].Path, "nvidia-smi on WSL: %+v", fs.Binaries)
 	}
 	fs, _ = d.Files(capabilities.Of(capabilities.Compute))
-	if p := libPaths(fs.Libraries)["libcuda.so"]; p != "/usr/lib/wsl/lib/libcuda.so.1.1" {
-		t.Errorf("libcuda on WSL: %q", p)
-	}
-	if len(fs.Firmware) != 0 || slices.ContainsFunc(fs.Warnings, func(w Warning) bool { return w.Kind == Firmware }) {
-		t.Errorf("firmware looked up on WSL: %v %v", fs.Firmware, fs.Warnings)
-	}
+	assert.Equal(t, "/usr/lib/wsl/lib/libcuda.so.1.1", libPaths(fs.Libraries)["libcuda.so"], "libcuda on WSL")
+	assert.Empty(t, fs.Firmware, "firmware looked up on WSL")
+	assert.False(t, slices.ContainsFunc(fs.Warnings, func(w Warning) bool { return w.Kind == Firmware }), "firmware looked up on WSL: %v", fs.Warnings)
 }
 
 // TestEmulatedResolution runs the rules again with filepath-securejoin's
@@ -204,23 +176,17 @@ func TestEmulatedResolution(t *testing.T) {
 	v := "." + testVer
 	r.lib("/a/libcuda.so"+v, "libcuda.so.1", lib64("libcuda.so.1"))
 	r.lib("/b/libcuda.so"+v, "libcuda.so.1", lib64("libcuda.so.1"))
-	if err := elfwriter.WriteFile(filepath.Join(r.root, "../libnvidia-cfg.so"+v), lib64("libnvidia-cfg.so.1"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, elfwriter.WriteFile(filepath.Join(r.root, "../libnvidia-cfg.so"+v), lib64("libnvidia-cfg.so.1"), 0o644))
 	r.link("/a/libnvidia-cfg.so.1", "/../../libnvidia-cfg.so"+v, true)
 	d := r.open(Options{})
 	for _, emulate := range []bool{false, true} {
 		rd, err := openRoot(d.root)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		rd.noOpenat2 = emulate
 		fs := d.filesIn(rd, capabilities.All)
 		rd.close()
 		got := libPaths(fs.Libraries)
-		if want := map[string]string{"libcuda.so": "/b/libcuda.so" + v}; !maps.Equal(got, want) {
-			t.Errorf("emulated=%v: selected %v, want %v", emulate, got, want)
-		}
+		assert.Equal(t, map[string]string{"libcuda.so": "/b/libcuda.so" + v}, got, "emulated=%v: selected", emulate)
 	}
 }
 
@@ -233,10 +199,11 @@ func TestParseNVRMLine(t *testing.T) {
 		"NVRM version: NVIDIA UNIX x86_64 Kernel Module\n":                                                                                                "",
 		"nothing here\n": "",
 	} {
-		got, ok := parseNVRMLine([]byte(in))
-		if got != want || ok != (want != "") {
-			t.Errorf("parseNVRMLine(%q) = %q, %v; want %q", in, got, ok, want)
-		}
+		t.Run(in, func(t *testing.T) {
+			got, ok := parseNVRMLine([]byte(in))
+			assert.Equal(t, want, got, "parseNVRMLine(%q)", in)
+			assert.Equal(t, want != "", ok, "parseNVRMLine(%q): ok", in)
+		})
 	}
 }
 
@@ -246,18 +213,17 @@ func TestParseNVRMLine(t *testing.T) {
 func TestListNames(t *testing.T) {
 	all := allLibraryNames()
 	for _, n := range all {
-		if got, ok := listName(n); !ok || got != n {
-			t.Errorf("list name %q: first .so is not its end", n)
-		}
+		got, ok := listName(n)
+		assert.True(t, ok, "list name %q: first .so is not its end", n)
+		assert.Equal(t, n, got, "list name %q: first .so is not its end", n)
 		for _, m := range all {
-			if m != n && len(m) > len(n) && m[:len(n)] == n {
-				t.Errorf("list name %q is a prefix of %q", n, m)
+			if m != n {
+				assert.False(t, strings.HasPrefix(m, n), "list name %q is a prefix of %q", n, m)
 			}
 		}
 	}
 	for key, want := range map[string]string{"libcuda.so.1": "libcuda.so", "libcuda.so": "libcuda.so", "libGLX_nvidia.so.0": "libGLX_nvidia.so"} {
-		if got, _ := listName(key); got != want {
-			t.Errorf("listName(%q) = %q, want %q", key, got, want)
-		}
+		got, _ := listName(key)
+		assert.Equal(t, want, got, "listName(%q)", key)
 	}
 }
