@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/internal/oci"
 	"github.com/go-nvc/nvc/internal/testutil"
 )
@@ -33,14 +35,11 @@ func TestContainerRoot(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := containerRoot(strings.NewReader(tt.state))
 			if tt.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.err) {
-					t.Fatalf("got %q, %v; want error %q", got, err, tt.err)
-				}
+				require.ErrorContains(t, err, tt.err, "got %q", got)
 				return
 			}
-			if err != nil || got != tt.want {
-				t.Fatalf("got %q, %v; want %q", got, err, tt.want)
-			}
+			require.NoError(t, err)
+			require.Equal(t, tt.want, got)
 		})
 	}
 }
@@ -48,15 +47,9 @@ func TestContainerRoot(t *testing.T) {
 func TestStateFromFile(t *testing.T) {
 	root := libRoot(t)
 	file := filepath.Join(t.TempDir(), "state.json")
-	if err := os.WriteFile(file, []byte(`{"bundle":"/x","root":"`+root+`"}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(file, []byte(`{"bundle":"/x","root":"`+root+`"}`), 0o644))
 	// stdin is not a state: only the file can give the root.
 	code, stderr := runHookStdin(t, "garbage", "update-ldcache", "--folder", "/opt/nv", "--container-spec", file)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	if len(findInCache(t, root, "libnvtest.so.1")) != 1 {
-		t.Fatal("cache not written through --container-spec")
-	}
+	require.Equal(t, 0, code, "exit status: %s", stderr)
+	require.Len(t, findInCache(t, root, "libnvtest.so.1"), 1, "cache not written through --container-spec")
 }

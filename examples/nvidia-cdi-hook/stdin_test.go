@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
 // eofReader is stdin that records whether it was read to its end.
@@ -52,12 +54,9 @@ func TestStdinReadToEnd(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			in := &eofReader{r: strings.NewReader(tt.stdin)}
 			var stderr strings.Builder
-			if code := run(tt.args, in, &stderr, ""); code != tt.code {
-				t.Errorf("exit %d, want %d: %s", code, tt.code, stderr.String())
-			}
-			if !in.eof {
-				t.Errorf("returned without reading stdin to its end")
-			}
+			code := run(tt.args, in, &stderr, "")
+			assert.Equal(t, tt.code, code, "exit status: %s", stderr.String())
+			assert.True(t, in.eof, "returned without reading stdin to its end")
 		})
 	}
 }

@@ -3,10 +3,13 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/internal/testutil"
 )
@@ -40,23 +43,21 @@ func TestCreateSymlinks(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			code, stderr := runHook(t, root, "create-symlinks", "--link", tt.target+"::"+tt.link)
-			if code != tt.code {
-				t.Fatalf("exit %d (%s), want %d", code, stderr, tt.code)
-			}
+			require.Equal(t, tt.code, code, "exit status (%s)", stderr)
 			if tt.at == "" {
 				return
 			}
 			got, err := os.Readlink(filepath.Join(root, tt.at))
-			if err != nil || got != tt.target {
-				t.Fatalf("%s: readlink = %q, %v; want %q", tt.at, got, err, tt.target)
-			}
+			require.NoError(t, err, "%s: readlink", tt.at)
+			require.Equal(t, tt.target, got, "%s: readlink", tt.at)
 		})
 	}
-	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
-		t.Errorf("created outside the root: %v", entries)
-	}
-	if b, err := os.ReadFile(filepath.Join(root, "usr/lib64/libnvidia-ml.so.1")); string(b) != "a file in the way" {
-		t.Errorf("the image's libnvidia-ml.so.1: %q, %v; want it unchanged", b, err)
+	entries, err := os.ReadDir(outside)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "created outside the root")
+	b, err := os.ReadFile(filepath.Join(root, "usr/lib64/libnvidia-ml.so.1"))
+	if assert.NoError(t, err, "the image's libnvidia-ml.so.1") {
+		assert.Equal(t, "a file in the way", string(b), "the image's libnvidia-ml.so.1: want it unchanged")
 	}
 	assertNoTemps(t, filepath.Join(root, "usr/lib64"))
 }
@@ -73,13 +74,15 @@ func TestCreateSymlinksImageFiles(t *testing.T) {
 	`)
 	code, stderr := runHook(t, root, "create-symlinks", "--link", "libcuda.so.1::/usr/lib64/libcuda.so",
 		"--link", "libnvidia-ml.so.550.54.15::/usr/lib64/libnvidia-ml.so.1")
-	if code != 1 || !strings.Contains(stderr, `link=/usr/lib64/libcuda.so `) || !strings.Contains(stderr, "found=\"regular file\"") ||
-		!strings.Contains(stderr, `"/usr/lib64/libnvidia-ml.so.1" is a regular file`) {
-		t.Errorf("exit %d, stderr:\n%s\nwant 1, a note naming libcuda.so and an error naming libnvidia-ml.so.1", code, stderr)
-	}
+	msg := "want exit 1, a note naming libcuda.so and an error naming libnvidia-ml.so.1"
+	assert.Equal(t, 1, code, msg)
+	assert.Contains(t, stderr, `link=/usr/lib64/libcuda.so `, msg)
+	assert.Contains(t, stderr, "found=\"regular file\"", msg)
+	assert.Contains(t, stderr, `"/usr/lib64/libnvidia-ml.so.1" is a regular file`, msg)
 	for _, f := range []string{"libcuda.so", "libnvidia-ml.so.1"} {
-		if b, err := os.ReadFile(filepath.Join(root, "usr/lib64", f)); string(b) != "image "+f {
-			t.Errorf("the image's %s: %q, %v; want it unchanged", f, b, err)
+		b, err := os.ReadFile(filepath.Join(root, "usr/lib64", f))
+		if assert.NoError(t, err, "the image's %s", f) {
+			assert.Equal(t, "image "+f, string(b), "the image's %s: want it unchanged", f)
 		}
 	}
 }
@@ -88,46 +91,33 @@ func TestCreateSymlinksIdempotent(t *testing.T) {
 	root := testutil.Tree(t, "dir usr/lib64\n")
 	args := []string{"create-symlinks", "--link", "libcuda.so.1::/usr/lib64/libcuda.so", "--link", "libcuda.so.1::/usr/lib64/libcuda.so"}
 	for i := range 2 {
-		if code, stderr := runHook(t, root, args...); code != 0 {
-			t.Fatalf("run %d: exit %d: %s", i, code, stderr)
-		}
+		code, stderr := runHook(t, root, args...)
+		require.Equal(t, 0, code, "run %d: exit status: %s", i, stderr)
 	}
-	if got, err := os.Readlink(filepath.Join(root, "usr/lib64/libcuda.so")); err != nil || got != "libcuda.so.1" {
-		t.Fatalf("readlink = %q, %v", got, err)
-	}
+	got, err := os.Readlink(filepath.Join(root, "usr/lib64/libcuda.so"))
+	require.NoError(t, err, "readlink")
+	require.Equal(t, "libcuda.so.1", got, "readlink")
 	assertNoTemps(t, filepath.Join(root, "usr/lib64"))
 }
 
 func assertNoTemps(t *testing.T, dir string) {
 	t.Helper()
 	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, e := range entries {
-		if strings.Contains(e.Name(), ".nvc-") {
-			t.Errorf("temporary %s left in %s", e.Name(), dir)
-		}
+		assert.NotContains(t, e.Name(), ".nvc-", "temporary left in %s", dir)
 	}
 }
 
 func TestParseLinks(t *testing.T) {
 	got, err := parseLinks([]string{"a::/x/y/", "a::/x/y", "b::/x/y", "../c.so::/lib/c"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := []linkPair{{"a", "/x/y"}, {"b", "/x/y"}, {"../c.so", "/lib/c"}}
-	if len(got) != len(want) {
-		t.Fatalf("got %v, want %v", got, want)
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("got %v, want %v", got, want)
-		}
-	}
+	require.Equal(t, want, got)
 	for _, bad := range []string{"", "::/x", "a::", "a:/x", "a::/"} {
-		if _, err := parseLinks([]string{bad}); err == nil {
-			t.Errorf("parseLinks(%q) accepted", bad)
-		}
+		t.Run(fmt.Sprintf("%q", bad), func(t *testing.T) {
+			_, err := parseLinks([]string{bad})
+			assert.Error(t, err, "parseLinks(%q) accepted", bad)
+		})
 	}
 }
