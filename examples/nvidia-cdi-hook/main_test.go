@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/internal/elfwriter"
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/ldcache"
@@ -35,40 +38,31 @@ func runHookStdin(t *testing.T, stdin string, args ...string) (int, string) {
 func libRoot(t *testing.T) string {
 	t.Helper()
 	root := testutil.Tree(t, "dir etc\nfile etc/ld.so.conf \"\"\ndir opt/nv\n")
-	if err := elfwriter.WriteFile(filepath.Join(root, "opt/nv/libnvtest.so.1"), elfwriter.Library("libnvtest.so.1"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, elfwriter.WriteFile(filepath.Join(root, "opt/nv/libnvtest.so.1"), elfwriter.Library("libnvtest.so.1"), 0o644))
 	return root
 }
 
 func findInCache(t *testing.T, root, soname string) []ldcache.Entry {
 	t.Helper()
 	c, err := ldcache.OpenInRoot(root, "/etc/ld.so.cache")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return c.Find(soname, ldcache.ArchX8664)
 }
 
 func TestUpdateLDCache(t *testing.T) {
 	root := libRoot(t)
-	if code, stderr := runHook(t, root, "update-ldcache", "--folder", "/opt/nv", "--ldconfig-path", "/sbin/ldconfig"); code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
+	code, stderr := runHook(t, root, "update-ldcache", "--folder", "/opt/nv", "--ldconfig-path", "/sbin/ldconfig")
+	require.Equal(t, 0, code, "exit status: %s", stderr)
 	got := findInCache(t, root, "libnvtest.so.1")
-	if len(got) != 1 || got[0].Path != "/opt/nv/libnvtest.so.1" {
-		t.Fatalf("cache entries for libnvtest.so.1 = %+v, want one at /opt/nv/libnvtest.so.1", got)
-	}
+	require.Len(t, got, 1, "cache entries for libnvtest.so.1, want one at /opt/nv/libnvtest.so.1")
+	require.Equal(t, "/opt/nv/libnvtest.so.1", got[0].Path, "cache entries for libnvtest.so.1")
 }
 
 func TestUpdateLDCacheWithoutFolderLeavesLibraryOut(t *testing.T) {
 	root := libRoot(t)
-	if code, stderr := runHook(t, root, "update-ldcache"); code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	if got := findInCache(t, root, "libnvtest.so.1"); len(got) != 0 {
-		t.Fatalf("cache lists %+v without --folder", got)
-	}
+	code, stderr := runHook(t, root, "update-ldcache")
+	require.Equal(t, 0, code, "exit status: %s", stderr)
+	require.Empty(t, findInCache(t, root, "libnvtest.so.1"), "cache lists libnvtest.so.1 without --folder")
 }
 
 // A symlink at /etc/ld.so.cache pointing out of the root must be replaced,
@@ -76,21 +70,14 @@ func TestUpdateLDCacheWithoutFolderLeavesLibraryOut(t *testing.T) {
 func TestUpdateLDCacheDoesNotFollowPlantedLink(t *testing.T) {
 	root := libRoot(t)
 	outside := filepath.Join(t.TempDir(), "host-cache")
-	if err := os.WriteFile(outside, []byte("host"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(outside, filepath.Join(root, "etc/ld.so.cache")); err != nil {
-		t.Fatal(err)
-	}
-	if code, stderr := runHook(t, root, "update-ldcache", "--folder", "/opt/nv"); code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	if b, _ := os.ReadFile(outside); string(b) != "host" {
-		t.Fatalf("file outside the root was changed: %q", b)
-	}
-	if len(findInCache(t, root, "libnvtest.so.1")) != 1 {
-		t.Fatal("cache inside the root not written")
-	}
+	require.NoError(t, os.WriteFile(outside, []byte("host"), 0o644))
+	require.NoError(t, os.Symlink(outside, filepath.Join(root, "etc/ld.so.cache")))
+	code, stderr := runHook(t, root, "update-ldcache", "--folder", "/opt/nv")
+	require.Equal(t, 0, code, "exit status: %s", stderr)
+	b, err := os.ReadFile(outside)
+	require.NoError(t, err)
+	require.Equal(t, "host", string(b), "file outside the root was changed")
+	require.Len(t, findInCache(t, root, "libnvtest.so.1"), 1, "cache inside the root not written")
 }
 
 func TestExitStatus(t *testing.T) {
@@ -115,15 +102,13 @@ func TestExitStatus(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			code, stderr := runHook(t, root, tt.args...)
-			if code != tt.code || !strings.Contains(stderr, tt.msg) {
-				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, stderr, tt.code, tt.msg)
-			}
+			assert.Equal(t, tt.code, code, "exit status, stderr %q", stderr)
+			assert.Contains(t, stderr, tt.msg)
 		})
 	}
 	// None of the runs above may have written a cache.
-	if _, err := os.Lstat(filepath.Join(root, "etc/ld.so.cache")); !os.IsNotExist(err) {
-		t.Errorf("a hook that should not have run wrote ld.so.cache (%v)", err)
-	}
+	_, err := os.Lstat(filepath.Join(root, "etc/ld.so.cache"))
+	assert.ErrorIs(t, err, os.ErrNotExist, "a hook that should not have run wrote ld.so.cache")
 }
 
 func TestDebugEnv(t *testing.T) {
@@ -132,11 +117,8 @@ func TestDebugEnv(t *testing.T) {
 	state := `{"bundle":"/x","root":"` + root + `"}`
 	for _, env := range []string{"false", "true"} {
 		stderr.Reset()
-		if code := run([]string{"update-ldcache", "--folder", "/opt/nv"}, strings.NewReader(state), &stderr, env); code != 0 {
-			t.Fatalf("NVIDIA_CTK_DEBUG=%s: exit %d: %s", env, code, stderr.String())
-		}
-		if got, want := strings.Contains(stderr.String(), "level=DEBUG"), env == "true"; got != want {
-			t.Errorf("NVIDIA_CTK_DEBUG=%s: debug output %v, want %v: %q", env, got, want, stderr.String())
-		}
+		code := run([]string{"update-ldcache", "--folder", "/opt/nv"}, strings.NewReader(state), &stderr, env)
+		require.Equal(t, 0, code, "NVIDIA_CTK_DEBUG=%s: exit status: %s", env, stderr.String())
+		assert.Equal(t, env == "true", strings.Contains(stderr.String(), "level=DEBUG"), "NVIDIA_CTK_DEBUG=%s: debug output: %q", env, stderr.String())
 	}
 }

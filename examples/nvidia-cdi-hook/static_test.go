@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/internal/testutil"
 )
 
@@ -26,30 +29,25 @@ func TestShippedHookIsStatic(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "nvidia-cdi-hook")
 	testutil.GoBuild(t, moduleRoot, "./examples/nvidia-cdi-hook", bin, "CGO_ENABLED=0")
 	f, err := elf.Open(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer f.Close()
 	for _, p := range f.Progs {
-		if p.Type == elf.PT_INTERP || p.Type == elf.PT_DYNAMIC {
-			t.Errorf("the shipped hook has a %v program header: a dynamic loader would run it", p.Type)
-		}
+		assert.NotContains(t, []elf.ProgType{elf.PT_INTERP, elf.PT_DYNAMIC}, p.Type,
+			"the shipped hook has a %v program header: a dynamic loader would run it", p.Type)
 	}
-	if libs, err := f.ImportedLibraries(); err != nil || len(libs) > 0 {
-		t.Errorf("the shipped hook needs shared libraries %q (%v)", libs, err)
-	}
+	libs, err := f.ImportedLibraries()
+	assert.NoError(t, err, "the shipped hook's shared libraries")
+	assert.Empty(t, libs, "the shipped hook needs shared libraries")
 
 	cgoBin := filepath.Join(t.TempDir(), "nvidia-cdi-hook-cgo")
 	cmd := exec.Command(testutil.RequireCommand(t, "go"), "build", "-o", cgoBin, "./examples/nvidia-cdi-hook")
 	cmd.Dir = moduleRoot
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
 	out, err := cmd.CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "build constraints exclude all Go files") {
-		t.Fatalf("CGO_ENABLED=1 go build: %v, want it refused by the build constraints\n%s", err, out)
-	}
-	if _, err := os.Stat(cgoBin); err == nil {
-		t.Errorf("CGO_ENABLED=1 go build wrote %s", cgoBin)
-	}
+	require.Error(t, err, "CGO_ENABLED=1 go build: want it refused by the build constraints\n%s", out)
+	require.Contains(t, string(out), "build constraints exclude all Go files", "CGO_ENABLED=1 go build: want it refused by the build constraints")
+	_, err = os.Stat(cgoBin)
+	assert.Error(t, err, "CGO_ENABLED=1 go build wrote %s", cgoBin)
 	t.Logf("CGO_ENABLED=1: %s", strings.TrimSpace(string(out)))
 }
 
@@ -57,16 +55,13 @@ func TestShippedHookIsStatic(t *testing.T) {
 // compiling: a file without it would be the whole package under cgo.
 func TestEveryFileIsNotCgo(t *testing.T) {
 	files, err := filepath.Glob("*.go")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("listing the package's files: %v", err)
-	}
+	require.NoError(t, err, "listing the package's files")
+	require.NotEmpty(t, files, "listing the package's files")
 	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !strings.HasPrefix(string(b), "//go:build !cgo\n") {
-			t.Errorf("%s does not start with //go:build !cgo (see the package doc)", f)
-		}
+		t.Run(f, func(t *testing.T) {
+			b, err := os.ReadFile(f)
+			require.NoError(t, err)
+			assert.True(t, strings.HasPrefix(string(b), "//go:build !cgo\n"), "%s does not start with //go:build !cgo (see the package doc)", f)
+		})
 	}
 }
