@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
 	"github.com/go-nvc/nvc/internal/testutil"
@@ -58,9 +60,7 @@ func hookIn(t *testing.T, c *container.Container, how string, env []string, args
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	err := cmd.Run()
-	if cmd.ProcessState == nil {
-		t.Fatalf("running the hook: %v", err)
-	}
+	require.NotNil(t, cmd.ProcessState, "running the hook: %v", err)
 	return cmd.ProcessState.ExitCode(), stderr.String()
 }
 
@@ -77,10 +77,11 @@ func TestDisableModify(t *testing.T) {
 		{"", "", false},
 	}
 	for _, tt := range tests {
-		got, changed := disableModify([]byte(tt.in))
-		if string(got) != tt.want || changed != tt.changed {
-			t.Errorf("disableModify(%q) = %q, %v; want %q, %v", tt.in, got, changed, tt.want, tt.changed)
-		}
+		t.Run(fmt.Sprintf("%q", tt.in), func(t *testing.T) {
+			got, changed := disableModify([]byte(tt.in))
+			assert.Equal(t, tt.want, string(got), "disableModify(%q)", tt.in)
+			assert.Equal(t, tt.changed, changed, "disableModify(%q) changed", tt.in)
+		})
 	}
 }
 
@@ -119,30 +120,22 @@ func TestMaskParams(t *testing.T) {
 				testutil.RequireKernel(t, "open_tree of a file in a detached tmpfs (older kernels refuse it: EINVAL)", detachedCloneErr())
 			}
 			code, stderr := hookIn(t, c, how, nil, "disable-device-node-modification", "--proc-root", proc)
-			if code != 0 {
-				t.Fatalf("exit %d: %s", code, stderr)
-			}
-			if b, err := os.ReadFile(c.Path(paramsPath)); string(b) != paramsOff {
-				t.Errorf("the container reads %q (%v), want %q", b, err, paramsOff)
+			require.Equal(t, 0, code, "exit status: %s", stderr)
+			b, err := os.ReadFile(c.Path(paramsPath))
+			if assert.NoError(t, err, "the container reads params") {
+				assert.Equal(t, paramsOff, string(b), "the container reads params")
 			}
 			m := c.MountAt(t, paramsPath)
-			if m == nil || m.FSType != "tmpfs" {
-				t.Fatalf("mount on params: %+v, want a tmpfs", m)
-			}
+			require.NotNil(t, m, "mount on params, want a tmpfs")
+			require.Equal(t, "tmpfs", m.FSType, "mount on params: %+v, want a tmpfs", m)
 			for _, opt := range []string{"ro", "nosuid", "nodev", "noexec"} {
-				if !strings.Contains(","+m.Options+",", ","+opt+",") {
-					t.Errorf("mount options %q lack %s", m.Options, opt)
-				}
+				assert.Contains(t, strings.Split(m.Options, ","), opt, "mount options %q lack %s", m.Options, opt)
 			}
-			if m := c.MountAt(t, "/proc/driver/nvidia"); m != nil {
-				t.Errorf("a mount was left on /proc/driver/nvidia: %+v", m)
-			}
-			if _, err := os.Stat(c.Path("/proc/driver/nvidia/gpus/0000:07:00.0")); err != nil {
-				t.Errorf("the rest of /proc/driver/nvidia is hidden: %v", err)
-			}
-			if b, _ := os.ReadFile(filepath.Join(c.HostRootfs, paramsPath)); string(b) != paramsOn {
-				t.Errorf("the host sees %q, want the rootfs file unchanged", b)
-			}
+			assert.Nil(t, c.MountAt(t, "/proc/driver/nvidia"), "a mount was left on /proc/driver/nvidia")
+			_, err = os.Stat(c.Path("/proc/driver/nvidia/gpus/0000:07:00.0"))
+			assert.NoError(t, err, "the rest of /proc/driver/nvidia is hidden")
+			b, _ = os.ReadFile(filepath.Join(c.HostRootfs, paramsPath))
+			assert.Equal(t, paramsOn, string(b), "the host sees the rootfs file changed")
 		})
 	}
 }
@@ -180,17 +173,12 @@ func TestMaskParamsNothingToDo(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := ctrWithParams(t)
 			if tt.noTarget {
-				if err := os.Remove(filepath.Join(c.HostRootfs, paramsPath)); err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, os.Remove(filepath.Join(c.HostRootfs, paramsPath)))
 			}
 			code, stderr := hookIn(t, c, "auto", []string{envDeny + "=" + tt.deny}, "disable-device-node-modification", "--proc-root", tt.proc)
-			if code != 0 || !strings.Contains(stderr, tt.log) {
-				t.Errorf("exit %d, stderr %q; want 0 and %q", code, stderr, tt.log)
-			}
-			if m := c.MountAt(t, paramsPath); m != nil {
-				t.Errorf("mounted on params: %+v", m)
-			}
+			assert.Equal(t, 0, code, "exit status, stderr %q", stderr)
+			assert.Contains(t, stderr, tt.log)
+			assert.Nil(t, c.MountAt(t, paramsPath), "mounted on params")
 		})
 	}
 }
@@ -202,9 +190,7 @@ func TestMaskParamsNothingToDo(t *testing.T) {
 func TestMaskParamsHostile(t *testing.T) {
 	proc := hostParams(t, paramsOn)
 	hostFile := filepath.Join(t.TempDir(), "host-file")
-	if err := os.WriteFile(hostFile, []byte("host\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(hostFile, []byte("host\n"), 0o644))
 	tests := []struct {
 		name, spec string
 		code       int
@@ -218,25 +204,18 @@ func TestMaskParamsHostile(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := container.Start(t, &container.Options{Spec: tt.spec})
 			code, stderr := hookIn(t, c, "auto", nil, "disable-device-node-modification", "--proc-root", proc)
-			if code != tt.code {
-				t.Errorf("exit %d, want %d: %s", code, tt.code, stderr)
-			}
+			assert.Equal(t, tt.code, code, "exit status: %s", stderr)
 			for _, m := range c.MountInfo(t) {
-				if m.FSType == "tmpfs" && m.Mountpoint != filepath.Join(c.Rootfs, tt.masked) && strings.HasPrefix(m.Mountpoint, c.Rootfs) {
-					t.Errorf("unexpected mount %s", m.Mountpoint)
-				}
-				if m.Mountpoint == hostFile {
-					t.Errorf("the host file got a mount")
-				}
+				assert.False(t, m.FSType == "tmpfs" && m.Mountpoint != filepath.Join(c.Rootfs, tt.masked) && strings.HasPrefix(m.Mountpoint, c.Rootfs),
+					"unexpected mount %s", m.Mountpoint)
+				assert.NotEqual(t, hostFile, m.Mountpoint, "the host file got a mount")
 			}
 			if tt.masked != "" {
-				if b, _ := os.ReadFile(c.Path(tt.masked)); string(b) != paramsOff {
-					t.Errorf("%s reads %q in the container", tt.masked, b)
-				}
+				b, _ := os.ReadFile(c.Path(tt.masked))
+				assert.Equal(t, paramsOff, string(b), "%s in the container", tt.masked)
 			}
-			if b, _ := os.ReadFile(hostFile); string(b) != "host\n" {
-				t.Errorf("host file now %q", b)
-			}
+			b, _ := os.ReadFile(hostFile)
+			assert.Equal(t, "host\n", string(b), "host file changed")
 		})
 	}
 }
@@ -254,13 +233,13 @@ func TestReadHostParamsNotRegular(t *testing.T) {
 	}()
 	select {
 	case err := <-done:
-		if err == nil || !strings.Contains(err.Error(), "not a regular file") || !strings.Contains(err.Error(), p) {
-			t.Errorf("readHostParams: %v, want a not-a-regular-file error naming %s", err, p)
+		if assert.ErrorContains(t, err, "not a regular file", "readHostParams") {
+			assert.Contains(t, err.Error(), p, "readHostParams: want an error naming %s", p)
 		}
 	case <-time.After(10 * time.Second):
 		if fd, err := unix.Open(p, unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0); err == nil {
 			unix.Close(fd) // unblock the reader
 		}
-		t.Fatal("readHostParams blocked on a FIFO")
+		require.FailNow(t, "readHostParams blocked on a FIFO")
 	}
 }
