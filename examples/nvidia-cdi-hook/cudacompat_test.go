@@ -3,12 +3,15 @@
 package main
 
 import (
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/internal/elfwriter"
 	"github.com/go-nvc/nvc/internal/testutil"
@@ -19,18 +22,12 @@ import (
 func compatConfs(t *testing.T, root string) map[string]string {
 	t.Helper()
 	matches, err := filepath.Glob(filepath.Join(root, "etc/ld.so.conf.d/00-compat-*.conf"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	out := map[string]string{}
 	for _, m := range matches {
 		fi, err := os.Lstat(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if fi.Mode() != 0o644 {
-			t.Errorf("%s has mode %v, want 0644", m, fi.Mode())
-		}
+		require.NoError(t, err)
+		assert.Equal(t, os.FileMode(0o644), fi.Mode(), "%s mode", m)
 		b, _ := os.ReadFile(m)
 		out[filepath.Base(m)] = string(b)
 	}
@@ -69,55 +66,45 @@ func TestEnableCUDACompat(t *testing.T) {
 				args = []string{"--host-driver-version", "550.54.15"}
 			}
 			code, stderr := runHook(t, root, append([]string{"enable-cuda-compat"}, args...)...)
-			if code != 0 {
-				t.Fatalf("exit %d: %s", code, stderr)
-			}
+			require.Equal(t, 0, code, "exit status: %s", stderr)
 			confs := compatConfs(t, root)
 			if !tt.use {
-				if len(confs) != 0 {
-					t.Errorf("wrote %v, want nothing", confs)
-				}
+				assert.Empty(t, confs, "wrote confs, want nothing")
 				return
 			}
-			if len(confs) != 1 {
-				t.Fatalf("wrote %v, want one 00-compat-*.conf", confs)
-			}
+			require.Len(t, confs, 1, "want one 00-compat-*.conf")
 			for _, content := range confs {
-				if content != "/usr/local/cuda/compat\n" {
-					t.Errorf("content %q, want the compat dir", content)
-				}
+				assert.Equal(t, "/usr/local/cuda/compat\n", content, "want the compat dir")
 			}
 		})
 	}
-	if entries, _ := os.ReadDir(filepath.Join(outside, "compat")); len(entries) != 1 {
-		t.Errorf("outside the root changed: %v", entries)
-	}
+	entries, _ := os.ReadDir(filepath.Join(outside, "compat"))
+	assert.Len(t, entries, 1, "outside the root changed")
 }
 
 func TestEnableCUDACompatErrors(t *testing.T) {
 	outside := t.TempDir()
 	root := testutil.Tree(t, "file usr/local/cuda/compat/libcuda.so.570.86.10\ndir etc\nsymlink etc/ld.so.conf.d "+outside+"\n")
 	// A dangling link is not followed to make its target.
-	if code, stderr := runHook(t, root, "enable-cuda-compat", "--host-driver-version", "550.54.15"); code != 1 || !strings.Contains(stderr, "creating /etc/ld.so.conf.d") {
-		t.Errorf("ld.so.conf.d dangling: exit %d, %q; want 1", code, stderr)
-	}
+	code, stderr := runHook(t, root, "enable-cuda-compat", "--host-driver-version", "550.54.15")
+	assert.Equal(t, 1, code, "ld.so.conf.d dangling: exit status, stderr %q", stderr)
+	assert.Contains(t, stderr, "creating /etc/ld.so.conf.d", "ld.so.conf.d dangling")
 	testutil.BuildTree(t, root, "dir "+outside[1:]+"\n")
 	for _, v := range []string{"x.1", "-1.2", "+5"} {
-		if code, stderr := runHook(t, root, "enable-cuda-compat", "--host-driver-version", v); code != 1 || !strings.Contains(stderr, `parsing --host-driver-version "`+v+`"`) {
-			t.Errorf("version %q: exit %d, %q; want 1 and the version quoted", v, code, stderr)
-		}
+		t.Run(v, func(t *testing.T) {
+			code, stderr := runHook(t, root, "enable-cuda-compat", "--host-driver-version", v)
+			assert.Equal(t, 1, code, "version %q: exit status, stderr %q", v, stderr)
+			assert.Contains(t, stderr, `parsing --host-driver-version "`+v+`"`, "version %q: want the version quoted", v)
+		})
 	}
 	// ld.so.conf.d is an absolute symlink: it is resolved inside the root,
 	// never followed out.
-	if code, stderr := runHook(t, root, "enable-cuda-compat", "--host-driver-version", "550.54.15"); code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
-		t.Errorf("wrote outside the root: %v", entries)
-	}
-	if m, _ := filepath.Glob(filepath.Join(root, outside, "00-compat-*.conf")); len(m) != 1 {
-		t.Errorf("compat confs at the link's target inside the root: %q, want 1", m)
-	}
+	code, stderr = runHook(t, root, "enable-cuda-compat", "--host-driver-version", "550.54.15")
+	require.Equal(t, 0, code, "exit status: %s", stderr)
+	entries, _ := os.ReadDir(outside)
+	assert.Empty(t, entries, "wrote outside the root")
+	m, _ := filepath.Glob(filepath.Join(root, outside, "00-compat-*.conf"))
+	assert.Len(t, m, 1, "compat confs at the link's target inside the root")
 }
 
 // compatRoot is a Debian-layout rootfs with the driver's libcuda.so.1
@@ -135,9 +122,7 @@ symlink usr/lib64/libcuda.so.1 libcuda.so.550.54.15
 symlink usr/local/cuda/compat/libcuda.so.1 libcuda.so.`+compat+`
 `)
 	for _, f := range []string{"usr/lib64/libcuda.so.550.54.15", "usr/local/cuda/compat/libcuda.so." + compat} {
-		if err := elfwriter.WriteFile(filepath.Join(root, f), elfwriter.Library("libcuda.so.1"), 0o755); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, elfwriter.WriteFile(filepath.Join(root, f), elfwriter.Library("libcuda.so.1"), 0o755))
 	}
 	return root
 }
@@ -160,12 +145,11 @@ func TestCompatFirstInCache(t *testing.T) {
 				{"enable-cuda-compat", "--host-driver-version", "550.54.15"},
 				{"update-ldcache", "--folder", "/usr/lib64"},
 			} {
-				if code, stderr := runHook(t, root, args...); code != 0 {
-					t.Fatalf("%v: exit %d: %s", args, code, stderr)
-				}
+				code, stderr := runHook(t, root, args...)
+				require.Equal(t, 0, code, "%v: exit status: %s", args, stderr)
 			}
-			if got := findInCache(t, root, "libcuda.so.1"); len(got) != tc.n || got[0].Path != tc.first {
-				t.Errorf("cache entries for libcuda.so.1: %+v, want %d with %s first", got, tc.n, tc.first)
+			if got := findInCache(t, root, "libcuda.so.1"); assert.Len(t, got, tc.n, "cache entries for libcuda.so.1") {
+				assert.Equal(t, tc.first, got[0].Path, "cache entries for libcuda.so.1: %+v, want %s first", got, tc.first)
 			}
 			var libcuda []string
 			for _, e := range testutil.LdconfigEntries(t, filepath.Join(root, "etc/ld.so.cache")) {
@@ -173,8 +157,8 @@ func TestCompatFirstInCache(t *testing.T) {
 					libcuda = append(libcuda, e)
 				}
 			}
-			if len(libcuda) != tc.n || !strings.HasSuffix(libcuda[0], "=> "+tc.first) {
-				t.Errorf("ldconfig -p lists libcuda.so.1 as %q, want %s first", libcuda, tc.first)
+			if assert.Len(t, libcuda, tc.n, "ldconfig -p lists libcuda.so.1") {
+				assert.True(t, strings.HasSuffix(libcuda[0], "=> "+tc.first), "ldconfig -p lists libcuda.so.1 as %q, want %s first", libcuda, tc.first)
 			}
 		})
 	}
@@ -192,12 +176,12 @@ file    srv/c.conf "/srv/lib\n"
 `)
 	got, err := compatDirs(root)
 	want := []string{"/opt/a", "/usr/local/cuda/compat", "/opt/b", "/srv/lib"}
-	if err != nil || !slices.Equal(got, want) {
-		t.Errorf("compatDirs = %q, %v; want %q (files in name order, links followed in the root, others skipped)", got, err, want)
+	if assert.NoError(t, err, "compatDirs") {
+		assert.Equal(t, want, got, "compatDirs: files in name order, links followed in the root, others skipped")
 	}
-	if got, err := compatDirs(testutil.Tree(t, "dir etc\n")); err != nil || got != nil {
-		t.Errorf("without ld.so.conf.d: %q, %v", got, err)
-	}
+	got, err = compatDirs(testutil.Tree(t, "dir etc\n"))
+	assert.NoError(t, err, "without ld.so.conf.d")
+	assert.Nil(t, got, "without ld.so.conf.d")
 }
 
 // Every container start runs the hooks again on the same writable layer:
@@ -215,7 +199,7 @@ file etc/ld.so.conf.d/00-compat-3f2504e0-4f89-11d3-9a0c-0305e82c3301.conf "/usr/
 file etc/ld.so.conf.d/00-compat-fedcba987654.conf "/opt/image\n"
 `)
 	image := map[string]string{"00-compat-fedcba987654.conf": "/opt/image\n"}
-	for _, tc := range []struct {
+	for i, tc := range []struct {
 		driver, first string
 		ours          bool
 	}{
@@ -224,32 +208,32 @@ file etc/ld.so.conf.d/00-compat-fedcba987654.conf "/opt/image\n"
 		{"575.10.01", "/usr/lib64/libcuda.so.1", false},
 		{"575.10.01", "/usr/lib64/libcuda.so.1", false},
 	} {
-		for _, args := range [][]string{
-			{"enable-cuda-compat", "--host-driver-version", tc.driver},
-			{"update-ldcache", "--folder", "/usr/lib64"},
-		} {
-			if code, stderr := runHook(t, root, args...); code != 0 {
-				t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		// The runs are steps on one root: a failed step stops the sequence.
+		require.True(t, t.Run(fmt.Sprintf("%d driver %s", i, tc.driver), func(t *testing.T) {
+			for _, args := range [][]string{
+				{"enable-cuda-compat", "--host-driver-version", tc.driver},
+				{"update-ldcache", "--folder", "/usr/lib64"},
+			} {
+				code, stderr := runHook(t, root, args...)
+				require.Equal(t, 0, code, "%v: exit status: %s", args, stderr)
 			}
-		}
-		want := maps.Clone(image)
-		if tc.ours {
-			want[compatConfName] = "/usr/local/cuda/compat\n"
-		}
-		if got := compatConfs(t, root); !maps.Equal(got, want) {
-			t.Errorf("driver %s: ld.so.conf.d holds %q, want %q", tc.driver, got, want)
-		}
-		if got := findInCache(t, root, "libcuda.so.1"); len(got) == 0 || got[0].Path != tc.first {
-			t.Errorf("driver %s: cache entries for libcuda.so.1: %+v, want %s first", tc.driver, got, tc.first)
-		}
-		var libcuda []string // what glibc's ldconfig -p (the peer) reads, first is what the loader takes
-		for _, e := range testutil.LdconfigEntries(t, filepath.Join(root, "etc/ld.so.cache")) {
-			if strings.HasPrefix(e, "libcuda.so.1 ") {
-				libcuda = append(libcuda, e)
+			want := maps.Clone(image)
+			if tc.ours {
+				want[compatConfName] = "/usr/local/cuda/compat\n"
 			}
-		}
-		if len(libcuda) == 0 || !strings.HasSuffix(libcuda[0], "=> "+tc.first) {
-			t.Errorf("driver %s: ldconfig -p lists libcuda.so.1 as %q, want %s first", tc.driver, libcuda, tc.first)
-		}
+			assert.Equal(t, want, compatConfs(t, root), "driver %s: ld.so.conf.d", tc.driver)
+			if got := findInCache(t, root, "libcuda.so.1"); assert.NotEmpty(t, got, "driver %s: cache entries for libcuda.so.1", tc.driver) {
+				assert.Equal(t, tc.first, got[0].Path, "driver %s: cache entries for libcuda.so.1: %+v, want %s first", tc.driver, got, tc.first)
+			}
+			var libcuda []string // what glibc's ldconfig -p (the peer) reads, first is what the loader takes
+			for _, e := range testutil.LdconfigEntries(t, filepath.Join(root, "etc/ld.so.cache")) {
+				if strings.HasPrefix(e, "libcuda.so.1 ") {
+					libcuda = append(libcuda, e)
+				}
+			}
+			if assert.NotEmpty(t, libcuda, "driver %s: ldconfig -p lists no libcuda.so.1", tc.driver) {
+				assert.True(t, strings.HasSuffix(libcuda[0], "=> "+tc.first), "driver %s: ldconfig -p lists libcuda.so.1 as %q, want %s first", tc.driver, libcuda, tc.first)
+			}
+		}), "step %d (driver %s) failed", i, tc.driver)
 	}
 }
