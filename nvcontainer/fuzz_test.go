@@ -10,6 +10,15 @@ import (
 	"github.com/go-nvc/nvc/nvcontainer"
 )
 
+// quotedPrefix is how an error quotes an input an image chose: whole up to
+// 64 bytes, else its first 64 (the rest is counted, not quoted).
+func quotedPrefix(s string) string {
+	if len(s) > 64 {
+		s = s[:64]
+	}
+	return strconv.Quote(s)
+}
+
 // FuzzParseDevices: no panic; an error names the list and matches
 // ErrInvalidDevice; a result is deduplicated, printable, and parses back.
 func FuzzParseDevices(f *testing.F) {
@@ -20,7 +29,7 @@ func FuzzParseDevices(f *testing.F) {
 		d, err := nvcontainer.ParseDevices(list)
 		if err != nil {
 			if d.Mode != nvcontainer.DevicesVoid || d.IDs != nil || !errors.Is(err, nvcontainer.ErrInvalidDevice) ||
-				!strings.Contains(err.Error(), strconv.Quote(list)) {
+				!strings.Contains(err.Error(), quotedPrefix(list)) {
 				t.Fatalf("ParseDevices(%q) = %+v, %v", list, d, err)
 			}
 			return
@@ -39,7 +48,7 @@ func FuzzParseDevices(f *testing.F) {
 		if err != nil || again.String() != d.String() {
 			t.Fatalf("ParseDevices(%q).String() = %q reparses as %+v, %v", list, d.String(), again, err)
 		}
-		if _, err := nvcontainer.ParseIMEXChannels(list); err != nil && !strings.Contains(err.Error(), strconv.Quote(list)) {
+		if _, err := nvcontainer.ParseIMEXChannels(list); err != nil && !strings.Contains(err.Error(), quotedPrefix(list)) {
 			t.Fatalf("ParseIMEXChannels(%q) error %v does not name the list", list, err)
 		}
 	})
