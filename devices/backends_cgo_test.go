@@ -4,12 +4,12 @@ package devices_test
 
 import (
 	"context"
-	"errors"
-	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/internal/fakehost"
@@ -31,17 +31,15 @@ func TestGoNVMLInitFailure(t *testing.T) {
 	o := optionsFor(h, devices.Auto)
 	o.NVML = devices.NewNVMLFromGoNVML(s)
 	d, err := devices.Discover(context.Background(), o)
-	if err != nil || d.Backend != devices.Procfs || !strings.Contains(d.NVMLError, "ERROR_DRIVER_NOT_LOADED") {
-		t.Errorf("auto: %v %+v", err, d)
+	if assert.NoError(t, err, "auto") {
+		assert.Equal(t, devices.Procfs, d.Backend, "auto: %+v", d)
+		assert.Contains(t, d.NVMLError, "ERROR_DRIVER_NOT_LOADED", "auto")
 	}
 	o.Backend = devices.NVML
 	_, err = devices.Discover(context.Background(), o)
-	if !errors.Is(err, devices.ErrNVMLUnavailable) || !errors.Is(err, nvml.ERROR_DRIVER_NOT_LOADED) {
-		t.Errorf("forced: %v", err)
-	}
-	if len(s.ShutdownCalls()) != 0 {
-		t.Error("Shutdown called after a failed Init")
-	}
+	assert.ErrorIs(t, err, devices.ErrNVMLUnavailable, "forced")
+	assert.ErrorIs(t, err, nvml.ERROR_DRIVER_NOT_LOADED, "forced")
+	assert.Empty(t, s.ShutdownCalls(), "Shutdown called after a failed Init")
 }
 
 // TestGoNVMLErrors: the adapter's errors keep the nvml.Return and its text,
@@ -52,26 +50,24 @@ func TestGoNVMLErrors(t *testing.T) {
 	s.InitFunc = func() nvml.Return { return nvml.ERROR_NOT_SUPPORTED }
 	lib := devices.NewNVMLFromGoNVML(s)
 	err := lib.Init()
-	if !errors.Is(err, devices.ErrNVMLNotSupported) || !errors.Is(err, nvml.ERROR_NOT_SUPPORTED) || err.Error() != "ERROR_NOT_SUPPORTED" {
-		t.Errorf("NOT_SUPPORTED: %v", err)
-	}
+	assert.ErrorIs(t, err, devices.ErrNVMLNotSupported, "NOT_SUPPORTED")
+	assert.ErrorIs(t, err, nvml.ERROR_NOT_SUPPORTED, "NOT_SUPPORTED")
+	assert.EqualError(t, err, "ERROR_NOT_SUPPORTED", "NOT_SUPPORTED")
 	s.InitFunc = func() nvml.Return { return nvml.ERROR_FUNCTION_NOT_FOUND }
-	if err := lib.Init(); !errors.Is(err, devices.ErrNVMLNotSupported) {
-		t.Errorf("FUNCTION_NOT_FOUND: %v", err)
-	}
+	assert.ErrorIs(t, lib.Init(), devices.ErrNVMLNotSupported, "FUNCTION_NOT_FOUND")
 	s.InitFunc = func() nvml.Return { return nvml.ERROR_UNKNOWN }
-	if err := lib.Init(); errors.Is(err, devices.ErrNVMLNotSupported) || errors.Is(err, devices.ErrNVMLNotFound) || !errors.Is(err, nvml.ERROR_UNKNOWN) {
-		t.Errorf("UNKNOWN: %v", err)
-	}
+	err = lib.Init()
+	assert.NotErrorIs(t, err, devices.ErrNVMLNotSupported, "UNKNOWN")
+	assert.NotErrorIs(t, err, devices.ErrNVMLNotFound, "UNKNOWN")
+	assert.ErrorIs(t, err, nvml.ERROR_UNKNOWN, "UNKNOWN")
 	gpu, err := lib.DeviceByIndex(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := gpu.MIGDeviceByIndex(1); !errors.Is(err, devices.ErrNVMLNotFound) || !errors.Is(err, nvml.ERROR_NOT_FOUND) {
-		t.Errorf("empty MIG slot: %v", err)
-	}
-	if _, err := lib.DeviceByIndex(8); err == nil || errors.Is(err, devices.ErrNVMLNotFound) {
-		t.Errorf("GPU 8: %v", err)
+	require.NoError(t, err)
+	_, err = gpu.MIGDeviceByIndex(1)
+	assert.ErrorIs(t, err, devices.ErrNVMLNotFound, "empty MIG slot")
+	assert.ErrorIs(t, err, nvml.ERROR_NOT_FOUND, "empty MIG slot")
+	_, err = lib.DeviceByIndex(8)
+	if assert.Error(t, err, "GPU 8") {
+		assert.NotErrorIs(t, err, devices.ErrNVMLNotFound, "GPU 8")
 	}
 }
 
@@ -85,19 +81,13 @@ func TestFakeNVMLDiscoversAsGoNVMLMock(t *testing.T) {
 			mig := map[int][]string{1: b.mig}
 			h := genHost(t, &fakehost.Options{Machine: machine, MIG: mig})
 			s, err := nvmlmock.New(machine, &nvmlmock.Options{MIG: mig})
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			byFake := discover(t, h, devices.NVML)
 			o := optionsFor(h, devices.NVML)
 			o.NVML = devices.NewNVMLFromGoNVML(s)
 			byMock, err := devices.Discover(context.Background(), o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(byFake, byMock) {
-				t.Errorf("fake NVML %+v\ngo-nvml mock %+v", byFake, byMock)
-			}
+			require.NoError(t, err)
+			assert.Equal(t, byFake, byMock, "fake NVML, go-nvml mock")
 		})
 	}
 }

@@ -4,9 +4,10 @@ package devices_test
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 
 	"github.com/go-nvc/nvc/devices"
 )
@@ -23,20 +24,19 @@ func TestNoCgoNVML(t *testing.T) {
 	o := optionsFor(h, devices.Auto)
 	o.NVML = nil
 	d, err := devices.Discover(context.Background(), o)
-	if err != nil || d.Backend != devices.Procfs || !strings.HasPrefix(d.NVMLError, "NVML unavailable: built without cgo") {
-		t.Errorf("auto: %v, %+v", err, d)
+	if assert.NoError(t, err, "auto") {
+		assert.Equal(t, devices.Procfs, d.Backend, "auto: %+v", d)
+		assert.True(t, strings.HasPrefix(d.NVMLError, "NVML unavailable: built without cgo"), "auto: NVML error %q", d.NVMLError)
 	}
 	o.Backend = devices.NVML
 	_, err = devices.Discover(context.Background(), o)
-	if !errors.Is(err, devices.ErrNVMLUnavailable) || !strings.Contains(err.Error(), "built without cgo") {
-		t.Errorf("forced NVML: %v", err)
+	if assert.ErrorIs(t, err, devices.ErrNVMLUnavailable, "forced NVML") {
+		assert.ErrorContains(t, err, "built without cgo", "forced NVML")
 	}
 	discover(t, h, devices.NVML)
 }
 
 // TestNoCgoLazyNVML: without cgo there is no NVML to load lazily.
 func TestNoCgoLazyNVML(t *testing.T) {
-	if n := devices.NewLazyNVML(nil); n != nil {
-		t.Errorf("NewLazyNVML: %v, want nil", n)
-	}
+	assert.Nil(t, devices.NewLazyNVML(nil), "NewLazyNVML")
 }

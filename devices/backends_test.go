@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/internal/fakehost"
@@ -34,31 +36,25 @@ var boards = map[string]struct {
 // only NVML knows are set by it and empty from procfs, and that both match
 // the mock's ground truth.
 func TestBackendsAgree(t *testing.T) {
-	if len(boards) != len(fakenvml.Machines()) {
-		t.Fatalf("boards table covers %d of %v", len(boards), fakenvml.Machines())
-	}
+	require.Len(t, boards, len(fakenvml.Machines()), "boards table covers %d of %v", len(boards), fakenvml.Machines())
 	for machine, b := range boards {
 		t.Run(machine, func(t *testing.T) {
 			t.Parallel()
 			h := genHost(t, &fakehost.Options{Machine: machine, MIG: map[int][]string{1: b.mig}})
 			byNVML, byProc := discover(t, h, devices.NVML), discover(t, h, devices.Procfs)
 			buses := strings.Fields(b.buses)
-			if len(byNVML.GPUs) != 8 || len(byProc.GPUs) != 8 {
-				t.Fatalf("GPUs: NVML %d, procfs %d; want 8", len(byNVML.GPUs), len(byProc.GPUs))
-			}
+			require.Len(t, byNVML.GPUs, 8, "GPUs by NVML")
+			require.Len(t, byProc.GPUs, 8, "GPUs by procfs")
 			for i := range byNVML.GPUs {
 				n, p := byNVML.GPUs[i], byProc.GPUs[i]
 				checkTruth(t, h, machine, i, "00000000:"+buses[i]+":00.0", n)
 				checkNVMLOnly(t, b.arch, b.cc, n, p)
 				n.Brand, n.Architecture, n.ComputeCapability = "", "", ""
 				n.MIGDevices, p.MIGDevices = stripNVMLOnly(t, n.MIGDevices), stripNVMLOnly(t, p.MIGDevices)
-				if !reflect.DeepEqual(n, p) {
-					t.Errorf("GPU %d differs:\nNVML   %+v\nprocfs %+v", i, n, p)
-				}
+				assert.Equal(t, n, p, "GPU %d differs (NVML, procfs)", i)
 			}
-			if byNVML.GPUs[0].Model != b.firstModel || len(byNVML.GPUs[1].MIGDevices) != 2 {
-				t.Errorf("GPU 0 model %q, GPU 1 has %d MIG devices", byNVML.GPUs[0].Model, len(byNVML.GPUs[1].MIGDevices))
-			}
+			assert.Equal(t, b.firstModel, byNVML.GPUs[0].Model, "GPU 0 model")
+			assert.Len(t, byNVML.GPUs[1].MIGDevices, 2, "GPU 1 MIG devices")
 			checkHostAgree(t, byNVML, byProc)
 		})
 	}
@@ -66,26 +62,20 @@ func TestBackendsAgree(t *testing.T) {
 
 func checkTruth(t *testing.T, h *fakehost.Host, machine string, i int, bus string, g devices.GPU) {
 	t.Helper()
-	if g.Index != i || g.Minor != uint32(i) || g.UUID != fakenvml.GPUUUID(machine, i) || g.BusID != bus {
-		t.Errorf("GPU %d: index %d minor %d uuid %s bus %s; want bus %s", i, g.Index, g.Minor, g.UUID, g.BusID, bus)
-	}
-	wantNode := devices.Node{Path: fmt.Sprintf("/dev/nvidia%d", i), Major: 195, Minor: uint32(i)}
-	if g.Node != wantNode || g.ProcDir != "/proc/driver/nvidia/gpus/"+bus[4:] {
-		t.Errorf("GPU %d: node %+v proc dir %s", i, g.Node, g.ProcDir)
-	}
-	if _, err := os.Stat(h.ProcRoot + strings.TrimPrefix(g.ProcDir, "/proc")); err != nil {
-		t.Errorf("GPU %d proc dir: %v", i, err)
-	}
+	assert.Equal(t, i, g.Index, "GPU %d: index", i)
+	assert.Equal(t, uint32(i), g.Minor, "GPU %d: minor", i)
+	assert.Equal(t, fakenvml.GPUUUID(machine, i), g.UUID, "GPU %d: uuid", i)
+	assert.Equal(t, bus, g.BusID, "GPU %d: bus", i)
+	assert.Equal(t, devices.Node{Path: fmt.Sprintf("/dev/nvidia%d", i), Major: 195, Minor: uint32(i)}, g.Node, "GPU %d: node", i)
+	assert.Equal(t, "/proc/driver/nvidia/gpus/"+bus[4:], g.ProcDir, "GPU %d: proc dir", i)
+	_, err := os.Stat(h.ProcRoot + strings.TrimPrefix(g.ProcDir, "/proc"))
+	assert.NoError(t, err, "GPU %d proc dir", i)
 }
 
 func checkNVMLOnly(t *testing.T, arch, cc string, n, p devices.GPU) {
 	t.Helper()
-	if n.Brand != "Nvidia" || n.Architecture != arch || n.ComputeCapability != cc {
-		t.Errorf("NVML GPU %d: brand %q arch %q cc %q; want Nvidia %s %s", n.Index, n.Brand, n.Architecture, n.ComputeCapability, arch, cc)
-	}
-	if p.Brand != "" || p.Architecture != "" || p.ComputeCapability != "" {
-		t.Errorf("procfs GPU %d claims NVML-only facts: %q %q %q", p.Index, p.Brand, p.Architecture, p.ComputeCapability)
-	}
+	assert.Equal(t, [3]string{"Nvidia", arch, cc}, [3]string{n.Brand, n.Architecture, n.ComputeCapability}, "NVML GPU %d: brand, arch, cc", n.Index)
+	assert.Equal(t, [3]string{}, [3]string{p.Brand, p.Architecture, p.ComputeCapability}, "procfs GPU %d claims NVML-only facts", p.Index)
 }
 
 // stripNVMLOnly clears UUID and Profile, after checking that they are set
@@ -94,9 +84,7 @@ func stripNVMLOnly(t *testing.T, ms []devices.MIGDevice) []devices.MIGDevice {
 	t.Helper()
 	out := make([]devices.MIGDevice, len(ms))
 	for k, m := range ms {
-		if (m.UUID == "") != (m.Profile == "") {
-			t.Errorf("MIG device %d:%d has UUID %q and profile %q", m.Parent, m.Index, m.UUID, m.Profile)
-		}
+		assert.Equal(t, m.UUID == "", m.Profile == "", "MIG device %d:%d has UUID %q and profile %q", m.Parent, m.Index, m.UUID, m.Profile)
 		m.UUID, m.Profile = "", ""
 		out[k] = m
 	}
@@ -105,14 +93,11 @@ func stripNVMLOnly(t *testing.T, ms []devices.MIGDevice) []devices.MIGDevice {
 
 func checkHostAgree(t *testing.T, n, p *devices.Host) {
 	t.Helper()
-	if n.CUDAVersion != "12.4" || p.CUDAVersion != "" || n.DriverVersion != "550.54.15" || p.DriverVersion != n.DriverVersion {
-		t.Errorf("versions: NVML %s/%s, procfs %s/%s", n.DriverVersion, n.CUDAVersion, p.DriverVersion, p.CUDAVersion)
-	}
+	assert.Equal(t, [2]string{"550.54.15", "12.4"}, [2]string{n.DriverVersion, n.CUDAVersion}, "versions by NVML (driver, CUDA)")
+	assert.Equal(t, [2]string{"550.54.15", ""}, [2]string{p.DriverVersion, p.CUDAVersion}, "versions by procfs (driver, CUDA)")
 	n.Backend, n.CUDAVersion, p.Backend = "", "", ""
 	n.GPUs, p.GPUs = nil, nil
-	if !reflect.DeepEqual(n, p) {
-		t.Errorf("host facts differ:\nNVML   %+v\nprocfs %+v", n, p)
-	}
+	assert.Equal(t, n, p, "host facts differ (NVML, procfs)")
 }
 
 func TestHostFacts(t *testing.T) {
@@ -124,33 +109,28 @@ func TestHostFacts(t *testing.T) {
 		{Path: "/dev/nvidia-uvm-tools", Major: 510, Minor: 1},
 		{Path: "/dev/nvidia-modeset", Major: 195, Minor: 254},
 	}
-	if !reflect.DeepEqual(d.ControlNodes, want) {
-		t.Errorf("control nodes %+v", d.ControlNodes)
+	assert.Equal(t, want, d.ControlNodes, "control nodes")
+	if assert.Len(t, d.IMEXChannels, 2, "IMEX channels") {
+		assert.Equal(t, devices.Node{Path: "/dev/nvidia-caps-imex-channels/channel1", Major: 234, Minor: 1}, d.IMEXChannels[1].Node, "IMEX channel 1")
 	}
-	if len(d.IMEXChannels) != 2 || d.IMEXChannels[1].Node != (devices.Node{Path: "/dev/nvidia-caps-imex-channels/channel1", Major: 234, Minor: 1}) {
-		t.Errorf("IMEX channels %+v", d.IMEXChannels)
-	}
-	if d.NVCapsStyle != devices.NVCapsDev || d.CapsMajor != 511 || d.IMEXMajor != 234 {
-		t.Errorf("caps style %s major %d imex %d", d.NVCapsStyle, d.CapsMajor, d.IMEXMajor)
-	}
+	assert.Equal(t, devices.NVCapsDev, d.NVCapsStyle, "caps style")
+	assert.Equal(t, uint32(511), d.CapsMajor, "caps major")
+	assert.Equal(t, uint32(234), d.IMEXMajor, "IMEX major")
 	wantCfg := devices.Cap{Proc: "/proc/driver/nvidia/capabilities/mig/config", Node: &devices.Node{Path: "/dev/nvidia-caps/nvidia-cap1", Major: 511, Minor: 1}}
-	if d.MIGConfig == nil || !reflect.DeepEqual(*d.MIGConfig, wantCfg) || d.MIGMonitor == nil || d.MIGMonitor.Node.Minor != 2 {
-		t.Errorf("MIG config %+v monitor %+v", d.MIGConfig, d.MIGMonitor)
+	require.NotNil(t, d.MIGConfig, "MIG config")
+	assert.Equal(t, wantCfg, *d.MIGConfig, "MIG config")
+	if assert.NotNil(t, d.MIGMonitor, "MIG monitor") && assert.NotNil(t, d.MIGMonitor.Node, "MIG monitor node") {
+		assert.Equal(t, uint32(2), d.MIGMonitor.Node.Minor, "MIG monitor minor")
 	}
-	if d.HostPath("/dev/nvidia-caps/nvidia-cap1") != h.DevRoot+"/nvidia-caps/nvidia-cap1" ||
-		d.HostPath(d.MIGConfig.Proc) != h.ProcRoot+"/driver/nvidia/capabilities/mig/config" ||
-		d.HostPath("/usr/bin/nvidia-smi") != h.Root+"/usr/bin/nvidia-smi" {
-		t.Errorf("HostPath maps wrongly")
-	}
+	assert.Equal(t, h.DevRoot+"/nvidia-caps/nvidia-cap1", d.HostPath("/dev/nvidia-caps/nvidia-cap1"), "HostPath maps wrongly")
+	assert.Equal(t, h.ProcRoot+"/driver/nvidia/capabilities/mig/config", d.HostPath(d.MIGConfig.Proc), "HostPath maps wrongly")
+	assert.Equal(t, h.Root+"/usr/bin/nvidia-smi", d.HostPath("/usr/bin/nvidia-smi"), "HostPath maps wrongly")
 	// The host must survive a JSON round trip unchanged: it is plain data.
 	data, err := json.Marshal(d)
+	require.NoError(t, err, "JSON round trip")
 	var back devices.Host
-	if err == nil {
-		err = json.Unmarshal(data, &back)
-	}
-	if err != nil || !reflect.DeepEqual(&back, d) {
-		t.Errorf("JSON round trip: %v\n%s", err, data)
-	}
+	require.NoError(t, json.Unmarshal(data, &back), "JSON round trip: %s", data)
+	assert.Equal(t, d, &back, "JSON round trip: %s", data)
 }
 
 // TestAuto checks the backend choice: an injected NVML that initialises is
@@ -160,19 +140,23 @@ func TestHostFacts(t *testing.T) {
 // loaded at all); forcing NVML then fails with ErrNVMLUnavailable.
 func TestAuto(t *testing.T) {
 	h := genHost(t, nil)
-	if d, err := devices.Discover(context.Background(), optionsFor(h, devices.Auto)); err != nil || d.Backend != devices.NVML || d.NVMLError != "" {
-		t.Errorf("auto with a working NVML: %v, backend %s, NVML error %q", err, d.Backend, d.NVMLError)
-	}
+	d, err := devices.Discover(context.Background(), optionsFor(h, devices.Auto))
+	require.NoError(t, err, "auto with a working NVML")
+	assert.Equal(t, devices.NVML, d.Backend, "auto with a working NVML: backend")
+	assert.Empty(t, d.NVMLError, "auto with a working NVML: NVML error")
 	for root, want := range map[string]string{h.Root: autoNVMLErrors[0], t.TempDir(): autoNVMLErrors[1]} {
 		o := optionsFor(h, devices.Auto)
 		o.NVML, o.DriverRoot = nil, root
 		d, err := devices.Discover(context.Background(), o)
-		if err != nil || d.Backend != devices.Procfs || !strings.Contains(d.NVMLError, want) || len(d.GPUs) != 8 {
-			t.Errorf("root %s: %v, backend %v, NVML error %q", root, err, d.Backend, d.NVMLError)
+		if assert.NoError(t, err, "root %s", root) {
+			assert.Equal(t, devices.Procfs, d.Backend, "root %s: backend", root)
+			assert.Contains(t, d.NVMLError, want, "root %s: NVML error", root)
+			assert.Len(t, d.GPUs, 8, "root %s: GPUs", root)
 		}
 		o.Backend = devices.NVML
-		if _, err := devices.Discover(context.Background(), o); !errors.Is(err, devices.ErrNVMLUnavailable) || !strings.Contains(err.Error(), want) {
-			t.Errorf("forced NVML under %s: %v", root, err)
+		_, err = devices.Discover(context.Background(), o)
+		if assert.ErrorIs(t, err, devices.ErrNVMLUnavailable, "forced NVML under %s", root) {
+			assert.ErrorContains(t, err, want, "forced NVML under %s", root)
 		}
 	}
 }
@@ -184,17 +168,15 @@ func TestNVMLInitFailure(t *testing.T) {
 	o := optionsFor(h, devices.Auto)
 	o.NVML = s
 	d, err := devices.Discover(context.Background(), o)
-	if err != nil || d.Backend != devices.Procfs || d.NVMLError != "NVML unavailable: initialising NVML: ERROR_DRIVER_NOT_LOADED" {
-		t.Errorf("auto: %v %+v", err, d)
+	if assert.NoError(t, err, "auto") {
+		assert.Equal(t, devices.Procfs, d.Backend, "auto: backend")
+		assert.Equal(t, "NVML unavailable: initialising NVML: ERROR_DRIVER_NOT_LOADED", d.NVMLError, "auto: NVML error")
 	}
 	o.Backend = devices.NVML
 	_, err = devices.Discover(context.Background(), o)
-	if !errors.Is(err, devices.ErrNVMLUnavailable) || !errors.Is(err, why) {
-		t.Errorf("forced: %v", err)
-	}
-	if s.shutdowns != 0 {
-		t.Error("Shutdown called after a failed Init")
-	}
+	assert.ErrorIs(t, err, devices.ErrNVMLUnavailable, "forced")
+	assert.ErrorIs(t, err, why, "forced")
+	assert.Zero(t, s.shutdowns, "Shutdown called after a failed Init")
 }
 
 func TestNVMLShutdownPaired(t *testing.T) {
@@ -202,26 +184,19 @@ func TestNVMLShutdownPaired(t *testing.T) {
 	s := &countingNVML{NVMLInterface: h.NVML}
 	o := optionsFor(h, devices.NVML)
 	o.NVML = s
-	if _, err := devices.Discover(context.Background(), o); err != nil {
-		t.Fatal(err)
-	}
-	if s.inits != 1 || s.shutdowns != 1 {
-		t.Errorf("Init called %d times, Shutdown %d", s.inits, s.shutdowns)
-	}
+	_, err := devices.Discover(context.Background(), o)
+	require.NoError(t, err)
+	assert.Equal(t, 1, s.inits, "Init calls")
+	assert.Equal(t, 1, s.shutdowns, "Shutdown calls")
 }
 
 func TestNoDriver(t *testing.T) {
 	h := genHost(t, nil)
-	if err := os.RemoveAll(h.ProcRoot + "/driver/nvidia"); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.RemoveAll(h.ProcRoot+"/driver/nvidia"))
 	_, err := devices.Discover(context.Background(), optionsFor(h, devices.Procfs))
-	if !errors.Is(err, devices.ErrNoDriver) {
-		t.Errorf("err = %v, want ErrNoDriver", err)
-	}
-	if _, err := devices.Discover(context.Background(), &devices.Options{Backend: "cuda", ProcRoot: h.ProcRoot}); !errors.Is(err, devices.ErrInvalid) {
-		t.Errorf("bad backend: %v", err)
-	}
+	assert.ErrorIs(t, err, devices.ErrNoDriver)
+	_, err = devices.Discover(context.Background(), &devices.Options{Backend: "cuda", ProcRoot: h.ProcRoot})
+	assert.ErrorIs(t, err, devices.ErrInvalid, "bad backend")
 }
 
 // TestProcDirLongDomain checks that a GPU whose proc directory the driver
@@ -231,18 +206,13 @@ func TestNoDriver(t *testing.T) {
 func TestProcDirLongDomain(t *testing.T) {
 	h := genHost(t, nil)
 	gpus := h.ProcRoot + "/driver/nvidia/gpus/"
-	must(t, os.Rename(gpus+"0000:0f:00.0", gpus+"00000000:0f:00.0"))
+	require.NoError(t, os.Rename(gpus+"0000:0f:00.0", gpus+"00000000:0f:00.0"))
 	for _, b := range []devices.Backend{devices.NVML, devices.Procfs} {
 		d := discover(t, h, b)
-		if got := d.GPUs[1].ProcDir; got != "/proc/driver/nvidia/gpus/00000000:0f:00.0" {
-			t.Errorf("%s: GPU 1 proc dir %s", b, got)
-		}
-		if got := d.GPUs[0].ProcDir; got != "/proc/driver/nvidia/gpus/0000:07:00.0" {
-			t.Errorf("%s: GPU 0 proc dir %s", b, got)
-		}
-		if _, err := os.Stat(d.HostPath(d.GPUs[1].ProcDir)); err != nil {
-			t.Errorf("%s: %v", b, err)
-		}
+		assert.Equal(t, "/proc/driver/nvidia/gpus/00000000:0f:00.0", d.GPUs[1].ProcDir, "%s: GPU 1 proc dir", b)
+		assert.Equal(t, "/proc/driver/nvidia/gpus/0000:07:00.0", d.GPUs[0].ProcDir, "%s: GPU 0 proc dir", b)
+		_, err := os.Stat(d.HostPath(d.GPUs[1].ProcDir))
+		assert.NoError(t, err, b)
 	}
 }
 
@@ -255,18 +225,17 @@ func TestDevRootDefault(t *testing.T) {
 	o := optionsFor(h, devices.Procfs)
 	o.DevRoot = ""
 	d, err := devices.Discover(context.Background(), o)
-	must(t, err)
-	if d.Roots.Dev != h.Root+"/dev" || d.HostPath(devices.DevNvidiaUVM) != h.DevRoot+"/nvidia-uvm" {
-		t.Errorf("dev root %s, nvidia-uvm at %s", d.Roots.Dev, d.HostPath(devices.DevNvidiaUVM))
-	}
-	if len(d.ControlNodes) != 4 || len(d.IMEXChannels) != 2 {
-		t.Errorf("control nodes %v, IMEX channels %v", d.ControlNodes, d.IMEXChannels)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, h.Root+"/dev", d.Roots.Dev, "dev root")
+	assert.Equal(t, h.DevRoot+"/nvidia-uvm", d.HostPath(devices.DevNvidiaUVM), "nvidia-uvm")
+	assert.Len(t, d.ControlNodes, 4, "control nodes")
+	assert.Len(t, d.IMEXChannels, 2, "IMEX channels")
 	o = optionsFor(h, devices.Procfs)
 	o.DriverRoot, o.DevRoot = "", ""
-	if d, err = devices.Discover(context.Background(), o); err != nil || d.Roots.Dev != "/dev" || d.Roots.Driver != "/" {
-		t.Errorf("default roots: %v, %+v", err, d.Roots)
-	}
+	d, err = devices.Discover(context.Background(), o)
+	require.NoError(t, err, "default roots")
+	assert.Equal(t, "/dev", d.Roots.Dev, "default dev root")
+	assert.Equal(t, "/", d.Roots.Driver, "default driver root")
 }
 
 // TestNVMLCUDAVersion: NVML gives the CUDA driver version as
@@ -275,17 +244,11 @@ func TestNVMLCUDAVersion(t *testing.T) {
 	h := genHost(t, nil)
 	for v, want := range map[int]string{12040: "12.4", 12100: "12.10", 13000: "13.0"} {
 		s, err := fakenvml.New("dgxa100", &fakenvml.Options{CUDADriverVersion: v})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		o := optionsFor(h, devices.NVML)
 		o.NVML = s
 		d, err := devices.Discover(context.Background(), o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d.CUDAVersion != want {
-			t.Errorf("NVML CUDA version %d: got %q, want %q", v, d.CUDAVersion, want)
-		}
+		require.NoError(t, err)
+		assert.Equal(t, want, d.CUDAVersion, "NVML CUDA version %d", v)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/devices"
 )
 
@@ -20,9 +22,8 @@ func BenchmarkDiscover(b *testing.B) {
 		b.Run(string(backend), func(b *testing.B) {
 			o := optionsFor(h, backend)
 			for b.Loop() {
-				if _, err := devices.Discover(context.Background(), o); err != nil {
-					b.Fatal(err)
-				}
+				_, err := devices.Discover(context.Background(), o)
+				require.NoError(b, err)
 			}
 		})
 	}
@@ -40,9 +41,8 @@ func BenchmarkDiscoverRatio(b *testing.B) {
 		t1 := time.Now()
 		_, err2 := devices.Discover(context.Background(), byNVML)
 		tp, tn = tp+t1.Sub(t0), tn+time.Since(t1)
-		if err1 != nil || err2 != nil {
-			b.Fatal(err1, err2)
-		}
+		require.NoError(b, err1, "procfs")
+		require.NoError(b, err2, "NVML")
 	}
 	b.ReportMetric(float64(tn)/float64(tp), "nvml-fake/procfs")
 	b.ReportMetric(float64(tp.Nanoseconds())/float64(b.N), "procfs-ns/op")

@@ -2,9 +2,11 @@ package devices_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/devices"
 )
@@ -36,18 +38,16 @@ func TestDiscoverContextHungNVML(t *testing.T) {
 			defer cancel()
 			start := time.Now()
 			d, err := devices.Discover(ctx, o)
-			if took := time.Since(start); took > 10*time.Second {
-				t.Fatalf("Discover took %v past a 100ms context", took)
-			}
+			took := time.Since(start)
+			require.LessOrEqual(t, took, 10*time.Second, "Discover took %v past a 100ms context", took)
 			switch b {
 			case devices.NVML:
-				if !errors.Is(err, devices.ErrNVMLUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
-					t.Errorf("NVML backend: %v; want ErrNVMLUnavailable and the deadline", err)
-				}
+				assert.ErrorIs(t, err, devices.ErrNVMLUnavailable, "NVML backend")
+				assert.ErrorIs(t, err, context.DeadlineExceeded, "NVML backend")
 			case devices.Auto:
-				if err != nil || d.Backend != devices.Procfs || len(d.GPUs) != 8 {
-					t.Errorf("Auto backend: %v, %+v; want procfs with 8 GPUs", err, d)
-				}
+				require.NoError(t, err, "Auto backend")
+				assert.Equal(t, devices.Procfs, d.Backend, "Auto backend")
+				assert.Len(t, d.GPUs, 8, "Auto backend GPUs")
 			}
 		})
 	}

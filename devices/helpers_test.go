@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/internal/fakehost"
 )
@@ -56,30 +58,17 @@ func (c *countingNVML) Shutdown() error {
 func discover(tb testing.TB, h *fakehost.Host, b devices.Backend) *devices.Host {
 	tb.Helper()
 	d, err := devices.Discover(context.Background(), optionsFor(h, b))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if d.Backend != b {
-		tb.Fatalf("backend %s, want %s", d.Backend, b)
-	}
+	require.NoError(tb, err)
+	require.Equal(tb, b, d.Backend, "backend")
 	return d
-}
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 func editFile(t *testing.T, path, old, new string) {
 	t.Helper()
 	data, err := os.ReadFile(path)
-	must(t, err)
-	if !strings.Contains(string(data), old) {
-		t.Fatalf("%s lacks %q", path, old)
-	}
+	require.NoError(t, err)
+	require.Contains(t, string(data), old, "%s lacks %q", path, old)
 	// The generated proc files are read-only: replace rather than write.
-	must(t, os.Remove(path))
-	must(t, os.WriteFile(path, []byte(strings.Replace(string(data), old, new, 1)), 0o444))
+	require.NoError(t, os.Remove(path))
+	require.NoError(t, os.WriteFile(path, []byte(strings.Replace(string(data), old, new, 1)), 0o444))
 }

@@ -2,9 +2,11 @@ package devices_test
 
 import (
 	"os"
-	"reflect"
 	"strconv"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/internal/fakehost"
@@ -35,26 +37,29 @@ func TestMIGDiscoveryNVML(t *testing.T) {
 			GIAccess: capOf(237, caps+"/gi11/access"), CIAccess: capOf(238, caps+"/gi11/ci0/access")},
 	}
 	g1 := d.GPUs[1]
-	if !g1.MIGCapable || !g1.MIGEnabled || !reflect.DeepEqual(g1.MIGDevices, want) {
-		t.Errorf("GPU 1: capable %v enabled %v\n got %+v\nwant %+v", g1.MIGCapable, g1.MIGEnabled, g1.MIGDevices, want)
-	}
-	if g1.MIGCapsDir != caps || len(g1.MIGMinors) != 135 || g1.MIGMinors[0] != 138 || g1.MIGMinors[134] != 272 {
-		t.Errorf("GPU 1 caps dir %s, %d minors %v…", g1.MIGCapsDir, len(g1.MIGMinors), g1.MIGMinors[:1])
+	assert.True(t, g1.MIGCapable, "GPU 1: capable")
+	assert.True(t, g1.MIGEnabled, "GPU 1: enabled")
+	assert.Equal(t, want, g1.MIGDevices, "GPU 1: MIG devices")
+	assert.Equal(t, caps, g1.MIGCapsDir, "GPU 1 caps dir")
+	if assert.Len(t, g1.MIGMinors, 135, "GPU 1 minors") {
+		assert.EqualValues(t, 138, g1.MIGMinors[0], "GPU 1 first minor")
+		assert.EqualValues(t, 272, g1.MIGMinors[134], "GPU 1 last minor")
 	}
 	g0 := d.GPUs[0]
-	if !g0.MIGCapable || g0.MIGEnabled || len(g0.MIGDevices) != 0 {
-		t.Errorf("GPU 0: capable %v enabled %v devices %v", g0.MIGCapable, g0.MIGEnabled, g0.MIGDevices)
-	}
-	if m := d.GPUs[3].MIGDevices; len(m) != 1 || m[0].Profile != "1c.3g.20gb" || m[0].GI != 1 {
-		t.Errorf("GPU 3 MIG devices %+v", m)
+	assert.True(t, g0.MIGCapable, "GPU 0: capable")
+	assert.False(t, g0.MIGEnabled, "GPU 0: enabled")
+	assert.Empty(t, g0.MIGDevices, "GPU 0: devices")
+	m := d.GPUs[3].MIGDevices
+	if assert.Len(t, m, 1, "GPU 3 MIG devices %+v", m) {
+		assert.Equal(t, "1c.3g.20gb", m[0].Profile, "GPU 3 MIG device profile")
+		assert.EqualValues(t, 1, m[0].GI, "GPU 3 MIG device GI")
 	}
 	// Every capability reported exists on the host, as proc file and node.
 	for _, m := range append(g1.MIGDevices, d.GPUs[3].MIGDevices...) {
 		for _, c := range []devices.Cap{m.GIAccess, m.CIAccess} {
 			for _, p := range []string{c.Proc, c.Node.Path} {
-				if _, err := os.Stat(d.HostPath(p)); err != nil {
-					t.Errorf("MIG %d:%d: %v", m.Parent, m.Index, err)
-				}
+				_, err := os.Stat(d.HostPath(p))
+				assert.NoError(t, err, "MIG %d:%d", m.Parent, m.Index)
 			}
 		}
 	}
@@ -71,16 +76,16 @@ func TestMIGDiscoveryProcfs(t *testing.T) {
 	editFile(t, mm, "gpu1/gi11/ci0/access 238\n", "")
 	d := discover(t, h, devices.Procfs)
 	m := d.GPUs[1].MIGDevices
-	if len(m) != 2 || m[0].GI != 1 || m[1].GI != 11 || m[0].UUID != "" || m[0].Profile != "" {
-		t.Fatalf("MIG devices %+v", m)
-	}
-	if m[0].GIAccess.Node.Minor != 4000 || m[0].CIAccess.Node.Minor != 148 || m[1].CIAccess.Node.Minor != 238 {
-		t.Errorf("minors %d %d %d; want 4000 (mig-minors) 148 238 (DeviceFileMinor)",
-			m[0].GIAccess.Node.Minor, m[0].CIAccess.Node.Minor, m[1].CIAccess.Node.Minor)
-	}
-	if !d.GPUs[1].MIGEnabled || d.GPUs[0].MIGEnabled || !d.GPUs[0].MIGCapable {
-		t.Errorf("MIG flags: GPU 1 enabled %v, GPU 0 enabled %v capable %v", d.GPUs[1].MIGEnabled, d.GPUs[0].MIGEnabled, d.GPUs[0].MIGCapable)
-	}
+	require.Len(t, m, 2, "MIG devices %+v", m)
+	require.EqualValues(t, 1, m[0].GI, "MIG devices %+v", m)
+	require.EqualValues(t, 11, m[1].GI, "MIG devices %+v", m)
+	require.Empty(t, m[0].UUID, "MIG devices %+v", m)
+	require.Empty(t, m[0].Profile, "MIG devices %+v", m)
+	assert.Equal(t, [3]uint32{4000, 148, 238}, [3]uint32{m[0].GIAccess.Node.Minor, m[0].CIAccess.Node.Minor, m[1].CIAccess.Node.Minor},
+		"minors; want 4000 (mig-minors) 148 238 (DeviceFileMinor)")
+	assert.True(t, d.GPUs[1].MIGEnabled, "MIG flags: GPU 1 enabled")
+	assert.False(t, d.GPUs[0].MIGEnabled, "MIG flags: GPU 0 enabled")
+	assert.True(t, d.GPUs[0].MIGCapable, "MIG flags: GPU 0 capable")
 }
 
 // TestNVCapsStyles checks the three styles of nvc_nvcaps_style and that
@@ -89,13 +94,12 @@ func TestNVCapsStyles(t *testing.T) {
 	h := mixedHost(t)
 	editFile(t, h.ProcRoot+"/devices", "511 nvidia-caps\n", "")
 	d := discover(t, h, devices.NVML)
-	if d.NVCapsStyle != devices.NVCapsProc || d.CapsMajor != 0 || d.GPUs[1].MIGDevices[0].GIAccess.Node != nil || d.MIGConfig.Node != nil {
-		t.Errorf("proc style: %s major %d node %+v", d.NVCapsStyle, d.CapsMajor, d.GPUs[1].MIGDevices[0].GIAccess.Node)
-	}
-	if err := os.RemoveAll(h.ProcRoot + "/driver/nvidia/capabilities"); err != nil {
-		t.Fatal(err)
-	}
-	if d = discover(t, h, devices.NVML); d.NVCapsStyle != devices.NVCapsNone || d.MIGConfig != nil {
-		t.Errorf("no caps: style %s config %+v", d.NVCapsStyle, d.MIGConfig)
-	}
+	assert.Equal(t, devices.NVCapsProc, d.NVCapsStyle, "proc style")
+	assert.Zero(t, d.CapsMajor, "proc style: major")
+	assert.Nil(t, d.GPUs[1].MIGDevices[0].GIAccess.Node, "proc style: node")
+	assert.Nil(t, d.MIGConfig.Node, "proc style: MIG config node")
+	require.NoError(t, os.RemoveAll(h.ProcRoot+"/driver/nvidia/capabilities"))
+	d = discover(t, h, devices.NVML)
+	assert.Equal(t, devices.NVCapsNone, d.NVCapsStyle, "no caps: style")
+	assert.Nil(t, d.MIGConfig, "no caps: MIG config")
 }

@@ -1,19 +1,18 @@
 package devices_test
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"sort"
-	"strings"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/internal/fakehost"
@@ -30,14 +29,13 @@ func checkNodes(t *testing.T, dev string, want map[string]nodeSpec) {
 	t.Helper()
 	for p, w := range want {
 		var st unix.Stat_t
-		if err := unix.Lstat(filepath.Join(dev, p), &st); err != nil {
-			t.Errorf("%s: %v", p, err)
+		if !assert.NoError(t, unix.Lstat(filepath.Join(dev, p), &st), p) {
 			continue
 		}
 		got := nodeSpec{unix.Major(st.Rdev), unix.Minor(st.Rdev), st.Mode & 0o7777, st.Gid}
-		if st.Mode&unix.S_IFMT != unix.S_IFCHR || got != w || st.Uid != 0 {
-			t.Errorf("%s: mode %o rdev %d:%d uid %d gid %d; want char %+v", p, st.Mode, got.major, got.minor, st.Uid, st.Gid, w)
-		}
+		assert.Equal(t, uint32(unix.S_IFCHR), st.Mode&unix.S_IFMT, "%s: mode %o; want a char device", p, st.Mode)
+		assert.Equal(t, w, got, "%s: rdev, mode, gid", p)
+		assert.Zero(t, st.Uid, "%s: uid", p)
 	}
 }
 
@@ -79,43 +77,36 @@ func TestCreateNodes(t *testing.T) {
 	dev := t.TempDir()
 	opts := &devices.NodeOptions{ProcRoot: h.ProcRoot, DevRoot: dev, IMEXChannels: []uint32{0, 7}}
 	r, err := devices.CreateNodes(t.Context(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := allNodes()
 	checkNodes(t, dev, want)
-	if len(r.Created) != len(want) || len(r.Fixed) != 0 || r.Skipped != "" || len(r.Warnings) != 0 {
-		t.Errorf("report: %d created (want %d), fixed %v, skipped %q, warnings %v", len(r.Created), len(want), r.Fixed, r.Skipped, r.Warnings)
-	}
+	assert.Len(t, r.Created, len(want), "report: created")
+	assert.Empty(t, r.Fixed, "report: fixed")
+	assert.Empty(t, r.Skipped, "report: skipped")
+	assert.Empty(t, r.Warnings, "report: warnings")
 	// Idempotent: a second run changes nothing.
-	if r, err = devices.CreateNodes(t.Context(), opts); err != nil || len(r.Created)+len(r.Fixed) != 0 {
-		t.Errorf("second run: %v, created %v fixed %v", err, r.Created, r.Fixed)
-	}
+	r, err = devices.CreateNodes(t.Context(), opts)
+	require.NoError(t, err, "second run")
+	assert.Empty(t, r.Created, "second run: created")
+	assert.Empty(t, r.Fixed, "second run: fixed")
 	// Wrong mode is fixed; a file, a wrong number or a symlink in a node's
 	// place is replaced (the symlink's target is left alone).
-	must(t, os.Chmod(filepath.Join(dev, "nvidia0"), 0o600))
-	must(t, os.Remove(filepath.Join(dev, "nvidia3")))
-	must(t, os.WriteFile(filepath.Join(dev, "nvidia3"), nil, 0o644))
-	must(t, os.Remove(filepath.Join(dev, "nvidia-uvm")))
-	must(t, unix.Mknod(filepath.Join(dev, "nvidia-uvm"), unix.S_IFCHR|0o666, int(unix.Mkdev(510, 9))))
+	require.NoError(t, os.Chmod(filepath.Join(dev, "nvidia0"), 0o600))
+	require.NoError(t, os.Remove(filepath.Join(dev, "nvidia3")))
+	require.NoError(t, os.WriteFile(filepath.Join(dev, "nvidia3"), nil, 0o644))
+	require.NoError(t, os.Remove(filepath.Join(dev, "nvidia-uvm")))
+	require.NoError(t, unix.Mknod(filepath.Join(dev, "nvidia-uvm"), unix.S_IFCHR|0o666, int(unix.Mkdev(510, 9))))
 	target := filepath.Join(t.TempDir(), "target")
-	must(t, os.WriteFile(target, []byte("keep"), 0o644))
-	must(t, os.Remove(filepath.Join(dev, "nvidia5")))
-	must(t, os.Symlink(target, filepath.Join(dev, "nvidia5")))
+	require.NoError(t, os.WriteFile(target, []byte("keep"), 0o644))
+	require.NoError(t, os.Remove(filepath.Join(dev, "nvidia5")))
+	require.NoError(t, os.Symlink(target, filepath.Join(dev, "nvidia5")))
 	r, err = devices.CreateNodes(t.Context(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	checkNodes(t, dev, want)
-	if got := paths(r.Created); !reflect.DeepEqual(got, []string{"/dev/nvidia-uvm", "/dev/nvidia3", "/dev/nvidia5"}) {
-		t.Errorf("recreated %v", got)
-	}
-	if got := paths(r.Fixed); !reflect.DeepEqual(got, []string{"/dev/nvidia0"}) {
-		t.Errorf("fixed %v", got)
-	}
-	if data, _ := os.ReadFile(target); string(data) != "keep" {
-		t.Errorf("symlink target changed: %q", data)
-	}
+	assert.Equal(t, []string{"/dev/nvidia-uvm", "/dev/nvidia3", "/dev/nvidia5"}, paths(r.Created), "recreated")
+	assert.Equal(t, []string{"/dev/nvidia0"}, paths(r.Fixed), "fixed")
+	data, _ := os.ReadFile(target)
+	assert.Equal(t, "keep", string(data), "symlink target changed")
 }
 
 // TestCreateNodesParams checks that /proc/driver/nvidia/params sets mode and
@@ -130,9 +121,8 @@ func TestCreateNodesParams(t *testing.T) {
 	editFile(t, params, "DeviceFileMode: 438\n", "DeviceFileMode: 432\n")
 	dev := t.TempDir()
 	opts := &devices.NodeOptions{ProcRoot: h.ProcRoot, DevRoot: dev, IMEXChannels: []uint32{1}}
-	if _, err := devices.CreateNodes(t.Context(), opts); err != nil {
-		t.Fatal(err)
-	}
+	_, err := devices.CreateNodes(t.Context(), opts)
+	require.NoError(t, err)
 	checkNodes(t, dev, map[string]nodeSpec{
 		"nvidiactl": {195, 255, 0o660, 44}, "nvidia2": {195, 2, 0o660, 44}, "nvidia-modeset": {195, 254, 0o660, 44},
 		"nvidia-caps-imex-channels/channel1": {234, 1, 0o660, 44},
@@ -144,14 +134,10 @@ func TestCreateNodesParams(t *testing.T) {
 	dev = t.TempDir()
 	opts.DevRoot = dev
 	r, err := devices.CreateNodes(t.Context(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := []string{"/dev/nvidia-caps/nvidia-cap1", "/dev/nvidia-caps/nvidia-cap147", "/dev/nvidia-caps/nvidia-cap148",
 		"/dev/nvidia-caps/nvidia-cap2", "/dev/nvidia-caps/nvidia-cap238", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools"}
-	if got := paths(r.Created); !reflect.DeepEqual(got, want) {
-		t.Errorf("with ModifyDeviceFiles 0 created %v, want %v", got, want)
-	}
+	assert.Equal(t, want, paths(r.Created), "with ModifyDeviceFiles 0 created")
 }
 
 // TestCreatedNodesOpen has the kernel resolve nodes CreateNodes made: with
@@ -162,22 +148,21 @@ func TestCreatedNodesOpen(t *testing.T) {
 	h := migHost(t)
 	editFile(t, h.ProcRoot+"/devices", "234 nvidia-caps-imex-channels\n", "  1 nvidia-caps-imex-channels\n")
 	dev := t.TempDir()
-	if _, err := devices.CreateNodes(t.Context(), &devices.NodeOptions{ProcRoot: h.ProcRoot, DevRoot: dev, IMEXChannels: []uint32{3, 5}}); err != nil {
-		t.Fatal(err)
-	}
+	_, err := devices.CreateNodes(t.Context(), &devices.NodeOptions{ProcRoot: h.ProcRoot, DevRoot: dev, IMEXChannels: []uint32{3, 5}})
+	require.NoError(t, err)
 	null, err := os.OpenFile(filepath.Join(dev, "nvidia-caps-imex-channels/channel3"), os.O_RDWR, 0)
-	must(t, err)
+	require.NoError(t, err)
 	defer null.Close()
-	if n, err := null.Write([]byte("discarded")); n != 9 || err != nil {
-		t.Errorf("write to null: %d, %v", n, err)
-	}
+	n, err := null.Write([]byte("discarded"))
+	assert.NoError(t, err, "write to null")
+	assert.Equal(t, 9, n, "write to null")
 	f, err := os.Open(filepath.Join(dev, "nvidia-caps-imex-channels/channel5"))
-	must(t, err)
+	require.NoError(t, err)
 	defer f.Close()
 	buf := []byte{1, 2, 3, 4}
-	if _, err := f.Read(buf); err != nil || !bytes.Equal(buf, make([]byte, 4)) {
-		t.Errorf("read from zero: %v %v", buf, err)
-	}
+	_, err = f.Read(buf)
+	assert.NoError(t, err, "read from zero")
+	assert.Equal(t, make([]byte, 4), buf, "read from zero")
 }
 
 // TestCreateNodesModprobe runs a stand-in modprobe that "loads" a module by
@@ -187,37 +172,39 @@ func TestCreateNodesModprobe(t *testing.T) {
 	testutil.RequireRoot(t)
 	h := migHost(t)
 	modules := h.ProcRoot + "/modules"
-	must(t, os.Remove(modules))
+	require.NoError(t, os.Remove(modules))
 	script := filepath.Join(t.TempDir(), "modprobe")
-	must(t, os.WriteFile(script, []byte("#!/bin/sh\n[ \"$1\" = nvidia_modeset ] && [ -e \"$0.fail\" ] && { echo \"FATAL: Module $1 not found\"; exit 1; }\necho \"$1 1 0 - Live 0x0 (PO)\" >> "+modules+"\n"), 0o755))
+	require.NoError(t, os.WriteFile(script, []byte("#!/bin/sh\n[ \"$1\" = nvidia_modeset ] && [ -e \"$0.fail\" ] && { echo \"FATAL: Module $1 not found\"; exit 1; }\necho \"$1 1 0 - Live 0x0 (PO)\" >> "+modules+"\n"), 0o755))
 
 	// Missing modprobe: nodes for what is there, no modeset, a warning.
 	opts := &devices.NodeOptions{ProcRoot: h.ProcRoot, DevRoot: t.TempDir(), LoadModules: true, Modprobe: script + ".missing"}
 	r, err := devices.CreateNodes(t.Context(), opts)
-	if err != nil || len(r.Loaded) != 0 || len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "modprobe unavailable") {
-		t.Errorf("missing modprobe: %v, %+v", err, r)
+	require.NoError(t, err, "missing modprobe")
+	assert.Empty(t, r.Loaded, "missing modprobe: loaded")
+	if assert.Len(t, r.Warnings, 1, "missing modprobe: warnings") {
+		assert.Contains(t, r.Warnings[0], "modprobe unavailable", "missing modprobe: warning")
 	}
-	if _, err := os.Lstat(filepath.Join(opts.DevRoot, "nvidia-modeset")); !os.IsNotExist(err) {
-		t.Errorf("nvidia-modeset made without its module: %v", err)
-	}
+	_, err = os.Lstat(filepath.Join(opts.DevRoot, "nvidia-modeset"))
+	assert.ErrorIs(t, err, os.ErrNotExist, "nvidia-modeset made without its module")
 
 	// A failing modprobe for nvidia_modeset, found through sys/kernel/modprobe.
-	must(t, os.WriteFile(script+".fail", nil, 0o644))
-	must(t, os.MkdirAll(h.ProcRoot+"/sys/kernel", 0o755))
-	must(t, os.WriteFile(h.ProcRoot+"/sys/kernel/modprobe", []byte(script+"\n"), 0o644))
+	require.NoError(t, os.WriteFile(script+".fail", nil, 0o644))
+	require.NoError(t, os.MkdirAll(h.ProcRoot+"/sys/kernel", 0o755))
+	require.NoError(t, os.WriteFile(h.ProcRoot+"/sys/kernel/modprobe", []byte(script+"\n"), 0o644))
 	opts.Modprobe = ""
 	r, err = devices.CreateNodes(t.Context(), opts)
-	if err != nil || !reflect.DeepEqual(r.Loaded, []string{"nvidia", "nvidia_uvm"}) || len(r.Warnings) != 1 ||
-		!strings.Contains(r.Warnings[0], "FATAL: Module nvidia_modeset not found") {
-		t.Errorf("failing modprobe: %v, %+v", err, r)
+	require.NoError(t, err, "failing modprobe")
+	assert.Equal(t, []string{"nvidia", "nvidia_uvm"}, r.Loaded, "failing modprobe: loaded")
+	if assert.Len(t, r.Warnings, 1, "failing modprobe: warnings") {
+		assert.Contains(t, r.Warnings[0], "FATAL: Module nvidia_modeset not found", "failing modprobe: warning")
 	}
 
-	must(t, os.Remove(script+".fail"))
+	require.NoError(t, os.Remove(script+".fail"))
 	opts.DevRoot = t.TempDir()
 	r, err = devices.CreateNodes(t.Context(), opts)
-	if err != nil || !reflect.DeepEqual(r.Loaded, []string{"nvidia_modeset"}) || len(r.Warnings) != 0 {
-		t.Errorf("working modprobe: %v, %+v", err, r)
-	}
+	require.NoError(t, err, "working modprobe")
+	assert.Equal(t, []string{"nvidia_modeset"}, r.Loaded, "working modprobe: loaded")
+	assert.Empty(t, r.Warnings, "working modprobe: warnings")
 	checkNodes(t, opts.DevRoot, map[string]nodeSpec{"nvidia-modeset": {195, 254, 0o666, 0}})
 }
 
@@ -226,15 +213,16 @@ func TestCreateNodesModprobe(t *testing.T) {
 func TestCreateNodesUserNamespace(t *testing.T) {
 	for file, content := range map[string]string{"uid_map": "         0     100000      65536\n", "gid_map": "0 0 1\n", "setgroups": "deny\n"} {
 		h := migHost(t)
-		must(t, os.MkdirAll(h.ProcRoot+"/self", 0o755))
-		must(t, os.WriteFile(h.ProcRoot+"/self/uid_map", []byte("0 0 4294967295\n"), 0o644))
-		must(t, os.WriteFile(h.ProcRoot+"/self/"+file, []byte(content), 0o644))
+		require.NoError(t, os.MkdirAll(h.ProcRoot+"/self", 0o755))
+		require.NoError(t, os.WriteFile(h.ProcRoot+"/self/uid_map", []byte("0 0 4294967295\n"), 0o644))
+		require.NoError(t, os.WriteFile(h.ProcRoot+"/self/"+file, []byte(content), 0o644))
 		dev := t.TempDir()
 		r, err := devices.CreateNodes(t.Context(), &devices.NodeOptions{ProcRoot: h.ProcRoot, DevRoot: dev})
 		ents, _ := os.ReadDir(dev)
-		if err != nil || !strings.Contains(r.Skipped, "user namespace") || len(ents) != 0 {
-			t.Errorf("%s %q: %v, %+v, %d entries", file, content, err, r, len(ents))
+		if assert.NoError(t, err, "%s %q", file, content) {
+			assert.Contains(t, r.Skipped, "user namespace", "%s %q: skipped", file, content)
 		}
+		assert.Empty(t, ents, "%s %q: entries", file, content)
 	}
 }
 
@@ -249,21 +237,20 @@ func TestCreateNodesDriverRoot(t *testing.T) {
 		testutil.Unavailable(t, "needs a static busybox at /bin/busybox: %v", err)
 	}
 	h := migHost(t)
-	must(t, os.Remove(h.ProcRoot+"/modules"))
-	must(t, os.MkdirAll(h.Root+"/bin", 0o755))
-	must(t, os.WriteFile(h.Root+"/bin/busybox", bb, 0o755))
-	must(t, os.MkdirAll(h.Root+"/nvc-test", 0o755))
+	require.NoError(t, os.Remove(h.ProcRoot+"/modules"))
+	require.NoError(t, os.MkdirAll(h.Root+"/bin", 0o755))
+	require.NoError(t, os.WriteFile(h.Root+"/bin/busybox", bb, 0o755))
+	require.NoError(t, os.MkdirAll(h.Root+"/nvc-test", 0o755))
 	script := "#!/bin/busybox sh\necho \"$1 1 0 - Live 0x0 (PO)\" >> /proc/modules\necho \"$1\" >> /nvc-test/ran\n"
-	must(t, os.WriteFile(h.Root+"/nvc-test/modprobe", []byte(script), 0o755))
+	require.NoError(t, os.WriteFile(h.Root+"/nvc-test/modprobe", []byte(script), 0o755))
 
 	opts := &devices.NodeOptions{DriverRoot: h.Root, ProcRoot: h.ProcRoot, LoadModules: true, Modprobe: "/nvc-test/modprobe"}
 	r, err := devices.CreateNodes(t.Context(), opts)
-	if err != nil || !reflect.DeepEqual(r.Loaded, []string{"nvidia", "nvidia_uvm", "nvidia_modeset"}) || len(r.Warnings) != 0 {
-		t.Fatalf("CreateNodes: %v, %+v", err, r)
-	}
-	if ran, _ := os.ReadFile(h.Root + "/nvc-test/ran"); string(ran) != "nvidia\nnvidia_uvm\nnvidia_modeset\n" {
-		t.Errorf("modprobe inside the root ran for %q", ran)
-	}
+	require.NoError(t, err, "CreateNodes")
+	require.Equal(t, []string{"nvidia", "nvidia_uvm", "nvidia_modeset"}, r.Loaded, "CreateNodes: loaded")
+	require.Empty(t, r.Warnings, "CreateNodes: warnings")
+	ran, _ := os.ReadFile(h.Root + "/nvc-test/ran")
+	assert.Equal(t, "nvidia\nnvidia_uvm\nnvidia_modeset\n", string(ran), "modprobe inside the root ran for")
 	checkNodes(t, h.Root+"/dev", map[string]nodeSpec{
 		"nvidiactl": {195, 255, 0o666, 0}, "nvidia3": {195, 3, 0o666, 0}, "nvidia-modeset": {195, 254, 0o666, 0},
 	})
@@ -282,18 +269,16 @@ func TestCreateNodesIMEXLimit(t *testing.T) {
 	for _, ids := range [][]uint32{{2048}, {0, 1 << 19}, many} {
 		dev := t.TempDir()
 		_, err := devices.CreateNodes(t.Context(), &devices.NodeOptions{ProcRoot: h.ProcRoot, DevRoot: dev, IMEXChannels: ids})
-		if ents, _ := os.ReadDir(dev); !errors.Is(err, devices.ErrInvalid) || len(ents) != 0 {
-			t.Errorf("%d channels up to %d: %v, %d entries made", len(ids), slices.Max(ids), err, len(ents))
-		}
+		ents, _ := os.ReadDir(dev)
+		assert.ErrorIs(t, err, devices.ErrInvalid, "%d channels up to %d", len(ids), slices.Max(ids))
+		assert.Empty(t, ents, "%d channels up to %d: entries made", len(ids), slices.Max(ids))
 	}
 	editFile(t, h.ProcRoot+"/driver/nvidia/params", "ImexChannelCount: 2048\n", "ImexChannelCount: 4\n")
 	dev := t.TempDir()
-	if _, err := devices.CreateNodes(t.Context(), &devices.NodeOptions{ProcRoot: h.ProcRoot, DevRoot: dev, IMEXChannels: []uint32{4}}); !errors.Is(err, devices.ErrInvalid) {
-		t.Errorf("channel 4 of 4: %v", err)
-	}
-	if _, err := devices.CreateNodes(t.Context(), &devices.NodeOptions{ProcRoot: h.ProcRoot, DevRoot: dev, IMEXChannels: []uint32{3}}); err != nil {
-		t.Fatal(err)
-	}
+	_, err := devices.CreateNodes(t.Context(), &devices.NodeOptions{ProcRoot: h.ProcRoot, DevRoot: dev, IMEXChannels: []uint32{4}})
+	assert.ErrorIs(t, err, devices.ErrInvalid, "channel 4 of 4")
+	_, err = devices.CreateNodes(t.Context(), &devices.NodeOptions{ProcRoot: h.ProcRoot, DevRoot: dev, IMEXChannels: []uint32{3}})
+	require.NoError(t, err)
 	checkNodes(t, dev, map[string]nodeSpec{"nvidia-caps-imex-channels/channel3": {234, 3, 0o666, 0}})
 }
 
@@ -308,9 +293,7 @@ func TestCreateNodesParamsNotRegular(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			h := migHost(t)
 			params := h.ProcRoot + "/driver/nvidia/params"
-			if err := os.Remove(params); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, os.Remove(params))
 			spec := "fifo driver/nvidia/params"
 			if kind == "char" {
 				spec = "char driver/nvidia/params 1 3"
@@ -331,18 +314,17 @@ func TestCreateNodesParamsNotRegular(t *testing.T) {
 						unix.Close(fd)
 					}
 				}
-				t.Fatalf("CreateNodes blocked on the %s params", kind)
+				require.FailNow(t, "CreateNodes blocked", "on the %s params", kind)
 			}
-			if err == nil || !strings.Contains(err.Error(), "not a regular file") || !strings.Contains(err.Error(), params) {
-				t.Errorf("CreateNodes: %v, want a not-a-regular-file error naming %s", err, params)
+			if assert.Error(t, err, "CreateNodes: want a not-a-regular-file error naming %s", params) {
+				assert.ErrorContains(t, err, "not a regular file", "CreateNodes")
+				assert.ErrorContains(t, err, params, "CreateNodes")
 			}
-			if ents, _ := os.ReadDir(dev); len(ents) != 0 {
-				t.Errorf("%d entries made", len(ents))
-			}
+			ents, _ := os.ReadDir(dev)
+			assert.Empty(t, ents, "entries made")
 			if kind == "fifo" {
-				if _, err := unix.Open(params, unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0); err != unix.ENXIO {
-					t.Errorf("opening the FIFO's write end: %v, want ENXIO (no reader)", err)
-				}
+				_, err := unix.Open(params, unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+				assert.Equal(t, unix.ENXIO, err, "opening the FIFO's write end: want ENXIO (no reader)")
 			}
 		})
 	}
@@ -354,22 +336,24 @@ func TestCreateNodesParamsNotRegular(t *testing.T) {
 func TestCreateNodesModprobeBounded(t *testing.T) {
 	testutil.RequireRoot(t)
 	h := migHost(t)
-	must(t, os.Remove(h.ProcRoot+"/modules"))
+	require.NoError(t, os.Remove(h.ProcRoot+"/modules"))
 	script := filepath.Join(t.TempDir(), "modprobe")
-	must(t, os.WriteFile(script, []byte("#!/bin/sh\nexec sleep 60\n"), 0o755))
+	require.NoError(t, os.WriteFile(script, []byte("#!/bin/sh\nexec sleep 60\n"), 0o755))
 	opts := &devices.NodeOptions{ProcRoot: h.ProcRoot, DevRoot: t.TempDir(), LoadModules: true, Modprobe: script,
 		ModprobeTimeout: 100 * time.Millisecond}
 	start := time.Now()
 	r, err := devices.CreateNodes(t.Context(), opts)
-	if took := time.Since(start); err != nil || len(r.Warnings) != 3 || took > 20*time.Second ||
-		!strings.Contains(r.Warnings[0], "deadline exceeded") {
-		t.Errorf("hanging modprobe: %v after %v, %+v", err, took, r)
+	took := time.Since(start)
+	assert.LessOrEqual(t, took, 20*time.Second, "hanging modprobe")
+	require.NoError(t, err, "hanging modprobe after %v", took)
+	if assert.Len(t, r.Warnings, 3, "hanging modprobe: warnings") {
+		assert.Contains(t, r.Warnings[0], "deadline exceeded", "hanging modprobe: warning")
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 	defer cancel()
 	opts.ModprobeTimeout = 0
 	start = time.Now()
-	if _, err := devices.CreateNodes(ctx, opts); !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 20*time.Second {
-		t.Errorf("hanging modprobe, context done: %v after %v", err, time.Since(start))
-	}
+	_, err = devices.CreateNodes(ctx, opts)
+	assert.ErrorIs(t, err, context.DeadlineExceeded, "hanging modprobe, context done")
+	assert.LessOrEqual(t, time.Since(start), 20*time.Second, "hanging modprobe, context done")
 }

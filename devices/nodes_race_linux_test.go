@@ -9,6 +9,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/internal/testutil"
 )
@@ -24,8 +26,8 @@ func TestCreateNodesChmodRace(t *testing.T) {
 	h := migHost(t)
 	dev := t.TempDir()
 	victim := filepath.Join(t.TempDir(), "shadow")
-	must(t, os.WriteFile(victim, []byte("secret"), 0o600))
-	must(t, os.Chmod(victim, 0o600))
+	require.NoError(t, os.WriteFile(victim, []byte("secret"), 0o600))
+	require.NoError(t, os.Chmod(victim, 0o600))
 	var stop atomic.Bool
 	done := make(chan struct{})
 	go func() {
@@ -42,9 +44,8 @@ func TestCreateNodesChmodRace(t *testing.T) {
 	}
 	stop.Store(true)
 	<-done
-	if m := victimMode(t, victim); m != 0o600 {
-		t.Fatalf("after %d runs the victim outside the dev root has mode %o: CreateNodes chmodded through a symlink", runs, m)
-	}
+	m := victimMode(t, victim)
+	require.Equal(t, uint32(0o600), m, "after %d runs the victim outside the dev root has mode %o: CreateNodes chmodded through a symlink", runs, m)
 	t.Logf("%d CreateNodes runs raced", runs)
 }
 
@@ -61,6 +62,6 @@ func swapLoop(dev, victim string, stop *atomic.Bool) {
 func victimMode(t *testing.T, p string) uint32 {
 	t.Helper()
 	var st unix.Stat_t
-	must(t, unix.Lstat(p, &st))
+	require.NoError(t, unix.Lstat(p, &st))
 	return st.Mode & 0o7777
 }

@@ -14,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/internal/fakenvmllib"
 )
@@ -40,7 +43,7 @@ func TestDiscoverChild(t *testing.T) {
 		return
 	}
 	var o devices.Options
-	must(t, json.Unmarshal([]byte(env), &o))
+	require.NoError(t, json.Unmarshal([]byte(env), &o))
 	h, err := devices.Discover(context.Background(), &o)
 	r := childResult{Host: h}
 	if err != nil {
@@ -57,17 +60,16 @@ func discoverInChild(t *testing.T, o devices.Options) childResult {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	opts, err := json.Marshal(o)
-	must(t, err)
+	require.NoError(t, err)
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestDiscoverChild$")
 	cmd.Env = append(os.Environ(), "NVC_DISCOVER_CHILD="+string(opts))
 	out, err := cmd.CombinedOutput()
 	_, res, ok := strings.Cut(string(out), "RESULT ")
-	if err != nil || !ok {
-		t.Fatalf("Discover in a child process: %v (context: %v)\n%s", err, ctx.Err(), out)
-	}
+	require.NoError(t, err, "Discover in a child process (context: %v)\n%s", ctx.Err(), out)
+	require.True(t, ok, "Discover in a child process: no RESULT\n%s", out)
 	var r childResult
 	res, _, _ = strings.Cut(res, "\n")
-	must(t, json.Unmarshal([]byte(res), &r))
+	require.NoError(t, json.Unmarshal([]byte(res), &r))
 	return r
 }
 
@@ -75,7 +77,7 @@ func discoverInChild(t *testing.T, o devices.Options) childResult {
 func rootOptions(t *testing.T, b devices.Backend) (devices.Options, string) {
 	h := genHost(t, nil)
 	lib := filepath.Join(h.Root, "usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1")
-	must(t, os.Remove(lib))
+	require.NoError(t, os.Remove(lib))
 	return devices.Options{Backend: b, DriverRoot: h.Root, ProcRoot: h.ProcRoot, DevRoot: h.DevRoot}, lib
 }
 
@@ -88,13 +90,13 @@ func TestNVMLPartialLibrary(t *testing.T) {
 	mark := filepath.Join(t.TempDir(), "loaded")
 	buildFakeNVML(t, lib, "550.54.15", mark, "PARTIAL")
 	r := discoverInChild(t, o)
-	if r.Err != "" || r.Host.Backend != devices.Procfs || !strings.Contains(r.Host.NVMLError, "nvmlShutdown not found") {
-		t.Errorf("auto: %q, %+v", r.Err, r.Host)
+	if assert.Empty(t, r.Err, "auto") {
+		assert.Equal(t, devices.Procfs, r.Host.Backend, "auto: %+v", r.Host)
+		assert.Contains(t, r.Host.NVMLError, "nvmlShutdown not found", "auto")
 	}
 	o.Backend = devices.NVML
-	if r = discoverInChild(t, o); !strings.Contains(r.Err, "NVML unavailable") {
-		t.Errorf("forced NVML: %q", r.Err)
-	}
+	r = discoverInChild(t, o)
+	assert.Contains(t, r.Err, "NVML unavailable", "forced NVML")
 }
 
 // TestNVMLOldDriver: a library without the architecture and MIG functions
@@ -104,14 +106,17 @@ func TestNVMLOldDriver(t *testing.T) {
 	o, lib := rootOptions(t, devices.NVML)
 	buildFakeNVML(t, lib, "418.226.00", filepath.Join(t.TempDir(), "loaded"), "NO_MIG")
 	r := discoverInChild(t, o)
-	if r.Err != "" || r.Host.DriverVersion != "418.226.00" || r.Host.CUDAVersion != "12.4" || len(r.Host.GPUs) != 1 {
-		t.Fatalf("%q, %+v", r.Err, r.Host)
-	}
+	require.Empty(t, r.Err)
+	require.Equal(t, "418.226.00", r.Host.DriverVersion, "%+v", r.Host)
+	require.Equal(t, "12.4", r.Host.CUDAVersion, "%+v", r.Host)
+	require.Len(t, r.Host.GPUs, 1, "%+v", r.Host)
 	g := r.Host.GPUs[0]
-	if g.UUID != "GPU-fake" || g.BusID != "00000000:07:00.0" || g.Brand != "Tesla" || g.ComputeCapability != "8.0" ||
-		g.Architecture != "" || g.MIGCapable {
-		t.Errorf("GPU %+v", g)
-	}
+	assert.Equal(t, "GPU-fake", g.UUID, "GPU %+v", g)
+	assert.Equal(t, "00000000:07:00.0", g.BusID, "GPU %+v", g)
+	assert.Equal(t, "Tesla", g.Brand, "GPU %+v", g)
+	assert.Equal(t, "8.0", g.ComputeCapability, "GPU %+v", g)
+	assert.Empty(t, g.Architecture, "GPU %+v", g)
+	assert.False(t, g.MIGCapable, "GPU %+v", g)
 }
 
 // TestNVMLResolvedInRoot: the driver root's libnvidia-ml.so.1 is an
@@ -124,24 +129,27 @@ func TestNVMLResolvedInRoot(t *testing.T) {
 	host := filepath.Join(t.TempDir(), "outside", "libnvidia-ml.so.1")
 	buildFakeNVML(t, host, "111.11.11", mark)
 	buildFakeNVML(t, filepath.Join(o.DriverRoot, host), "550.54.15", mark)
-	must(t, os.Symlink(host, lib))
+	require.NoError(t, os.Symlink(host, lib))
 	r := discoverInChild(t, o)
-	if r.Err != "" || r.Host.DriverVersion != "550.54.15" || r.Host.GPUs[0].Architecture != "Ampere" {
-		t.Errorf("%q, %+v", r.Err, r.Host)
+	if assert.Empty(t, r.Err) {
+		assert.Equal(t, "550.54.15", r.Host.DriverVersion, "%+v", r.Host)
+		if assert.NotEmpty(t, r.Host.GPUs, "%+v", r.Host) {
+			assert.Equal(t, "Ampere", r.Host.GPUs[0].Architecture, "%+v", r.Host)
+		}
 	}
-	if loaded, _ := os.ReadFile(mark); string(loaded) != "550.54.15\n" {
-		t.Errorf("libraries loaded: %q", loaded)
-	}
+	loaded, _ := os.ReadFile(mark)
+	assert.Equal(t, "550.54.15\n", string(loaded), "libraries loaded")
 }
 
 // TestNVMLNotRegular: a FIFO in the library's place is refused, not opened
 // (opening it would block until a writer appears).
 func TestNVMLNotRegular(t *testing.T) {
 	o, lib := rootOptions(t, devices.Auto)
-	must(t, syscall.Mkfifo(lib, 0o644))
+	require.NoError(t, syscall.Mkfifo(lib, 0o644))
 	r := discoverInChild(t, o)
-	if r.Err != "" || r.Host.Backend != devices.Procfs || !strings.Contains(r.Host.NVMLError, "not a regular file") {
-		t.Errorf("%q, %+v", r.Err, r.Host)
+	if assert.Empty(t, r.Err) {
+		assert.Equal(t, devices.Procfs, r.Host.Backend, "%+v", r.Host)
+		assert.Contains(t, r.Host.NVMLError, "not a regular file")
 	}
 }
 
@@ -154,18 +162,15 @@ func TestLazyNVML(t *testing.T) {
 	fakenvmllib.Build(t, lib, fakenvmllib.Options{Version: "550.54.15", Mark: loaded})
 	t.Setenv(fakenvmllib.EnvInitMark, inits)
 	n := devices.NewLazyNVML(&o)
-	if _, err := os.Stat(loaded); !os.IsNotExist(err) {
-		t.Fatalf("NewLazyNVML loaded the library: %v", err)
-	}
-	must(t, n.Init())
+	_, err := os.Stat(loaded)
+	require.ErrorIs(t, err, os.ErrNotExist, "NewLazyNVML loaded the library")
+	require.NoError(t, n.Init())
 	v, err := n.SystemDriverVersion()
-	must(t, n.Shutdown())
+	require.NoError(t, n.Shutdown())
 	got, _ := os.ReadFile(inits)
-	if err != nil || v != "550.54.15" || string(got) != "init\n" {
-		t.Errorf("driver version %q, %v; nvmlInit marks %q", v, err, got)
-	}
+	assert.NoError(t, err, "driver version")
+	assert.Equal(t, "550.54.15", v, "driver version")
+	assert.Equal(t, "init\n", string(got), "nvmlInit marks")
 	o.DriverRoot = t.TempDir()
-	if err := devices.NewLazyNVML(&o).Init(); err == nil || !strings.Contains(err.Error(), "libnvidia-ml.so.1") {
-		t.Errorf("Init without a library: %v", err)
-	}
+	assert.ErrorContains(t, devices.NewLazyNVML(&o).Init(), "libnvidia-ml.so.1", "Init without a library")
 }

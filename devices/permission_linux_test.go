@@ -1,13 +1,13 @@
 package devices_test
 
 import (
-	"errors"
 	"io/fs"
 	"runtime"
-	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/stretchr/testify/assert"
 
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/internal/testutil"
@@ -21,13 +21,12 @@ func dropCapability(t *testing.T, c uint) {
 	runtime.LockOSThread()
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
-	if err := unix.Capget(&hdr, &data[0]); err != nil {
-		t.Fatal(err)
+	// It runs on a goroutine of its own: it asserts, never FailNow.
+	if !assert.NoError(t, unix.Capget(&hdr, &data[0]), "capget") {
+		return
 	}
 	data[c/32].Effective &^= 1 << (c % 32)
-	if err := unix.Capset(&hdr, &data[0]); err != nil {
-		t.Fatal(err)
-	}
+	assert.NoError(t, unix.Capset(&hdr, &data[0]), "capset")
 }
 
 // Creating nodes without CAP_MKNOD is an error matching ErrPermission and
@@ -43,7 +42,7 @@ func TestCreateNodesErrPermission(t *testing.T) {
 		done <- err
 	}()
 	err := <-done
-	if !errors.Is(err, devices.ErrPermission) || !errors.Is(err, fs.ErrPermission) || !strings.Contains(err.Error(), "CAP_MKNOD") {
-		t.Errorf("CreateNodes without CAP_MKNOD: %v; want ErrPermission naming CAP_MKNOD", err)
-	}
+	assert.ErrorIs(t, err, devices.ErrPermission, "CreateNodes without CAP_MKNOD")
+	assert.ErrorIs(t, err, fs.ErrPermission, "CreateNodes without CAP_MKNOD")
+	assert.ErrorContains(t, err, "CAP_MKNOD", "CreateNodes without CAP_MKNOD: want CAP_MKNOD named")
 }
