@@ -1,13 +1,15 @@
 package devices
 
 import (
-	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/internal/testutil"
 )
@@ -19,35 +21,28 @@ import (
 func TestChmodFD(t *testing.T) {
 	testutil.RequireRoot(t)
 	for name, chmod := range map[string]func(int, fs.FileMode) error{"fchmodat2": chmodFD, "proc": chmodProcFD} {
-		dir := t.TempDir()
-		node, victim := filepath.Join(dir, "nvidia0"), filepath.Join(dir, "victim")
-		if err := unix.Mknod(node, unix.S_IFCHR|0o600, int(unix.Mkdev(1, 3))); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(victim, nil, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		fd, err := unix.Open(node, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer unix.Close(fd)
-		if err := os.Remove(node); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Symlink(victim, node); err != nil {
-			t.Fatal(err)
-		}
-		if err := chmod(fd, 0o640); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		var st unix.Stat_t
-		if err := unix.Fstat(fd, &st); err != nil || st.Mode&0o7777 != 0o640 {
-			t.Errorf("%s: node mode %o (%v)", name, st.Mode&0o7777, err)
-		}
-		if fi, err := os.Stat(victim); err != nil || fi.Mode().Perm() != 0o600 {
-			t.Errorf("%s: victim mode %v (%v)", name, fi.Mode(), err)
-		}
+		t.Run(name, func(t *testing.T) { chmodThroughSwap(t, name, chmod) })
+	}
+}
+
+func chmodThroughSwap(t *testing.T, name string, chmod func(int, fs.FileMode) error) {
+	dir := t.TempDir()
+	node, victim := filepath.Join(dir, "nvidia0"), filepath.Join(dir, "victim")
+	require.NoError(t, unix.Mknod(node, unix.S_IFCHR|0o600, int(unix.Mkdev(1, 3))))
+	require.NoError(t, os.WriteFile(victim, nil, 0o600))
+	fd, err := unix.Open(node, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	require.NoError(t, err)
+	defer unix.Close(fd)
+	require.NoError(t, os.Remove(node))
+	require.NoError(t, os.Symlink(victim, node))
+	require.NoError(t, chmod(fd, 0o640), name)
+	var st unix.Stat_t
+	if assert.NoError(t, unix.Fstat(fd, &st), "%s: node", name) {
+		assert.Equal(t, uint32(0o640), st.Mode&0o7777, "%s: node mode", name)
+	}
+	fi, err := os.Stat(victim)
+	if assert.NoError(t, err, "%s: victim", name) {
+		assert.Equal(t, fs.FileMode(0o600), fi.Mode().Perm(), "%s: victim mode", name)
 	}
 }
 
@@ -69,8 +64,13 @@ dir sbin/dir
 		"/sbin/missing":      fs.ErrNotExist,
 		"/bin/escape":        fs.ErrNotExist,
 	} {
-		if err := findProgram(root, prog); !errors.Is(err, want) {
-			t.Errorf("findProgram(%s) = %v, want %v", prog, err, want)
-		}
+		t.Run(prog, func(t *testing.T) {
+			err := findProgram(root, prog)
+			if want == nil {
+				assert.NoError(t, err, "findProgram(%s)", prog)
+			} else {
+				assert.ErrorIs(t, err, want, "findProgram(%s)", prog)
+			}
+		})
 	}
 }

@@ -1,9 +1,10 @@
 package devices
 
 import (
-	"errors"
-	"reflect"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 const h100Information = "Model: \t\t NVIDIA H100 80GB HBM3\n" +
@@ -21,13 +22,13 @@ const h100Information = "Model: \t\t NVIDIA H100 80GB HBM3\n" +
 func TestParseInformation(t *testing.T) {
 	got, err := parseInformation([]byte(h100Information))
 	want := information{model: "NVIDIA H100 80GB HBM3", uuid: "GPU-5e1b2c3d-0000-1111-2222-333344445555", bus: 0x43, minor: 1}
-	if err != nil || got != want {
-		t.Errorf("got %+v, %v", got, err)
-	}
+	assert.NoError(t, err)
+	assert.Equal(t, want, got)
 	excluded, _ := parseInformation([]byte("GPU UUID: GPU-x\nBus Location: 10000:ab:1f.0\nDevice Minor: 7\nGPU Excluded:\t Yes\n"))
-	if !excluded.excluded || excluded.domain != 0x10000 || excluded.bus != 0xab || excluded.device != 0x1f {
-		t.Errorf("excluded GPU %+v", excluded)
-	}
+	assert.True(t, excluded.excluded, "excluded GPU %+v", excluded)
+	assert.EqualValues(t, 0x10000, excluded.domain, "excluded GPU domain")
+	assert.EqualValues(t, 0xab, excluded.bus, "excluded GPU bus")
+	assert.EqualValues(t, 0x1f, excluded.device, "excluded GPU device")
 	for _, bad := range []string{
 		"Bus Location: 0000:43:00.0\nDevice Minor: 1\n",
 		"GPU UUID: GPU-x\nBus Location: 0000:43:00\nDevice Minor: 1\n",
@@ -35,9 +36,8 @@ func TestParseInformation(t *testing.T) {
 		"GPU UUID: GPU-x\nBus Location: 0000:43:00.0\nDevice Minor: -1\n",
 		"GPU UUID: GPU-x\nBus Location: 0000:43:00.0\n",
 	} {
-		if _, err := parseInformation([]byte(bad)); !errors.Is(err, ErrInvalid) {
-			t.Errorf("%q: err %v", bad, err)
-		}
+		_, err := parseInformation([]byte(bad))
+		assert.ErrorIs(t, err, ErrInvalid, "%q", bad)
 	}
 }
 
@@ -45,40 +45,32 @@ func TestParseCharMajors(t *testing.T) {
 	data := "Character devices:\n  1 mem\n195 nvidia\n195 nvidiactl\n511 nvidia-caps\n234 nvidia-caps-imex-channels\n\nBlock devices:\n  8 sd\n511 blockdup\n"
 	got, err := parseCharMajors([]byte(data))
 	want := map[string]uint32{"mem": 1, "nvidia": 195, "nvidiactl": 195, "nvidia-caps": 511, "nvidia-caps-imex-channels": 234}
-	if err != nil || !reflect.DeepEqual(got, want) {
-		t.Errorf("got %v, %v", got, err)
-	}
-	if _, err := parseCharMajors([]byte("Character devices:\nx nvidia\n")); !errors.Is(err, ErrInvalid) {
-		t.Errorf("bad line: %v", err)
-	}
-	if got, err := parseCharMajors([]byte("Block devices:\n  8 sd\n")); err != nil || len(got) != 0 {
-		t.Errorf("no char section: %v %v", got, err)
-	}
+	assert.NoError(t, err)
+	assert.Equal(t, want, got)
+	_, err = parseCharMajors([]byte("Character devices:\nx nvidia\n"))
+	assert.ErrorIs(t, err, ErrInvalid, "bad line")
+	got, err = parseCharMajors([]byte("Block devices:\n  8 sd\n"))
+	assert.NoError(t, err, "no char section")
+	assert.Empty(t, got, "no char section")
 }
 
 func TestParseMIGMinors(t *testing.T) {
 	got, err := parseMIGMinors([]byte("config 1\nmonitor 2\ngpu0/gi0/access 3\ngpu0/gi0/ci7/access 11\ngpu12/gi14/ci0/access 1756\nfabric-imex-mgmt 4323\n\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for name, want := range map[string]uint32{"config": 1, "monitor": 2, "gpu0/gi0/access": 3, "gpu0/gi0/ci7/access": 11,
 		"gpu12/gi14/ci0/access": 1756, "fabric-imex-mgmt": 4323} {
-		if m, ok := got.lookup(name); !ok || m != want {
-			t.Errorf("lookup(%q) = %d, %v; want %d", name, m, ok, want)
-		}
+		m, ok := got.lookup(name)
+		assert.True(t, ok, "lookup(%q)", name)
+		assert.Equal(t, want, m, "lookup(%q)", name)
 	}
 	for _, absent := range []string{"gpu0/gi1/access", "gpu1/gi0/access", "gpu0/gi0/ci0/access", "gpu0/gi0"} {
-		if m, ok := got.lookup(absent); ok {
-			t.Errorf("lookup(%q) = %d", absent, m)
-		}
+		m, ok := got.lookup(absent)
+		assert.False(t, ok, "lookup(%q) = %d", absent, m)
 	}
-	if !reflect.DeepEqual(got.byGPU, map[uint32][]uint32{0: {3, 11}, 12: {1756}}) {
-		t.Errorf("by GPU %v", got.byGPU)
-	}
+	assert.Equal(t, map[uint32][]uint32{0: {3, 11}, 12: {1756}}, got.byGPU, "by GPU")
 	for _, bad := range []string{"config\n", "config x\n", "a b 3\n", "config -1\n", "gpu0/gi0/acces 3\n", "gpu/gi0/access 3\n", "gpu0/gi0/ci/access 3\n"} {
-		if _, err := parseMIGMinors([]byte(bad)); !errors.Is(err, ErrInvalid) {
-			t.Errorf("%q: %v", bad, err)
-		}
+		_, err := parseMIGMinors([]byte(bad))
+		assert.ErrorIs(t, err, ErrInvalid, "%q", bad)
 	}
 }
 
@@ -88,29 +80,27 @@ func TestParseNVRMVersion(t *testing.T) {
 		"NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  570.86.15  Release Build  (dvs-builder@U16-I3-B03-4-3)  Thu Jan 23 2025\n": "570.86.15",
 		"NVRM version: NVIDIA UNIX aarch64 Kernel Module  535.104.05  Sat Aug 19 01:13:45 UTC 2023\n":                                        "535.104.05",
 	} {
-		if got, err := parseNVRMVersion([]byte(line)); err != nil || got != want {
-			t.Errorf("%q: %q, %v", line, got, err)
-		}
+		t.Run(want, func(t *testing.T) {
+			got, err := parseNVRMVersion([]byte(line))
+			assert.NoError(t, err, "%q", line)
+			assert.Equal(t, want, got, "%q", line)
+		})
 	}
 	for _, bad := range []string{"", "NVRM version: none\n", "GCC version: 12.2.0\n"} {
-		if _, err := parseNVRMVersion([]byte(bad)); !errors.Is(err, ErrInvalid) {
-			t.Errorf("%q: %v", bad, err)
-		}
+		_, err := parseNVRMVersion([]byte(bad))
+		assert.ErrorIs(t, err, ErrInvalid, "%q", bad)
 	}
 }
 
 func TestParseFileParams(t *testing.T) {
 	p, err := parseFileParams([]byte("ResmanDebugLevel: 4294967295\nModifyDeviceFiles: 0\nDeviceFileUID: 7\nDeviceFileGID: 44\nDeviceFileMode: 432\nRmMsg: \"\"\n"))
-	if err != nil || p != (fileParams{mode: 0o660, uid: 7, gid: 44, modify: false}) {
-		t.Errorf("params %+v, %v", p, err)
-	}
+	assert.NoError(t, err, "params")
+	assert.Equal(t, fileParams{mode: 0o660, uid: 7, gid: 44, modify: false}, p, "params")
 	p, err = parseFileParams([]byte("DeviceFileMinor: 3\nDeviceFileMode: 256\nDeviceFileModify: 1\n"))
-	if err != nil || p != (fileParams{mode: 0o400, modify: true}) {
-		t.Errorf("cap file %+v, %v", p, err)
-	}
-	if _, err := parseFileParams([]byte("DeviceFileMode: rw\n")); !errors.Is(err, ErrInvalid) {
-		t.Errorf("bad mode: %v", err)
-	}
+	assert.NoError(t, err, "cap file")
+	assert.Equal(t, fileParams{mode: 0o400, modify: true}, p, "cap file")
+	_, err = parseFileParams([]byte("DeviceFileMode: rw\n"))
+	assert.ErrorIs(t, err, ErrInvalid, "bad mode")
 }
 
 func TestDeviceFileMinor(t *testing.T) {
@@ -122,8 +112,8 @@ func TestDeviceFileMinor(t *testing.T) {
 		"DeviceFileMinor: 4294967296\n":             -1,
 	} {
 		m, ok := deviceFileMinor(keyValues([]byte(in)))
-		if ok != (want >= 0) || (ok && int64(m) != want) {
-			t.Errorf("%q: %d, %v; want %d", in, m, ok, want)
+		if assert.Equal(t, want >= 0, ok, "%q: %d; want %d", in, m, want) && ok {
+			assert.Equal(t, want, int64(m), "%q", in)
 		}
 	}
 }
@@ -132,9 +122,7 @@ func FuzzParseInformation(f *testing.F) {
 	f.Add([]byte(h100Information))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		info, err := parseInformation(data)
-		if (err != nil) != (info == information{}) {
-			t.Fatalf("result %+v with error %v", info, err)
-		}
+		require.Equal(t, err != nil, info == information{}, "result %+v with error %v", info, err)
 	})
 }
 
@@ -142,9 +130,8 @@ func FuzzParseCharMajors(f *testing.F) {
 	f.Add([]byte("Character devices:\n195 nvidia\n511 nvidia-caps\n\nBlock devices:\n  8 sd\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := parseCharMajors(data)
-		if (m == nil) != (err != nil) || len(m) > len(data) {
-			t.Fatalf("result %v with error %v", m, err)
-		}
+		require.Equal(t, err != nil, m == nil, "result %v with error %v", m, err)
+		require.LessOrEqual(t, len(m), len(data), "result %v", m)
 	})
 }
 
@@ -152,8 +139,9 @@ func FuzzParseMIGMinors(f *testing.F) {
 	f.Add([]byte("config 1\nmonitor 2\ngpu0/gi0/access 3\ngpu0/gi0/ci0/access 4\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := parseMIGMinors(data)
-		if (m == nil) != (err != nil) || (m != nil && len(m.minors) > len(data)) {
-			t.Fatalf("result %v with error %v", m, err)
+		require.Equal(t, err != nil, m == nil, "result %v with error %v", m, err)
+		if m != nil {
+			require.LessOrEqual(t, len(m.minors), len(data), "result %v", m)
 		}
 	})
 }
@@ -162,8 +150,9 @@ func FuzzParseNVRMVersion(f *testing.F) {
 	f.Add([]byte("NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		v, err := parseNVRMVersion(data)
-		if (v == "") != (err != nil) || (err == nil && !isDottedNumber(v)) {
-			t.Fatalf("result %q with error %v", v, err)
+		require.Equal(t, err != nil, v == "", "result %q with error %v", v, err)
+		if err == nil {
+			require.True(t, isDottedNumber(v), "result %q", v)
 		}
 	})
 }

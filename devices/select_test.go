@@ -1,11 +1,12 @@
 package devices_test
 
 import (
-	"errors"
 	"fmt"
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/internal/fakenvml"
@@ -72,38 +73,37 @@ func TestSelect(t *testing.T) {
 		{ids: "1:x", unknown: "1:x"},
 		{ids: "0,none", unknown: "none"},
 	} {
-		s, err := d.Select(tc.ids)
-		if tc.unknown != "" {
-			var idErr *devices.DeviceIDError
-			if !errors.Is(err, devices.ErrUnknownDevice) || !errors.As(err, &idErr) || idErr.ID != tc.unknown ||
-				err.Error() != "unknown device: "+tc.unknown {
-				t.Errorf("Select(%q) = %v, %v; want unknown device %q", tc.ids, s, err, tc.unknown)
+		t.Run(tc.ids, func(t *testing.T) {
+			s, err := d.Select(tc.ids)
+			if tc.unknown != "" {
+				var idErr *devices.DeviceIDError
+				assert.ErrorIs(t, err, devices.ErrUnknownDevice, "Select(%q) = %v", tc.ids, s)
+				if assert.ErrorAs(t, err, &idErr, "Select(%q)", tc.ids) {
+					assert.Equal(t, tc.unknown, idErr.ID, "Select(%q): unknown device", tc.ids)
+				}
+				assert.EqualError(t, err, "unknown device: "+tc.unknown, "Select(%q)", tc.ids)
+				return
 			}
-			continue
-		}
-		if err != nil || picked(s) != tc.want {
-			t.Errorf("Select(%q) = %v, %v; want %s", tc.ids, s, err, tc.want)
-		}
+			require.NoError(t, err, "Select(%q)", tc.ids)
+			assert.Equal(t, tc.want, picked(s), "Select(%q) = %v", tc.ids, s)
+		})
 	}
 }
 
 func TestSelectCarriesDevices(t *testing.T) {
 	d := discover(t, mixedHost(t), devices.NVML)
 	s, err := d.Select("1:1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(s.GPUs, []devices.GPU{d.GPUs[1]}) || !reflect.DeepEqual(s.MIGDevices, d.GPUs[1].MIGDevices[1:]) {
-		t.Errorf("selection does not carry the discovered values: %+v", s)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, []devices.GPU{d.GPUs[1]}, s.GPUs, "selection does not carry the discovered values")
+	assert.Equal(t, d.GPUs[1].MIGDevices[1:], s.MIGDevices, "selection does not carry the discovered values")
 }
 
 func TestSelectWithoutGPUs(t *testing.T) {
 	// libnvidia-container skips selection when NVML reports no GPU.
 	var d devices.Host
-	if s, err := d.Select("bogus,0"); err != nil || len(s.GPUs) != 0 {
-		t.Errorf("Select on no GPUs = %+v, %v", s, err)
-	}
+	s, err := d.Select("bogus,0")
+	require.NoError(t, err, "Select on no GPUs")
+	assert.Empty(t, s.GPUs, "Select on no GPUs")
 }
 
 func TestSelectMIGAccess(t *testing.T) {
@@ -124,22 +124,19 @@ func TestSelectMIGAccess(t *testing.T) {
 		{visible: "all", ids: "1,all", refused: "only 'all' devices are currently supported: 1"},
 	} {
 		vis, err := d.Select(tc.visible)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err, tc.visible)
 		for kind, sel := range map[string]func(string, *devices.Selection) (*devices.Selection, error){
 			"mig-config": d.SelectMIGConfig, "mig-monitor": d.SelectMIGMonitor,
 		} {
 			s, err := sel(tc.ids, vis)
 			if tc.refused != "" {
 				want := strings.ReplaceAll(tc.refused, "%s", kind)
-				if !errors.Is(err, devices.ErrInvalid) || err.Error() != want {
-					t.Errorf("%s %q on %q = %v; want %q", kind, tc.ids, tc.visible, err, want)
-				}
+				assert.ErrorIs(t, err, devices.ErrInvalid, "%s %q on %q", kind, tc.ids, tc.visible)
+				assert.EqualError(t, err, want, "%s %q on %q", kind, tc.ids, tc.visible)
 				continue
 			}
-			if err != nil || picked(s) != tc.want {
-				t.Errorf("%s %q on %q = %v, %v; want %s", kind, tc.ids, tc.visible, s, err, tc.want)
+			if assert.NoError(t, err, "%s %q on %q", kind, tc.ids, tc.visible) {
+				assert.Equal(t, tc.want, picked(s), "%s %q on %q = %v", kind, tc.ids, tc.visible, s)
 			}
 		}
 	}
