@@ -16,9 +16,7 @@ import (
 func genHost(tb testing.TB, o *fakehost.Options) *fakehost.Host {
 	tb.Helper()
 	h, err := fakehost.Generate(tb.TempDir(), o)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	return h
 }
 

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/capabilities"
 	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/internal/fakehost"
@@ -27,9 +29,8 @@ func BenchmarkFiles(b *testing.B) {
 		b.Run(caps.String(), func(b *testing.B) {
 			cpu0 := processCPU(b)
 			for b.Loop() {
-				if _, err := d.Files(caps); err != nil {
-					b.Fatal(err)
-				}
+				_, err := d.Files(caps)
+				require.NoError(b, err)
 			}
 			b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N), "cpu-ns/op")
 		})
@@ -46,22 +47,17 @@ func BenchmarkFilesFirstCall(b *testing.B) {
 	for b.Loop() {
 		b.StopTimer()
 		d, err := driver.Open(o)
-		if err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, err)
 		b.StartTimer()
-		if _, err := d.Files(capabilities.All); err != nil {
-			b.Fatal(err)
-		}
+		_, err = d.Files(capabilities.All)
+		require.NoError(b, err)
 	}
 }
 
 // processCPU is the process's user and system time so far, in ns.
 func processCPU(b *testing.B) int64 {
 	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
@@ -69,14 +65,11 @@ func processCPU(b *testing.B) int64 {
 // and indexed.
 func BenchmarkOpen(b *testing.B) {
 	h, err := fakehost.Generate(b.TempDir(), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	o := &driver.Options{Root: h.Root, ProcRoot: h.ProcRoot, DevRoot: h.DevRoot, NVML: h.NVML}
 	for b.Loop() {
-		if _, err := driver.Open(o); err != nil {
-			b.Fatal(err)
-		}
+		_, err := driver.Open(o)
+		require.NoError(b, err)
 	}
 }
 
@@ -86,13 +79,9 @@ func BenchmarkOpen(b *testing.B) {
 func BenchmarkLdconfigP(b *testing.B) {
 	ldconfig := testutil.GlibcLdconfig(b)
 	h, err := fakehost.Generate(b.TempDir(), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	cache := filepath.Join(h.Root, "etc/ld.so.cache")
 	for b.Loop() {
-		if err := exec.Command(ldconfig, "-p", "-C", cache).Run(); err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, exec.Command(ldconfig, "-p", "-C", cache).Run())
 	}
 }
