@@ -237,7 +237,10 @@
 // the retry fails); stale ".NAME.nvc-" temporaries (regular files and links
 // with exactly that pattern) are removed from the directories Apply writes
 // in; existing placeholders and links are reused; cgroup rules already
-// granted are not added again.
+// granted are not added again. Entries are created with their final mode
+// (the confined thread has no umask), but their owner is set after the
+// creation: a kill in between leaves a placeholder owned by root, which a
+// retry reuses as it is.
 //
 // Applies on the same rootfs directory (two containers started from one
 // rootfs, a retry racing a run still going) are serialized by an exclusive
