@@ -109,7 +109,7 @@ func New(machine string, opts *Options) (*Server, error) {
 		return nil, fmt.Errorf("building NVML mock: %w %q (known: %s)",
 			ErrUnknownMachine, machine, strings.Join(Machines(), ", "))
 	}
-	o := withDefaults(opts)
+	o := opts.WithDefaults()
 	s := &Server{driver: o.DriverVersion, cuda: o.CUDADriverVersion}
 	for i, bus := range b.buses {
 		s.gpus = append(s.gpus, &gpu{board: &b, index: i, bus: bus, uuid: GPUUUID(machine, i)})
@@ -120,7 +120,9 @@ func New(machine string, opts *Options) (*Server, error) {
 	return s, nil
 }
 
-func withDefaults(opts *Options) Options {
+// WithDefaults is opts (nil: the zero Options) with every empty field set
+// to its documented default.
+func (opts *Options) WithDefaults() Options {
 	var o Options
 	if opts != nil {
 		o = *opts

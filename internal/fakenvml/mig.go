@@ -44,7 +44,7 @@ func enableMIG(g *gpu, machine string, profiles []string) error {
 // createInstance creates the GPU and compute instance of one profile name at
 // the first free placement of its GPU instance profile.
 func createInstance(g *gpu, name string, used *[8]bool) (*migDevice, error) {
-	ciSlices, giName := splitProfile(name)
+	ciSlices, giName := SplitProfile(name)
 	p := g.board.profile(giName)
 	if p == nil {
 		return nil, fmt.Errorf("unknown MIG profile %q for %s", name, g.board.name)
@@ -65,9 +65,9 @@ func createInstance(g *gpu, name string, used *[8]bool) (*migDevice, error) {
 	return m, nil
 }
 
-// splitProfile splits "1c.3g.20gb" into 1 and "3g.20gb"; a name without a
+// SplitProfile splits "1c.3g.20gb" into 1 and "3g.20gb"; a name without a
 // compute-instance prefix gives 0.
-func splitProfile(name string) (int, string) {
+func SplitProfile(name string) (int, string) {
 	c, rest, ok := strings.Cut(name, "c.")
 	if n, err := strconv.Atoi(c); ok && err == nil && n > 0 {
 		return n, rest

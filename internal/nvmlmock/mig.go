@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strconv"
-	"strings"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
+
+	"github.com/go-nvc/nvc/internal/fakenvml"
 )
 
 // migDevice is one GPU instance with its one compute instance.
@@ -65,7 +65,7 @@ func enableMIG(d *server.Device, machine string, i int, profiles []string) error
 // createInstance creates the GPU and compute instance of one profile name
 // through the mock's own calls, at the first free placement.
 func createInstance(d *server.Device, name string, used *[8]bool) (migDevice, error) {
-	ciSlices, giName := splitProfile(name)
+	ciSlices, giName := fakenvml.SplitProfile(name)
 	pid, ok := giProfileByName(d, giName)
 	if !ok {
 		return migDevice{}, fmt.Errorf("unknown MIG profile %q for %s", name, d.Config.Name)
@@ -87,16 +87,6 @@ func createInstance(d *server.Device, name string, used *[8]bool) (migDevice, er
 	ci, _ := gi.CreateComputeInstance(&m.ci)
 	m.ciID = int(ci.(*server.ComputeInstance).Info.Id)
 	return m, nil
-}
-
-// splitProfile splits "1c.3g.20gb" into 1 and "3g.20gb"; a name without a
-// compute-instance prefix gives 0.
-func splitProfile(name string) (int, string) {
-	c, rest, ok := strings.Cut(name, "c.")
-	if n, err := strconv.Atoi(c); ok && err == nil && n > 0 {
-		return n, rest
-	}
-	return 0, name
 }
 
 func giProfileByName(d *server.Device, name string) (int, bool) {

@@ -32,32 +32,21 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxh100"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxh200"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
+
+	"github.com/go-nvc/nvc/internal/fakenvml"
 )
 
 // DefaultDriverVersion is the driver version New reports when Options leave
 // it empty: the version of go-nvml's DGX A100 mock.
-const DefaultDriverVersion = "550.54.15"
+const DefaultDriverVersion = fakenvml.DefaultDriverVersion
 
 // ErrUnknownMachine is matched by the error New returns for a machine name it
 // does not know.
 var ErrUnknownMachine = errors.New("unknown mock machine")
 
-// Options change the server New builds. A nil *Options means defaults.
-type Options struct {
-	// DriverVersion is what SystemGetDriverVersion reports. Empty:
-	// DefaultDriverVersion.
-	DriverVersion string
-	// CUDADriverVersion is what SystemGetCudaDriverVersion reports, as NVML
-	// encodes it (12040 is CUDA 12.4). Zero: the CUDA version released with
-	// DriverVersion's branch (12.4 for 550), or 12.4 for a branch not known.
-	CUDADriverVersion int
-	// MIG puts GPUs in MIG mode. The key is a GPU index; the value lists that
-	// GPU's MIG devices by profile name, created in order: "3g.20gb" is a GPU
-	// instance whose single compute instance spans it, "1c.3g.20gb" a
-	// one-slice compute instance in its own 3-slice GPU instance. An empty
-	// list enables MIG with no devices. Nil: no GPU is in MIG mode.
-	MIG map[int][]string
-}
+// Options change the server New builds, as they change fakenvml's (the
+// same type: a layout means the same on both). A nil *Options means defaults.
+type Options = fakenvml.Options
 
 // machine is one go-nvml mock server and the PCI buses its GPUs sit on.
 type machine struct {
@@ -92,7 +81,7 @@ func New(machine string, opts *Options) (*server.Server, error) {
 		return nil, fmt.Errorf("building NVML mock: %w %q (known: %s)",
 			ErrUnknownMachine, machine, strings.Join(Machines(), ", "))
 	}
-	o := withDefaults(opts)
+	o := opts.WithDefaults()
 	s := m.build()
 	s.DriverVersion = o.DriverVersion
 	s.NvmlVersion = nvmlVersion(o.DriverVersion, o.CUDADriverVersion)
@@ -107,35 +96,6 @@ func New(machine string, opts *Options) (*server.Server, error) {
 		return nil, fmt.Errorf("building NVML mock %s: %w", machine, err)
 	}
 	return s, nil
-}
-
-func withDefaults(opts *Options) Options {
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
-	if o.DriverVersion == "" {
-		o.DriverVersion = DefaultDriverVersion
-	}
-	if o.CUDADriverVersion == 0 {
-		o.CUDADriverVersion = cudaForDriver(o.DriverVersion)
-	}
-	return o
-}
-
-// cudaByBranch maps a driver branch to the CUDA version it shipped with.
-var cudaByBranch = map[string]int{
-	"525": 12000, "530": 12010, "535": 12020, "545": 12030, "550": 12040,
-	"555": 12050, "560": 12060, "565": 12070, "570": 12080, "575": 12090,
-	"580": 13000,
-}
-
-func cudaForDriver(version string) int {
-	branch, _, _ := strings.Cut(version, ".")
-	if v, ok := cudaByBranch[branch]; ok {
-		return v
-	}
-	return 12040
 }
 
 // nvmlVersion is NVML's "<cuda major>.<driver version>" string.
