@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/internal/fakehost"
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/internal/testutil/container"
@@ -80,9 +82,7 @@ func BenchmarkLDCacheUpdate(b *testing.B) {
 		})
 		b.Run(size+"/nvc", func(b *testing.B) {
 			for b.Loop() {
-				if err := ldcache.Update(context.Background(), root, &ldcache.UpdateOptions{Dirs: []string{libDir}}); err != nil {
-					b.Fatal(err)
-				}
+				require.NoError(b, ldcache.Update(context.Background(), root, &ldcache.UpdateOptions{Dirs: []string{libDir}}))
 			}
 			record(b, size+"/nvc")
 			reportRatios(b, size+"/nvc", size+"/toolkit-chain", size+"/ldconfig", size+"/nvc-ldconfig")
@@ -104,9 +104,7 @@ func benchRoot(b *testing.B, fh *fakehost.Host, distro bool) string {
 	testutil.AddHostLibc(b, root)
 	for _, dir := range []string{fh.LibDir, fh.Lib32Dir} {
 		entries, err := os.ReadDir(filepath.Join(fh.Root, dir))
-		if err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, err)
 		for _, e := range entries {
 			if e.Type().IsRegular() {
 				testutil.CopyHostFile(b, filepath.Join(fh.Root, dir, e.Name()), filepath.Join(root, dir, e.Name()), 0o755)
@@ -125,9 +123,7 @@ func benchRoot(b *testing.B, fh *fakehost.Host, distro bool) string {
 func linkSystemLibraries(b *testing.B, root string) {
 	b.Helper()
 	entries, err := os.ReadDir(libDir)
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	for _, e := range entries {
 		src, dst := filepath.Join(libDir, e.Name()), filepath.Join(root, libDir, e.Name())
 		if !strings.Contains(e.Name(), ".so") {
@@ -152,9 +148,8 @@ func linkSystemLibraries(b *testing.B, root string) {
 func execLoop(b *testing.B, prog string, args ...string) {
 	b.Helper()
 	for b.Loop() {
-		if out, err := exec.Command(prog, args...).CombinedOutput(); err != nil {
-			b.Fatalf("%s %s: %v\n%s", prog, strings.Join(args, " "), err, out)
-		}
+		out, err := exec.Command(prog, args...).CombinedOutput()
+		require.NoError(b, err, "%s %s: %s", prog, strings.Join(args, " "), out)
 	}
 }
 
@@ -183,9 +178,8 @@ func BenchmarkConfigure(b *testing.B) {
 				}
 				cmd := exec.Command(cli, args...)
 				b.StartTimer()
-				if out, err := cmd.CombinedOutput(); err != nil {
-					b.Fatalf("configure: %v\n%s", err, out)
-				}
+				out, err := cmd.CombinedOutput()
+				require.NoError(b, err, "configure: %s", out)
 			}
 		})
 	}

@@ -15,6 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/internal/fakehost"
 	"github.com/go-nvc/nvc/internal/testutil"
 )
@@ -40,9 +43,7 @@ func staticExample(t *testing.T, name string) string {
 func requireStatic(t *testing.T, file string) {
 	t.Helper()
 	for _, typ := range []elf.ProgType{elf.PT_INTERP, elf.PT_DYNAMIC} {
-		if testutil.HasProg(t, file, typ) {
-			t.Fatalf("%s is dynamically linked (%v): a dynamic loader would honour LD_PRELOAD", file, typ)
-		}
+		require.False(t, testutil.HasProg(t, file, typ), "%s is dynamically linked (%v): a dynamic loader would honour LD_PRELOAD", file, typ)
 	}
 }
 
@@ -65,9 +66,7 @@ func cdiSpecPath(t *testing.T, ext string) string {
 	testutil.RequireRoot(t)
 	_, err := os.Stat(cdiSpecDir)
 	made := os.IsNotExist(err)
-	if err := os.MkdirAll(cdiSpecDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.MkdirAll(cdiSpecDir, 0o755))
 	name := filepath.Join(cdiSpecDir, "nvc-e2e-"+testName(t)+"-"+randomHex()+ext)
 	t.Cleanup(func() {
 		os.Remove(name)
@@ -118,9 +117,7 @@ func podman(t *testing.T, runtime string, opts []string, rootfs string, cmd ...s
 func podmanStore(t *testing.T) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "nvc-pm-")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() {
 		for range 50 {
 			if err = os.RemoveAll(dir); err == nil {
@@ -128,7 +125,7 @@ func podmanStore(t *testing.T) string {
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
-		t.Errorf("removing podman's storage: %v", err)
+		assert.NoError(t, err, "removing podman's storage")
 	})
 	return dir
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	cdispecs "tags.cncf.io/container-device-interface/specs-go"
 
 	"github.com/go-nvc/nvc/internal/elfwriter"
@@ -59,35 +61,31 @@ func TestCDIPodmanDeviceNodeModification(t *testing.T) {
 				"p mount \"busybox grep ' /proc/driver/nvidia/params ' /proc/self/mountinfo\"",
 				"p gpus 'busybox ls /proc/driver/nvidia/gpus | busybox wc -l'"}, "\n")
 			for _, withOurs := range []bool{true, false} {
-				rootfs := busyboxRootfs(t)
-				c.rewrite(t, func(s *cdispecs.Spec) {
-					s.ContainerEdits.Hooks = slices.DeleteFunc(s.ContainerEdits.Hooks, func(h *cdispecs.Hook) bool { return slices.Contains(h.Args, "kernel-proc") })
-					s.ContainerEdits.Hooks = slices.Insert(s.ContainerEdits.Hooks, 0, c.kernelProcCDIHook(t, rootfs))
-					i := hookIndex(s, "disable-device-node-modification")
-					if i < 0 {
-						t.Fatalf("the spec has no disable-device-node-modification hook: %+v", s.ContainerEdits.Hooks)
+				t.Run(map[bool]string{true: "our-hook", false: "without-our-hook"}[withOurs], func(t *testing.T) {
+					rootfs := busyboxRootfs(t)
+					c.rewrite(t, func(s *cdispecs.Spec) {
+						s.ContainerEdits.Hooks = slices.DeleteFunc(s.ContainerEdits.Hooks, func(h *cdispecs.Hook) bool { return slices.Contains(h.Args, "kernel-proc") })
+						s.ContainerEdits.Hooks = slices.Insert(s.ContainerEdits.Hooks, 0, c.kernelProcCDIHook(t, rootfs))
+						i := hookIndex(s, "disable-device-node-modification")
+						require.GreaterOrEqual(t, i, 0, "the spec has no disable-device-node-modification hook: %+v", s.ContainerEdits.Hooks)
+						if !withOurs {
+							s.ContainerEdits.Hooks = slices.Delete(s.ContainerEdits.Hooks, i, i+1)
+						} else if !slices.Contains(s.ContainerEdits.Hooks[i].Args, "--proc-root") {
+							s.ContainerEdits.Hooks[i].Args = append(s.ContainerEdits.Hooks[i].Args, "--proc-root", c.host.ProcRoot)
+						}
+					})
+					out, stderr, err := podman(t, runtime, []string{"--device", c.qualified("0")}, rootfs, "/bin/busybox", "sh", "-c", script)
+					require.NoError(t, err, "podman run (our hook %v): %s", withOurs, stderr)
+					got := parseProbe(out)
+					want := "ModifyDeviceFiles: 1"
+					if withOurs {
+						want = "ModifyDeviceFiles: 0"
 					}
-					if !withOurs {
-						s.ContainerEdits.Hooks = slices.Delete(s.ContainerEdits.Hooks, i, i+1)
-					} else if !slices.Contains(s.ContainerEdits.Hooks[i].Args, "--proc-root") {
-						s.ContainerEdits.Hooks[i].Args = append(s.ContainerEdits.Hooks[i].Args, "--proc-root", c.host.ProcRoot)
-					}
+					assert.Equal(t, want, got["params"], "our hook %v: the container sees %q", withOurs, got)
+					assert.Equal(t, "8", got["gpus"], "our hook %v: the container sees %q, want the 8 GPUs of the driver's procfs", withOurs, got)
+					mounted := strings.Contains(got["mount"], " ro,nosuid,nodev,noexec")
+					assert.Equal(t, withOurs, mounted, "our hook %v: params mount %q; want a ro,nosuid,nodev,noexec mount: %v", withOurs, got["mount"], withOurs)
 				})
-				out, stderr, err := podman(t, runtime, []string{"--device", c.qualified("0")}, rootfs, "/bin/busybox", "sh", "-c", script)
-				if err != nil {
-					t.Fatalf("podman run (our hook %v): %v\n%s", withOurs, err, stderr)
-				}
-				got := parseProbe(out)
-				want := "ModifyDeviceFiles: 1"
-				if withOurs {
-					want = "ModifyDeviceFiles: 0"
-				}
-				if got["params"] != want || got["gpus"] != "8" {
-					t.Errorf("our hook %v: the container sees %q, want %q and the 8 GPUs of the driver's procfs", withOurs, got, want)
-				}
-				if mounted := strings.Contains(got["mount"], " ro,nosuid,nodev,noexec"); mounted != withOurs {
-					t.Errorf("our hook %v: params mount %q; want a ro,nosuid,nodev,noexec mount: %v", withOurs, got["mount"], withOurs)
-				}
 			}
 		})
 	}
@@ -101,9 +99,7 @@ func compatImage(t *testing.T, compat string) string {
 	rootfs := busyboxRootfs(t)
 	testutil.BuildTree(t, rootfs, "dir usr/local/cuda/compat\nsymlink usr/local/cuda/compat/libcuda.so.1 libcuda.so."+compat+"\n")
 	lib := filepath.Join(rootfs, "usr/local/cuda/compat/libcuda.so."+compat)
-	if err := elfwriter.WriteFile(lib, elfwriter.Library("libcuda.so.1"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, elfwriter.WriteFile(lib, elfwriter.Library("libcuda.so.1"), 0o755))
 	return rootfs
 }
 
@@ -116,13 +112,9 @@ func compatImage(t *testing.T, compat string) string {
 func TestCDIPodmanCUDACompat(t *testing.T) {
 	requirePodman(t, "crun")
 	c := newCDICase(t, uniqueClass())
-	if hookIndex(c.spec, "enable-cuda-compat") < 0 {
-		t.Fatalf("the spec has no enable-cuda-compat hook: %+v", c.spec.ContainerEdits.Hooks)
-	}
+	require.GreaterOrEqual(t, hookIndex(c.spec, "enable-cuda-compat"), 0, "the spec has no enable-cuda-compat hook: %+v", c.spec.ContainerEdits.Hooks)
 	major, err := strconv.Atoi(strings.Split(c.host.DriverVersion, ".")[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	const compatDir = "/usr/local/cuda/compat"
 	for _, tc := range []struct {
 		name, compat, loaded string
@@ -133,12 +125,8 @@ func TestCDIPodmanCUDACompat(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rootfs := compatImage(t, tc.compat)
 			out, stderr, err := podman(t, "crun", []string{"--device", c.qualified("0"), "--env", "LD_TRACE_LOADED_OBJECTS=1"}, rootfs, "/cudaprog")
-			if err != nil {
-				t.Fatalf("podman run: %v\n%s", err, stderr)
-			}
-			if !strings.Contains(out, "libcuda.so.1 => "+tc.loaded+" (") {
-				t.Errorf("compat libcuda.so.%s, driver %s: the loader resolves\n%s\nwant libcuda.so.1 => %s", tc.compat, c.host.DriverVersion, out, tc.loaded)
-			}
+			require.NoError(t, err, "podman run: %s", stderr)
+			assert.Contains(t, out, "libcuda.so.1 => "+tc.loaded+" (", "compat libcuda.so.%s, driver %s: the loader resolves\n%s\nwant libcuda.so.1 => %s", tc.compat, c.host.DriverVersion, out, tc.loaded)
 			var libcuda []string
 			for _, e := range testutil.LdconfigEntries(t, filepath.Join(rootfs, "etc/ld.so.cache")) {
 				if strings.HasPrefix(e, "libcuda.so.1 (libc6,x86-64)") {
@@ -146,9 +134,11 @@ func TestCDIPodmanCUDACompat(t *testing.T) {
 				}
 			}
 			inCache := slices.ContainsFunc(libcuda, func(e string) bool { return strings.Contains(e, compatDir) })
-			if len(libcuda) == 0 || !strings.HasSuffix(libcuda[0], "=> "+tc.loaded) || inCache != (tc.name == "newer") {
-				t.Errorf("glibc ldconfig -p lists libcuda.so.1 as %q; want %s first, the compat dir listed: %v", libcuda, tc.loaded, tc.name == "newer")
+			msg := fmt.Sprintf("glibc ldconfig -p lists libcuda.so.1 as %q; want %s first, the compat dir listed: %v", libcuda, tc.loaded, tc.name == "newer")
+			if assert.NotEmpty(t, libcuda, msg) {
+				assert.True(t, strings.HasSuffix(libcuda[0], "=> "+tc.loaded), msg)
 			}
+			assert.Equal(t, tc.name == "newer", inCache, msg)
 		})
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"tags.cncf.io/container-device-interface/pkg/cdi"
 	cdispecs "tags.cncf.io/container-device-interface/specs-go"
 
@@ -48,13 +50,10 @@ func newCDICase(t *testing.T, class string, args ...string) *cdiCase {
 	c.file = cdiSpecPath(t, ".json")
 	args = append([]string{"cdi", "generate", "--driver-root", h.Root, "--proc-root", h.ProcRoot,
 		"--hook-path", c.hook, "--class", class, "--output", c.file}, args...)
-	if _, stderr, code := run(t, os.Environ(), "", c.ctk, args...); code != 0 {
-		t.Fatalf("nvidia-ctk %s: exit %d\n%s", strings.Join(args, " "), code, stderr)
-	}
+	_, stderr, code := run(t, os.Environ(), "", c.ctk, args...)
+	require.Equal(t, 0, code, "nvidia-ctk %s: exit %d\n%s", strings.Join(args, " "), code, stderr)
 	spec, err := cdi.ReadSpec(c.file, 0)
-	if err != nil {
-		t.Fatalf("the CDI module refuses the generated spec: %v", err)
-	}
+	require.NoError(t, err, "the CDI module refuses the generated spec")
 	c.spec = spec.Spec
 	return c
 }
@@ -64,12 +63,8 @@ func (c *cdiCase) rewrite(t *testing.T, change func(*cdispecs.Spec)) {
 	t.Helper()
 	change(c.spec)
 	data, err := json.Marshal(c.spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(c.file, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(c.file, data, 0o644))
 }
 
 func (c *cdiCase) device(t *testing.T, name string) cdispecs.ContainerEdits {
@@ -79,7 +74,7 @@ func (c *cdiCase) device(t *testing.T, name string) cdispecs.ContainerEdits {
 			return d.ContainerEdits
 		}
 	}
-	t.Fatalf("spec has no device %q", name)
+	require.FailNow(t, fmt.Sprintf("spec has no device %q", name))
 	return cdispecs.ContainerEdits{}
 }
 
@@ -110,9 +105,7 @@ func (c *cdiCase) inspect(t *testing.T, runtime string, paths []string, devices 
 		opts = append(opts, "--device", d)
 	}
 	stdout, stderr, err := podman(t, runtime, opts, rootfs, "/bin/busybox", "sh", "-c", strings.Join(script, "\n"))
-	if err != nil {
-		t.Fatalf("podman run --device %v: %v\n%s", devices, err, stderr)
-	}
+	require.NoError(t, err, "podman run --device %v: %s", devices, stderr)
 	return view(parseProbe(stdout)), rootfs
 }
 
@@ -160,19 +153,13 @@ func (c *cdiCase) runDevice0(t *testing.T, runtime string) {
 	t.Logf("checking %d nodes present, %d absent, %d driver files", len(present), len(absent), len(mounts))
 	got, rootfs := c.inspect(t, runtime, slices.Concat(present, absent, mounts), c.qualified("0"))
 	for _, p := range present {
-		if got[p] != want[p] {
-			t.Errorf("%s in the container: %q, want %q", p, got[p], want[p])
-		}
+		assert.Equal(t, want[p], got[p], "%s in the container", p)
 	}
 	for _, p := range absent {
-		if !isMissing(got[p]) {
-			t.Errorf("%s (another device's node) in the container: %q, want absent", p, got[p])
-		}
+		assert.True(t, isMissing(got[p]), "%s (another device's node) in the container: %q, want absent", p, got[p])
 	}
 	for _, p := range mounts {
-		if strings.Contains(got[p], "can't stat") {
-			t.Errorf("driver file %s not in the container: %q", p, got[p])
-		}
+		assert.NotContains(t, got[p], "can't stat", "driver file %s not in the container", p)
 	}
 	c.checkIndependent(t, got, rootfs)
 }
@@ -199,9 +186,7 @@ func (c *cdiCase) checkIndependent(t *testing.T, got view, rootfs string) {
 		{"open1", strings.Contains(got["open1"], "Operation not permitted"), "EPERM (cgroup denies 195:1)"},
 	}
 	for _, ck := range checks {
-		if !ck.ok {
-			t.Errorf("in the container, %s = %q; want %s", ck.key, got[ck.key], ck.want)
-		}
+		assert.True(t, ck.ok, "in the container, %s = %q; want %s", ck.key, got[ck.key], ck.want)
 	}
 	checkCacheListsLibcuda(t, rootfs, "/usr/lib64")
 }
@@ -214,22 +199,15 @@ func (c *cdiCase) runAll(t *testing.T, runtime string) {
 		want[n.Path] = charDev(n.Major, n.Minor)
 	}
 	for i := range 8 {
-		if p := fmt.Sprintf("/dev/nvidia%d", i); want[p] != charDev(195, int64(i)) {
-			t.Fatalf("device all has nodes %v, want every GPU's (%s as 195:%d)", nodes, p, i)
-		}
+		p := fmt.Sprintf("/dev/nvidia%d", i)
+		require.Equal(t, charDev(195, int64(i)), want[p], "device all has nodes %v, want every GPU's (%s as 195:%d)", nodes, p, i)
 	}
 	got, _ := c.inspect(t, runtime, nodes, c.qualified("all"))
 	for _, p := range nodes {
-		if got[p] != want[p] {
-			t.Errorf("%s in the container: %q, want %s", p, got[p], want[p])
-		}
+		assert.Equal(t, want[p], got[p], "%s in the container", p)
 	}
-	if got["cudaprog"] != "exit 0" {
-		t.Errorf("cudaprog: %q, want exit 0", got["cudaprog"])
-	}
-	if !strings.Contains(got["open1"], "No such device or address") {
-		t.Errorf("opening 195:1 with all GPUs: %q, want ENXIO (allowed)", got["open1"])
-	}
+	assert.Equal(t, "exit 0", got["cudaprog"], "cudaprog")
+	assert.Contains(t, got["open1"], "No such device or address", "opening 195:1 with all GPUs: want ENXIO (allowed)")
 }
 
 // runWithoutLDCacheHook is the control: the same spec without the
@@ -244,12 +222,9 @@ func (c *cdiCase) runWithoutLDCacheHook(t *testing.T, runtime string) {
 		})
 	})
 	got, _ := c.inspect(t, runtime, nil, c.qualified("0"))
-	if got["libcuda.so.1"] != "libcuda.so."+c.host.DriverVersion {
-		t.Errorf("libcuda.so.1 = %q; the create-symlinks hook should still run", got["libcuda.so.1"])
-	}
-	if !strings.Contains(got["cudaprog"], "error while loading shared libraries: libcuda.so.1") || !strings.HasSuffix(got["cudaprog"], "exit 127") {
-		t.Errorf("cudaprog without update-ldcache: %q, want the loader's failure and exit 127", got["cudaprog"])
-	}
+	assert.Equal(t, "libcuda.so."+c.host.DriverVersion, got["libcuda.so.1"], "libcuda.so.1: the create-symlinks hook should still run")
+	assert.Contains(t, got["cudaprog"], "error while loading shared libraries: libcuda.so.1", "cudaprog without update-ldcache: want the loader's failure and exit 127")
+	assert.True(t, strings.HasSuffix(got["cudaprog"], "exit 127"), "cudaprog without update-ldcache: %q, want the loader's failure and exit 127", got["cudaprog"])
 }
 
 // TestCDISpecValid checks the generated spec with the CDI module's cache
@@ -258,62 +233,53 @@ func (c *cdiCase) runWithoutLDCacheHook(t *testing.T, runtime string) {
 // with `nvidia-ctk cdi list`.
 func TestCDISpecValid(t *testing.T) {
 	c := newCDICase(t, uniqueClass(), "--device-name-strategy", "index,uuid,type-index")
-	if err := nvcontainer.ValidateCDISpec(c.spec); err != nil {
-		t.Errorf("ValidateCDISpec: %v", err)
-	}
+	assert.NoError(t, nvcontainer.ValidateCDISpec(c.spec), "ValidateCDISpec")
 	cache, err := cdi.NewCache(cdi.WithSpecDirs(filepath.Dir(c.file)), cdi.WithAutoRefresh(false))
 	if err != nil {
 		t.Logf("CDI cache errors (other specs may be present): %v", err)
 	}
-	if errs := cache.GetErrors()[c.file]; len(errs) > 0 {
-		t.Fatalf("the CDI cache refuses our spec: %v", errs)
-	}
+	require.Empty(t, cache.GetErrors()[c.file], "the CDI cache refuses our spec")
 	var want []string
 	for _, d := range c.spec.Devices {
 		want = append(want, c.qualified(d.Name))
 	}
 	listed := cache.ListDevices()
 	for _, w := range want {
-		if !slices.Contains(listed, w) {
-			t.Errorf("the CDI cache does not list %s", w)
-		}
+		assert.Contains(t, listed, w, "the CDI cache does not list %s", w)
 	}
 	c.checkInjection(t, cache)
 	for _, args := range [][]string{{"cdi", "list"}, {"cdi", "list", "--spec-dir", cdiSpecDir}} {
-		out, stderr, code := run(t, os.Environ(), "", c.ctk, args...)
-		got := strings.Fields(out)
-		if code != 0 {
-			t.Fatalf("nvidia-ctk %v: exit %d\n%s", args, code, stderr)
-		}
-		for _, w := range want {
-			if !slices.Contains(got, w) {
-				t.Errorf("nvidia-ctk %v does not list %s:\n%s", args, w, out)
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			out, stderr, code := run(t, os.Environ(), "", c.ctk, args...)
+			got := strings.Fields(out)
+			require.Equal(t, 0, code, "nvidia-ctk %v: exit %d\n%s", args, code, stderr)
+			for _, w := range want {
+				assert.Contains(t, got, w, "nvidia-ctk %v does not list %s:\n%s", args, w, out)
 			}
-		}
+		})
 	}
 }
 
 func (c *cdiCase) checkInjection(t *testing.T, cache *cdi.Cache) {
 	t.Helper()
 	oci := readSpec(t, newBundle(t, t.TempDir(), "true", nil, nil))
-	if unresolved, err := cache.InjectDevices(oci, c.qualified("gpu0")); err != nil {
-		t.Fatalf("injecting %s: %v (unresolved %v)", c.qualified("gpu0"), err, unresolved)
-	}
+	unresolved, err := cache.InjectDevices(oci, c.qualified("gpu0"))
+	require.NoError(t, err, "injecting %s (unresolved %v)", c.qualified("gpu0"), unresolved)
 	var nodes []string
 	for _, d := range oci.Linux.Devices {
 		nodes = append(nodes, d.Path)
 	}
-	if !slices.Contains(nodes, "/dev/nvidia0") || slices.Contains(nodes, "/dev/nvidia1") || !slices.Contains(nodes, "/dev/nvidiactl") {
-		t.Errorf("injected device nodes %v, want /dev/nvidia0 and /dev/nvidiactl, not /dev/nvidia1", nodes)
-	}
+	const nodesMsg = "injected device nodes: want /dev/nvidia0 and /dev/nvidiactl, not /dev/nvidia1"
+	assert.Contains(t, nodes, "/dev/nvidia0", nodesMsg)
+	assert.NotContains(t, nodes, "/dev/nvidia1", nodesMsg)
+	assert.Contains(t, nodes, "/dev/nvidiactl", nodesMsg)
 	want := len(c.spec.ContainerEdits.Hooks) + len(c.device(t, "gpu0").Hooks)
-	if n := len(oci.Hooks.CreateContainer); n != want || n == 0 {
-		t.Fatalf("injected %d createContainer hooks, want the spec's %d", n, want)
-	}
+	n := len(oci.Hooks.CreateContainer)
+	require.NotZero(t, n, "injected no createContainer hooks, want the spec's %d", want)
+	require.Equal(t, want, n, "injected createContainer hooks, want the spec's")
 	for _, h := range oci.Hooks.CreateContainer {
-		if h.Path != c.hook || len(h.Env) == 0 {
-			t.Errorf("injected hook %+v: want %s with an explicit env", h, c.hook)
-		}
+		assert.Equal(t, c.hook, h.Path, "injected hook %+v: want %s with an explicit env", h, c.hook)
+		assert.NotEmpty(t, h.Env, "injected hook %+v: want %s with an explicit env", h, c.hook)
 	}
 }
 
@@ -330,38 +296,31 @@ func TestCDIPodmanSimulatedMIG(t *testing.T) {
 	env := append(os.Environ(), "TMPDIR="+t.TempDir()) // the simulated host's dir
 	_, stderr, code := run(t, env, "", ctk, "cdi", "generate", "--simulate", "dgxa100", "--simulate-keep", "--simulate-mig", "1=3g.20gb,3g.20gb",
 		"--hook-path", hook, "--class", uniqueClass(), "--output", file)
-	if code != 0 || !strings.Contains(stderr, "SIMULATED") {
-		t.Fatalf("nvidia-ctk: exit %d\n%s", code, stderr)
-	}
+	require.Equal(t, 0, code, "nvidia-ctk: exit %d\n%s", code, stderr)
+	require.Contains(t, stderr, "SIMULATED", "nvidia-ctk: exit %d\n%s", code, stderr)
 	spec, err := cdi.ReadSpec(file, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := spec.GetDevice("1"); d == nil || len(d.Device.ContainerEdits.DeviceNodes) != 1 ||
-		d.Device.ContainerEdits.DeviceNodes[0].Path != "/dev/nvidia1" || spec.GetDevice("1:0") == nil {
-		t.Fatalf("devices %v: want GPU 1 whole (its node only, as NVIDIA_VISIBLE_DEVICES=1 plans it) and as its MIG devices", spec.Devices)
-	}
+	require.NoError(t, err)
+	const devicesMsg = "devices %v: want GPU 1 whole (its node only, as NVIDIA_VISIBLE_DEVICES=1 plans it) and as its MIG devices"
+	d := spec.GetDevice("1")
+	require.NotNil(t, d, devicesMsg, spec.Devices)
+	require.Len(t, d.Device.ContainerEdits.DeviceNodes, 1, devicesMsg, spec.Devices)
+	require.Equal(t, "/dev/nvidia1", d.Device.ContainerEdits.DeviceNodes[0].Path, devicesMsg, spec.Devices)
+	require.NotNil(t, spec.GetDevice("1:0"), devicesMsg, spec.Devices)
 	c := &cdiCase{ctk: ctk, hook: hook, file: file, spec: spec.Spec}
 	nodes := c.device(t, "1:0").DeviceNodes
 	var paths []string
 	for _, n := range nodes {
 		paths = append(paths, n.Path)
 	}
-	if len(nodes) != 3 {
-		t.Fatalf("1:0 has nodes %v, want the GPU's and two capabilities", paths)
-	}
+	require.Len(t, nodes, 3, "1:0 has nodes %v, want the GPU's and two capabilities", paths)
 	got, rootfs := c.inspect(t, "runc", append(paths, "/dev/nvidia0", "/dev/nvidia2"), c.qualified("1:0"))
 	for _, n := range nodes {
-		if got[n.Path] != charDev(n.Major, n.Minor) {
-			t.Errorf("%s in the container: %q, want %s", n.Path, got[n.Path], charDev(n.Major, n.Minor))
-		}
+		assert.Equal(t, charDev(n.Major, n.Minor), got[n.Path], "%s in the container", n.Path)
 	}
-	if got["/dev/nvidia1"] != charDev(195, 1) || !isMissing(got["/dev/nvidia0"]) || !isMissing(got["/dev/nvidia2"]) {
-		t.Errorf("GPU nodes: nvidia1 %q, nvidia0 %q, nvidia2 %q; want only the MIG device's parent, 195:1",
-			got["/dev/nvidia1"], got["/dev/nvidia0"], got["/dev/nvidia2"])
-	}
+	const gpuMsg = "GPU nodes: nvidia1 %q, nvidia0 %q, nvidia2 %q; want only the MIG device's parent, 195:1"
+	assert.Equal(t, charDev(195, 1), got["/dev/nvidia1"], gpuMsg, got["/dev/nvidia1"], got["/dev/nvidia0"], got["/dev/nvidia2"])
+	assert.True(t, isMissing(got["/dev/nvidia0"]), gpuMsg, got["/dev/nvidia1"], got["/dev/nvidia0"], got["/dev/nvidia2"])
+	assert.True(t, isMissing(got["/dev/nvidia2"]), gpuMsg, got["/dev/nvidia1"], got["/dev/nvidia0"], got["/dev/nvidia2"])
 	checkCacheListsLibcuda(t, rootfs, "/usr/lib/x86_64-linux-gnu")
-	if got["cudaprog"] != "exit 0" {
-		t.Errorf("cudaprog: %q", got["cudaprog"])
-	}
+	assert.Equal(t, "exit 0", got["cudaprog"], "cudaprog")
 }

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/internal/fakehost"
 	"github.com/go-nvc/nvc/internal/testutil/container"
 )
@@ -64,26 +67,24 @@ func TestCLIConfigureUnmetRequirement(t *testing.T) {
 	ct := newConfigureTarget(t)
 	tree, mounts := ct.state(t)
 	for _, req := range []string{"driver>=999", "driver>=999 driver>=998,driver>=500"} {
-		stderr, code := ct.configure(t, "--require=driver>=500", "--require="+req)
-		clause, _, _ := strings.Cut(req, " ")
-		want := "nvidia-container-cli: requirement error: unsatisfied condition: " + clause + "\n"
-		if code != 1 || stderr != want {
-			t.Errorf("--require=%s: exit %d, stderr %q; want 1, %q", req, code, stderr, want)
-		}
-		afterTree, afterMounts := ct.state(t)
-		if diff := container.DiffSnapshots(tree, afterTree); len(diff) > 0 || afterMounts != mounts {
-			t.Errorf("--require=%s changed the container:\n%s\nmounts before:\n%s\nafter:\n%s", req, strings.Join(diff, "\n"), mounts, afterMounts)
-		}
+		t.Run(req, func(t *testing.T) {
+			stderr, code := ct.configure(t, "--require=driver>=500", "--require="+req)
+			clause, _, _ := strings.Cut(req, " ")
+			want := "nvidia-container-cli: requirement error: unsatisfied condition: " + clause + "\n"
+			assert.Equal(t, 1, code, "--require=%s: exit status; stderr %q", req, stderr)
+			assert.Equal(t, want, stderr, "--require=%s: stderr", req)
+			afterTree, afterMounts := ct.state(t)
+			diff := container.DiffSnapshots(tree, afterTree)
+			assert.Empty(t, diff, "--require=%s changed the container's tree:\n%s", req, strings.Join(diff, "\n"))
+			assert.Equal(t, mounts, afterMounts, "--require=%s changed the container's mounts", req)
+		})
 	}
 
-	if stderr, code := ct.configure(t, "--require=driver>="+ct.host.DriverVersion); code != 0 {
-		t.Fatalf("configure with a met requirement: exit %d\n%s", code, stderr)
-	}
+	stderr, code := ct.configure(t, "--require=driver>="+ct.host.DriverVersion)
+	require.Equal(t, 0, code, "configure with a met requirement: exit %d\n%s", code, stderr)
 	afterTree, afterMounts := ct.state(t)
-	if len(container.DiffSnapshots(tree, afterTree)) == 0 || afterMounts == mounts {
-		t.Errorf("configure with a met requirement changed nothing the test can see")
-	}
-	if out, err := ct.ctr.Exec(t, "ls", ct.ctr.Rootfs+"/dev/nvidia0"); err != nil {
-		t.Errorf("after configure, /dev/nvidia0 in the container: %v %s", err, out)
-	}
+	assert.NotEmpty(t, container.DiffSnapshots(tree, afterTree), "configure with a met requirement changed no file the test can see")
+	assert.NotEqual(t, mounts, afterMounts, "configure with a met requirement changed no mount the test can see")
+	out, err := ct.ctr.Exec(t, "ls", ct.ctr.Rootfs+"/dev/nvidia0")
+	assert.NoError(t, err, "after configure, /dev/nvidia0 in the container: %s", out)
 }

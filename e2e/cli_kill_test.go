@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/internal/testutil/container"
 )
 
@@ -25,33 +28,23 @@ func TestCLIConfigureKilledConverges(t *testing.T) {
 	killed.host = clean.host
 	buildExample(t, "nvidia-container-cli", false) // not timed
 	began := time.Now()
-	if stderr, code := clean.configure(t); code != 0 {
-		t.Fatalf("clean configure: exit %d\n%s", code, stderr)
-	}
+	stderr, code := clean.configure(t)
+	require.Equal(t, 0, code, "clean configure: exit %d\n%s", code, stderr)
 	took := time.Since(began)
 	const kills = 10
 	for i := range kills {
 		killed.killAfter(t, took*time.Duration(i+1)/kills)
 	}
-	if stderr, code := killed.configure(t); code != 0 {
-		t.Fatalf("configure after %d kills: exit %d\n%s", kills, code, stderr)
-	}
+	stderr, code = killed.configure(t)
+	require.Equal(t, 0, code, "configure after %d kills: exit %d\n%s", kills, code, stderr)
 	want, got := clean.mountTable(t), killed.mountTable(t)
-	if !slices.Equal(got, want) {
-		t.Errorf("mounts after %d kills and a retry differ from a clean run's:\ngot:\n%s\nwant:\n%s", kills, strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+	assert.True(t, slices.Equal(got, want), "mounts after %d kills and a retry differ from a clean run's:\ngot:\n%s\nwant:\n%s", kills, strings.Join(got, "\n"), strings.Join(want, "\n"))
 	for i := 1; i < len(got); i++ {
-		if strings.Fields(got[i])[0] == strings.Fields(got[i-1])[0] {
-			t.Errorf("two mounts stacked on %s", strings.Fields(got[i])[0])
-		}
+		assert.NotEqual(t, strings.Fields(got[i-1])[0], strings.Fields(got[i])[0], "two mounts stacked on %s", strings.Fields(got[i])[0])
 	}
 	wantTree, gotTree := container.Layout(t, clean.ctr.HostRootfs), container.Layout(t, killed.ctr.HostRootfs)
-	if gotTree != wantTree {
-		t.Errorf("rootfs after %d kills and a retry differs from a clean run's:\ngot:\n%s\nwant:\n%s", kills, gotTree, wantTree)
-	}
-	if strings.Contains(gotTree, ".nvc-") {
-		t.Errorf("temporaries left in the rootfs:\n%s", gotTree)
-	}
+	assert.Equal(t, wantTree, gotTree, "rootfs after %d kills and a retry differs from a clean run's", kills)
+	assert.NotContains(t, gotTree, ".nvc-", "temporaries left in the rootfs")
 }
 
 // killAfter starts configure and kills it with SIGKILL after d (or lets it
@@ -60,9 +53,7 @@ func (ct *configureTarget) killAfter(t *testing.T, d time.Duration) {
 	t.Helper()
 	args := append(hostFlags(ct.host), "configure", fmt.Sprintf("--pid=%d", ct.ctr.PID), "--device=0", "--compute", "--utility", "--no-cgroups", ct.ctr.Rootfs)
 	cmd := exec.Command(buildExample(t, "nvidia-container-cli", false), args...)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, cmd.Start())
 	time.Sleep(d)
 	cmd.Process.Kill()
 	cmd.Wait()

@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/internal/fakehost"
 	"github.com/go-nvc/nvc/internal/fakenvml"
 	"github.com/go-nvc/nvc/internal/fakenvmllib"
@@ -26,9 +29,7 @@ func nvmlHost(tb testing.TB, opts *fakehost.Options) *fakehost.Host {
 	tb.Helper()
 	h := simHost(tb, opts)
 	lib := filepath.Join(h.Root, h.LibDir, "libnvidia-ml.so.1")
-	if err := os.Remove(lib); err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, os.Remove(lib))
 	fakenvmllib.Build(tb, lib, fakenvmllib.Options{Version: h.DriverVersion, UUID: fakenvml.GPUUUID("dgxa100", 0)})
 	return h
 }
@@ -43,18 +44,15 @@ func configureWithNVML(t *testing.T, h *fakehost.Host, delayMS int, extra ...str
 	args := append(hostFlags(h), "configure", fmt.Sprintf("--pid=%d", c.PID), "--device=0", "--compute", "--utility", "--no-cgroups")
 	args = append(append(args, extra...), c.Rootfs)
 	env := []string{"PATH=" + os.Getenv("PATH"), fakenvmllib.EnvInitMark + "=" + mark, fmt.Sprintf("%s=%d", fakenvmllib.EnvInitDelayMS, delayMS)}
-	if _, stderr, code := run(t, env, "", buildExample(t, "nvidia-container-cli", false), args...); code != 0 {
-		t.Fatalf("configure %s: exit %d\n%s", strings.Join(extra, " "), code, stderr)
-	}
-	if _, err := os.Stat(filepath.Join(c.HostRootfs, "usr/bin/nvidia-smi")); err != nil {
-		t.Errorf("configure %s did not configure: %v", strings.Join(extra, " "), err)
-	}
+	_, stderr, code := run(t, env, "", buildExample(t, "nvidia-container-cli", false), args...)
+	require.Equal(t, 0, code, "configure %s: exit %d\n%s", strings.Join(extra, " "), code, stderr)
+	_, err := os.Stat(filepath.Join(c.HostRootfs, "usr/bin/nvidia-smi"))
+	assert.NoError(t, err, "configure %s did not configure", strings.Join(extra, " "))
 	data, err := os.ReadFile(mark)
 	if os.IsNotExist(err) {
 		return 0
-	} else if err != nil {
-		t.Fatal(err)
 	}
+	require.NoError(t, err)
 	return strings.Count(string(data), "init\n")
 }
 
@@ -77,9 +75,8 @@ func TestCLIConfigureNoNVML(t *testing.T) {
 		{"arch", []string{"--require=arch>=8.0"}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if n := configureWithNVML(t, h, 0, tc.extra...); n != tc.inits {
-				t.Errorf("configure %s: nvmlInit ran %d times, want %d", strings.Join(tc.extra, " "), n, tc.inits)
-			}
+			n := configureWithNVML(t, h, 0, tc.extra...)
+			assert.Equal(t, tc.inits, n, "configure %s: times nvmlInit ran", strings.Join(tc.extra, " "))
 		})
 	}
 }
@@ -106,9 +103,8 @@ func BenchmarkConfigureNVMLDelay(b *testing.B) {
 					cmd := exec.Command(cli, append(args, c.Rootfs)...)
 					cmd.Env = []string{"PATH=" + os.Getenv("PATH"), fmt.Sprintf("%s=%d", fakenvmllib.EnvInitDelayMS, ms)}
 					b.StartTimer()
-					if out, err := cmd.CombinedOutput(); err != nil {
-						b.Fatalf("configure: %v\n%s", err, out)
-					}
+					out, err := cmd.CombinedOutput()
+					require.NoError(b, err, "configure: %s", out)
 				}
 			})
 		}
@@ -124,12 +120,8 @@ func TestHookNoNVML(t *testing.T) {
 	c := &runtimeCase{t: t, rt: requireRuntime(t, "runc"), host: h, hook: buildExample(t, "nvidia-container-runtime-hook", false)}
 	config := hookConfig(t, h, nil)
 	data, err := os.ReadFile(config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(config, []byte(strings.Replace(string(data), "backend = \"procfs\"\n", "", 1)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(config, []byte(strings.Replace(string(data), "backend = \"procfs\"\n", "", 1)), 0o644))
 	for _, tc := range []struct {
 		name  string
 		env   []string
@@ -144,13 +136,9 @@ func TestHookNoNVML(t *testing.T) {
 			hook.Env = append(hook.Env, fakenvmllib.EnvInitMark+"="+mark)
 			_, bundle := c.start(t, tc.env, "prestart", hook)
 			got := c.probe(t, bundle, "", "")
-			if got["smi"] != "/usr/bin/nvidia-smi" {
-				t.Errorf("not configured: nvidia-smi %q", got["smi"])
-			}
+			assert.Equal(t, "/usr/bin/nvidia-smi", got["smi"], "not configured: nvidia-smi")
 			data, _ := os.ReadFile(mark)
-			if n := strings.Count(string(data), "init\n"); n != tc.inits {
-				t.Errorf("nvmlInit ran %d times, want %d", n, tc.inits)
-			}
+			assert.Equal(t, tc.inits, strings.Count(string(data), "init\n"), "times nvmlInit ran")
 		})
 	}
 }
@@ -178,13 +166,10 @@ func TestCDIGenerateNoNVML(t *testing.T) {
 			args := append([]string{"cdi", "generate", "--driver-root", tc.h.Root, "--proc-root", tc.h.ProcRoot,
 				"--output", filepath.Join(t.TempDir(), "spec.json")}, tc.extra...)
 			env := []string{"PATH=" + os.Getenv("PATH"), fakenvmllib.EnvInitMark + "=" + mark}
-			if _, stderr, code := run(t, env, "", ctk, args...); code != 0 {
-				t.Fatalf("nvidia-ctk %s: exit %d\n%s", strings.Join(args, " "), code, stderr)
-			}
+			_, stderr, code := run(t, env, "", ctk, args...)
+			require.Equal(t, 0, code, "nvidia-ctk %s: exit %d\n%s", strings.Join(args, " "), code, stderr)
 			data, _ := os.ReadFile(mark)
-			if n := strings.Count(string(data), "init\n"); n != tc.inits {
-				t.Errorf("nvmlInit ran %d times, want %d", n, tc.inits)
-			}
+			assert.Equal(t, tc.inits, strings.Count(string(data), "init\n"), "times nvmlInit ran")
 		})
 	}
 }

@@ -15,6 +15,9 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/internal/fakehost"
 	"github.com/go-nvc/nvc/internal/fakenvml"
 	"github.com/go-nvc/nvc/internal/testutil"
@@ -51,9 +54,8 @@ func TestCLIGolden(t *testing.T) {
 	for _, tc := range goldenCases {
 		t.Run(tc.name, func(t *testing.T) {
 			out, stderr, code := cli(t, append([]string{"--simulate=dgxa100"}, tc.args...)...)
-			if code != 0 || !strings.Contains(stderr, `SIMULATED host "dgxa100"`) {
-				t.Fatalf("exit %d, stderr %q; want 0 and the simulation named", code, stderr)
-			}
+			require.Equal(t, 0, code, "exit %d, stderr %q; want 0 and the simulation named", code, stderr)
+			require.Contains(t, stderr, `SIMULATED host "dgxa100"`, "want the simulation named")
 			golden(t, filepath.Join("testdata", tc.name+".golden"), out)
 		})
 	}
@@ -63,18 +65,12 @@ func TestCLIGolden(t *testing.T) {
 func golden(t *testing.T, file, got string) {
 	t.Helper()
 	if *update {
-		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.WriteFile(file, []byte(got), 0o644))
 		return
 	}
 	want, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("output differs from %s (run with -update to accept):\ngot:\n%s\nwant:\n%s", file, got, want)
-	}
+	require.NoError(t, err, "run with -update to create it")
+	assert.Equal(t, string(want), got, "output differs from %s (run with -update to accept)", file)
 }
 
 // infoLine is one line of the text info layout: a label padded to 15
@@ -84,9 +80,7 @@ var infoLine = regexp.MustCompile(`^([A-Za-z ]+:) {1,14}(\S.*)$`)
 func checkGoldenAgainstHost(t *testing.T) {
 	read := func(name string) string {
 		b, err := os.ReadFile(filepath.Join("testdata", name+".golden"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		return string(b)
 	}
 	fh := simHost(t, &fakehost.Options{Machine: "dgxa100", RealNodes: false})
@@ -96,8 +90,7 @@ func checkGoldenAgainstHost(t *testing.T) {
 			continue
 		}
 		m := infoLine.FindStringSubmatch(line)
-		if m == nil || len(m[1])+len(line)-len(m[1])-len(m[2]) != 16 {
-			t.Errorf("info line %q: want a label padded to 15 columns, a space, a value", line)
+		if !assert.True(t, m != nil && len(m[1])+len(line)-len(m[1])-len(m[2]) == 16, "info line %q: want a label padded to 15 columns, a space, a value", line) {
 			continue
 		}
 		if m[1] == "GPU UUID:" {
@@ -105,23 +98,25 @@ func checkGoldenAgainstHost(t *testing.T) {
 		}
 	}
 	for i := range 8 {
-		if i >= len(uuids) || uuids[i] != fakenvml.GPUUUID("dgxa100", i) {
-			t.Errorf("info GPU %d UUID = %v, want the mock's %s", i, uuids, fakenvml.GPUUUID("dgxa100", i))
+		if assert.Less(t, i, len(uuids), "info GPU %d UUID = %v, want the mock's %s", i, uuids, fakenvml.GPUUUID("dgxa100", i)) {
+			assert.Equal(t, fakenvml.GPUUUID("dgxa100", i), uuids[i], "info GPU %d UUID, want the mock's", i)
 		}
 	}
-	if !strings.HasPrefix(read("info"), "NVRM version:   "+fh.DriverVersion+"\nCUDA version:   "+fh.CUDAVersion+"\n") {
-		t.Errorf("info does not start with the driver %s and CUDA %s versions", fh.DriverVersion, fh.CUDAVersion)
-	}
+	assert.True(t, strings.HasPrefix(read("info"), "NVRM version:   "+fh.DriverVersion+"\nCUDA version:   "+fh.CUDAVersion+"\n"),
+		"info does not start with the driver %s and CUDA %s versions", fh.DriverVersion, fh.CUDAVersion)
 	rows := strings.Split(strings.TrimSpace(read("info-csv")), "\n")
-	if len(rows) != 12 || rows[3] != "Device Index,Device Minor,Model,Brand,GPU UUID,Bus Location,Architecture" ||
-		!strings.HasPrefix(rows[4], "0,0,") || !strings.Contains(rows[4], ","+uuids[0]+",") {
-		t.Errorf("info --csv layout: %q", rows)
+	if assert.Len(t, rows, 12, "info --csv layout: %q", rows) {
+		assert.Equal(t, "Device Index,Device Minor,Model,Brand,GPU UUID,Bus Location,Architecture", rows[3], "info --csv layout: %q", rows)
+		assert.True(t, strings.HasPrefix(rows[4], "0,0,"), "info --csv layout: %q", rows)
+		assert.Contains(t, rows[4], ","+uuids[0]+",", "info --csv layout: %q", rows)
 	}
 	for _, name := range []string{"list", "list-imex", "list-device-libraries", "list-mixed"} {
 		for _, p := range strings.Split(strings.TrimSpace(read(name)), "\n") {
-			if _, err := os.Lstat(filepath.Join(fh.Root, p)); err != nil && !strings.Contains(p, "imex-channels/channel") {
-				t.Errorf("%s lists %s, which the simulated host lacks", name, p)
+			if strings.Contains(p, "imex-channels/channel") {
+				continue
 			}
+			_, err := os.Lstat(filepath.Join(fh.Root, p))
+			assert.NoError(t, err, "%s lists %s, which the simulated host lacks", name, p)
 		}
 	}
 }
@@ -131,17 +126,15 @@ func checkGoldenAgainstHost(t *testing.T) {
 func TestCLISimulateUnprivileged(t *testing.T) {
 	testutil.RequireRoot(t) // to switch to uid 65534
 	bin := buildExample(t, "nvidia-container-cli", false)
-	if err := os.Chmod(filepath.Dir(bin), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.Chmod(filepath.Dir(bin), 0o755))
 	for _, tc := range goldenCases[:3] {
-		cmd := execAs(bin, 65534, append([]string{"--simulate=dgxa100"}, tc.args...)...)
-		var out, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &stderr
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("%v as uid 65534: %v\n%s", tc.args, err, stderr.String())
-		}
-		golden(t, filepath.Join("testdata", tc.name+".golden"), out.String())
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := execAs(bin, 65534, append([]string{"--simulate=dgxa100"}, tc.args...)...)
+			var out, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &stderr
+			require.NoError(t, cmd.Run(), "%v as uid 65534: %s", tc.args, stderr.String())
+			golden(t, filepath.Join("testdata", tc.name+".golden"), out.String())
+		})
 	}
 }
 
@@ -154,40 +147,37 @@ func TestCLIShortOptions(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "debug.log")
 
 	out, _, code := cli(t, append([]string{"-d", log, "-u"}, append(hostFlags(fh), "list", "-d", "0")...)...)
-	if want := "/dev/nvidiactl\n/dev/nvidia-uvm\n/dev/nvidia-uvm-tools\n/dev/nvidia-modeset\n/dev/nvidia0\n"; code != 0 || out != want {
-		t.Errorf("-d FILE -u ... list -d 0: exit %d\n%s\nwant the control nodes and /dev/nvidia0", code, out)
-	}
-	if b, _ := os.ReadFile(log); !strings.HasPrefix(string(b), "-- WARNING, the following logs are for debugging purposes only --\n") ||
-		!strings.Contains(string(b), "host opened") {
-		t.Errorf("global -d did not write the debug log:\n%s", b)
-	}
+	assert.Equal(t, 0, code, "-d FILE -u ... list -d 0: exit %d\n%s", code, out)
+	assert.Equal(t, "/dev/nvidiactl\n/dev/nvidia-uvm\n/dev/nvidia-uvm-tools\n/dev/nvidia-modeset\n/dev/nvidia0\n", out,
+		"-d FILE -u ... list -d 0: want the control nodes and /dev/nvidia0")
+	b, _ := os.ReadFile(log)
+	assert.True(t, strings.HasPrefix(string(b), "-- WARNING, the following logs are for debugging purposes only --\n"), "global -d did not write the debug log:\n%s", b)
+	assert.Contains(t, string(b), "host opened", "global -d did not write the debug log")
 
 	out, _, code = cli(t, append(append([]string{"-l", "/etc/ld.so.cache"}, hostFlags(fh)...), "list", "-l")...)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if code != 0 || len(lines) < 10 || slices.ContainsFunc(lines, func(l string) bool { return !strings.Contains(l, ".so.") }) {
-		t.Errorf("-l CACHE ... list -l: exit %d, want libraries only:\n%s", code, out)
-	}
+	assert.Equal(t, 0, code, "-l CACHE ... list -l: exit %d\n%s", code, out)
+	assert.GreaterOrEqual(t, len(lines), 10, "-l CACHE ... list -l: want libraries:\n%s", out)
+	assert.False(t, slices.ContainsFunc(lines, func(l string) bool { return !strings.Contains(l, ".so.") }), "-l CACHE ... list -l: want libraries only:\n%s", out)
 
 	args := append([]string{"-n", "-r", fh.Root, "--proc-root=" + fh.ProcRoot, "--dev-root=" + fh.DevRoot},
 		"configure", rootfs, "--dry-run", "-n", "-c", "-u", "-v", "-g", "-D", "--compat32", "-d", "1", "-r", "driver>=500", "-l", "/sbin/ldconfig", "-p", strconv.Itoa(os.Getpid()))
 	out, stderr, code := cli(t, args...)
-	if code != 0 {
-		t.Fatalf("configure with every short flag: exit %d\n%s", code, stderr)
-	}
+	require.Equal(t, 0, code, "configure with every short flag: exit %d\n%s", code, stderr)
 	var plan nvcontainer.Plan
-	if err := json.Unmarshal([]byte(out), &plan); err != nil {
-		t.Fatal(err)
+	require.NoError(t, json.Unmarshal([]byte(out), &plan))
+	assert.Equal(t, "compat32,compute,display,graphics,ngx,utility,video", plan.Capabilities.String(), "plan: caps")
+	assert.Equal(t, fh.Root, plan.Driver.Root, "plan: root")
+	if assert.Len(t, plan.GPUs, 1, "plan: gpus") {
+		assert.Equal(t, 1, plan.GPUs[0].Index, "plan: gpus %+v", plan.GPUs)
 	}
-	if plan.Capabilities.String() != "compat32,compute,display,graphics,ngx,utility,video" || plan.Driver.Root != fh.Root ||
-		len(plan.GPUs) != 1 || plan.GPUs[0].Index != 1 || !slices.Equal(plan.Requirements, []string{"driver>=500"}) ||
-		plan.Container != (nvcontainer.Container{PID: os.Getpid(), Rootfs: rootfs}) {
-		t.Errorf("plan: caps %s, root %s, gpus %+v, requirements %q, container %+v", plan.Capabilities, plan.Driver.Root, plan.GPUs, plan.Requirements, plan.Container)
-	}
+	assert.True(t, slices.Equal(plan.Requirements, []string{"driver>=500"}), "plan: requirements %q", plan.Requirements)
+	assert.Equal(t, nvcontainer.Container{PID: os.Getpid(), Rootfs: rootfs}, plan.Container, "plan: container")
 
 	// Global options end at the command.
-	if _, stderr, code := cli(t, append(hostFlags(fh)[1:], "list", "--root=/x")...); code != 1 || !strings.Contains(stderr, "unknown flag: --root") {
-		t.Errorf("a global option after the command: exit %d, %q; want 1 and unknown flag", code, stderr)
-	}
+	_, stderr, code = cli(t, append(hostFlags(fh)[1:], "list", "--root=/x")...)
+	assert.Equal(t, 1, code, "a global option after the command: exit %d, %q; want 1 and unknown flag", code, stderr)
+	assert.Contains(t, stderr, "unknown flag: --root", "a global option after the command: want 1 and unknown flag")
 }
 
 // debianRootfsDir is a Debian-layout rootfs directory (no process).
@@ -249,9 +239,8 @@ func TestCLIErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, stderr, code := cli(t, tc.args...)
 			first := firstErrorLine(stderr)
-			if code != 1 || !strings.HasPrefix(first, "nvidia-container-cli: "+tc.line) {
-				t.Errorf("exit %d, stderr:\n%s\nwant exit 1 and a line starting %q", code, stderr, "nvidia-container-cli: "+tc.line)
-			}
+			assert.Equal(t, 1, code, "exit status; stderr:\n%s", stderr)
+			assert.True(t, strings.HasPrefix(first, "nvidia-container-cli: "+tc.line), "stderr:\n%s\nwant a line starting %q", stderr, "nvidia-container-cli: "+tc.line)
 		})
 	}
 }
@@ -275,33 +264,31 @@ func TestCLIPermission(t *testing.T) {
 	testutil.RequireRoot(t) // to switch to uid 65534
 	bin := buildExample(t, "nvidia-container-cli", false)
 	sleeper := execAs(testutil.RequireCommand(t, "sleep"), 65534, "600")
-	if err := sleeper.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, sleeper.Start())
 	t.Cleanup(func() { sleeper.Process.Kill(); sleeper.Wait() })
-	if err := os.Chmod(filepath.Dir(bin), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.Chmod(filepath.Dir(bin), 0o755))
 	rootfs := debianRootfsDir(t)
 	for _, dir := range []string{filepath.Dir(rootfs), rootfs} {
 		os.Chmod(dir, 0o755)
 	}
 	for _, tc := range []struct {
+		name   string
 		dryRun bool
 		code   int
 		line   string
-	}{{false, 1, "nvidia-container-cli: permission error: configure needs root"}, {true, 0, ""}} {
-		args := []string{"--simulate=dgxh100", "configure", "--pid=" + strconv.Itoa(sleeper.Process.Pid), "-d", "all", rootfs}
-		if tc.dryRun {
-			args = append(args, "--dry-run")
-		}
-		cmd := execAs(bin, 65534, args...)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		cmd.Run()
-		if cmd.ProcessState.ExitCode() != tc.code || !strings.HasPrefix(firstErrorLine(stderr.String()), tc.line) {
-			t.Errorf("%v as uid 65534: exit %d, %s; want %d %q", args, cmd.ProcessState.ExitCode(), stderr.String(), tc.code, tc.line)
-		}
+	}{{"configure", false, 1, "nvidia-container-cli: permission error: configure needs root"}, {"dry-run", true, 0, ""}} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := []string{"--simulate=dgxh100", "configure", "--pid=" + strconv.Itoa(sleeper.Process.Pid), "-d", "all", rootfs}
+			if tc.dryRun {
+				args = append(args, "--dry-run")
+			}
+			cmd := execAs(bin, 65534, args...)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			cmd.Run()
+			assert.Equal(t, tc.code, cmd.ProcessState.ExitCode(), "%v as uid 65534: exit status; stderr %s", args, stderr.String())
+			assert.True(t, strings.HasPrefix(firstErrorLine(stderr.String()), tc.line), "%v as uid 65534: %s; want a line starting %q", args, stderr.String(), tc.line)
+		})
 	}
 }
 
@@ -317,26 +304,25 @@ func execAs(bin string, uid uint32, args ...string) *exec.Cmd {
 // argument (-uUID:GID).
 func TestCLIHelpVersion(t *testing.T) {
 	out, _, code := cli(t, "--help")
-	if code != 0 || !strings.Contains(out, "  -d, --debug=FILE ") || !strings.Contains(out, "  -u, --user[=UID[:GID]] ") || !strings.Contains(out, "--simulate=MACHINE") {
-		t.Errorf("--help: exit %d\n%s", code, out)
+	assert.Equal(t, 0, code, "--help: exit %d\n%s", code, out)
+	for _, want := range []string{"  -d, --debug=FILE ", "  -u, --user[=UID[:GID]] ", "--simulate=MACHINE"} {
+		assert.Contains(t, out, want, "--help")
 	}
 	out, _, code = cli(t, "configure", "-?")
-	if code != 0 || !strings.Contains(out, "The container's ld.so.cache is written in Go: no ldconfig is run") || !strings.Contains(out, "  -D, --display ") {
-		t.Errorf("configure -?: exit %d\n%s", code, out)
+	assert.Equal(t, 0, code, "configure -?: exit %d\n%s", code, out)
+	for _, want := range []string{"The container's ld.so.cache is written in Go: no ldconfig is run", "  -D, --display "} {
+		assert.Contains(t, out, want, "configure -?")
 	}
 	out, _, code = cli(t, "-V")
 	keys := []string{"cli-version", "lib-version", "build date", "build revision", "build compiler", "build platform", "build flags"}
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-	if code != 0 || len(lines) != len(keys) {
-		t.Fatalf("-V: exit %d\n%s", code, out)
-	}
+	require.Equal(t, 0, code, "-V: exit %d\n%s", code, out)
+	require.Len(t, lines, len(keys), "-V: exit %d\n%s", code, out)
 	for i, k := range keys {
-		if !strings.HasPrefix(lines[i], k+": ") {
-			t.Errorf("-V line %d = %q, want %q first", i+1, lines[i], k+":")
-		}
+		assert.True(t, strings.HasPrefix(lines[i], k+": "), "-V line %d = %q, want %q first", i+1, lines[i], k+":")
 	}
 	fh := simHost(t, nil)
-	if out, stderr, code := cli(t, append([]string{"-u65534:65534"}, append(hostFlags(fh), "list", "-d0")...)...); code != 0 || !strings.HasSuffix(out, "/dev/nvidia0\n") {
-		t.Errorf("-uUID:GID ... list -d0: exit %d, %q %s", code, out, stderr)
-	}
+	out, stderr, code := cli(t, append([]string{"-u65534:65534"}, append(hostFlags(fh), "list", "-d0")...)...)
+	assert.Equal(t, 0, code, "-uUID:GID ... list -d0: exit %d, %q %s", code, out, stderr)
+	assert.True(t, strings.HasSuffix(out, "/dev/nvidia0\n"), "-uUID:GID ... list -d0: exit %d, %q %s", code, out, stderr)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/moby/sys/mountinfo"
 	"github.com/opencontainers/runtime-spec/specs-go"
+	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
 	"github.com/go-nvc/nvc/internal/fakehost"
@@ -53,9 +54,7 @@ func requireRuntime(tb testing.TB, name string) *ociRuntime {
 func ensureHugetlbV1(tb testing.TB) {
 	tb.Helper()
 	mounts, err := mountinfo.GetMounts(nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	hybrid := false
 	for _, m := range mounts {
 		if m.FSType == "cgroup" && strings.Contains(","+m.VFSOptions+",", ",hugetlb,") {
@@ -98,9 +97,8 @@ func (rt *ociRuntime) run(tb testing.TB, bundle, id, wrapper, config string) (st
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
 	exec.Command(rt.path, "--root", rt.state, "delete", "--force", id).Run()
-	if ctx.Err() != nil || (err != nil && cmd.ProcessState == nil) {
-		tb.Fatalf("%s run %s: %v (ctx %v)\n%s", rt.name, id, err, ctx.Err(), errb.String())
-	}
+	require.False(tb, ctx.Err() != nil || (err != nil && cmd.ProcessState == nil),
+		"%s run %s: %v (ctx %v)\n%s", rt.name, id, err, ctx.Err(), errb.String())
 	return out.String(), errb.String(), cmd.ProcessState.ExitCode()
 }
 
@@ -133,9 +131,8 @@ symlink bin/sh busybox
 func newBundle(tb testing.TB, rootfs, script string, env []string, hooks *specs.Hooks) string {
 	tb.Helper()
 	dir := tb.TempDir()
-	if out, err := exec.Command(testutil.RequireCommand(tb, "runc"), "spec", "--bundle", dir).CombinedOutput(); err != nil {
-		tb.Fatalf("runc spec: %v\n%s", err, out)
-	}
+	out, err := exec.Command(testutil.RequireCommand(tb, "runc"), "spec", "--bundle", dir).CombinedOutput()
+	require.NoError(tb, err, "runc spec: %s", out)
 	editBundle(tb, dir, func(spec *specs.Spec) {
 		spec.Root = &specs.Root{Path: rootfs}
 		spec.Process.Terminal = false

@@ -8,10 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/internal/fakehost"
 	"github.com/go-nvc/nvc/internal/testutil"
@@ -59,9 +61,7 @@ func buildExample(tb testing.TB, name string, static bool) string {
 	}
 	if examples.dir == "" {
 		dir, err := os.MkdirTemp("", "nvc-e2e-bin-")
-		if err != nil {
-			tb.Fatal(err)
-		}
+		require.NoError(tb, err)
 		examples.dir, examples.built = dir, map[string]string{}
 	}
 	out := filepath.Join(examples.dir, key)
@@ -84,9 +84,7 @@ func simHost(tb testing.TB, opts *fakehost.Options) *fakehost.Host {
 	}
 	o.RealNodes = o.RealNodes || os.Geteuid() == 0
 	h, err := fakehost.Generate(tb.TempDir(), &o)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	return h
 }
 
@@ -114,9 +112,7 @@ func hookConfig(tb testing.TB, h *fakehost.Host, cli []string, extra ...string) 
 		"backend = \"procfs\"",
 	)
 	file := filepath.Join(tb.TempDir(), "config.toml")
-	if err := os.WriteFile(file, []byte(strings.Join(append(lines, extra...), "\n")+"\n"), 0o644); err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, os.WriteFile(file, []byte(strings.Join(append(lines, extra...), "\n")+"\n"), 0o644))
 	return file
 }
 
@@ -127,9 +123,8 @@ func checkCacheListsLibcuda(tb testing.TB, rootfs, dir string) {
 	tb.Helper()
 	cache := filepath.Join(rootfs, "etc/ld.so.cache")
 	entries := testutil.LdconfigEntries(tb, cache)
-	if want := "libcuda.so.1 (libc6,x86-64) => " + dir + "/libcuda.so.1"; !slices.Contains(entries, want) {
-		tb.Errorf("glibc ldconfig -p -C %s lists\n%s\nwant %q", cache, strings.Join(entries, "\n"), want)
-	}
+	want := "libcuda.so.1 (libc6,x86-64) => " + dir + "/libcuda.so.1"
+	assert.Contains(tb, entries, want, "glibc ldconfig -p -C %s lists\n%s", cache, strings.Join(entries, "\n"))
 }
 
 // run runs a program and returns its stdout, stderr and exit code (-1
@@ -143,8 +138,8 @@ func run(tb testing.TB, env []string, stdin string, name string, args ...string)
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
 	code = cmd.ProcessState.ExitCode()
-	if err != nil && code < 0 {
-		tb.Fatalf("running %s: %v", name, err)
+	if code < 0 {
+		require.NoError(tb, err, "running %s", name)
 	}
 	return out.String(), errb.String(), code
 }

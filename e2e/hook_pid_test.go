@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
 	"github.com/go-nvc/nvc/internal/testutil"
@@ -38,9 +40,7 @@ func unmountAllBelow(t *testing.T, dir string) {
 func startHostChild(t *testing.T, prog string, args ...string) int {
 	t.Helper()
 	cmd := exec.Command(testutil.RequireCommand(t, prog), args...)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {
 		cmd.Process.Kill()
 		cmd.Wait()
@@ -58,7 +58,7 @@ func zombiePID(t *testing.T) int {
 			return pid
 		}
 	}
-	t.Fatalf("child %d did not become a zombie", pid)
+	require.FailNow(t, fmt.Sprintf("child %d did not become a zombie", pid))
 	return 0
 }
 
@@ -72,9 +72,7 @@ func TestHookRefusesForgedPID(t *testing.T) {
 	fh := simHost(t, nil)
 	config := hookConfig(t, fh, []string{"no-cgroups = true"})
 	b, err := os.ReadFile("/proc/sys/kernel/pid_max")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	pidMax, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 	for _, tc := range []struct {
 		name string
@@ -94,12 +92,11 @@ func TestHookRefusesForgedPID(t *testing.T) {
 			state := fmt.Sprintf(`{"ociVersion":"1.0.2","id":"forged","status":"created","pid":%d,"bundle":%q}`, tc.pid, bundle)
 			_, stderr, code := hook(t, state, "-config", config, "prestart")
 			want := fmt.Sprintf("container pid %d: ", tc.pid)
-			if code != 1 || !strings.Contains(stderr, want) || !strings.Contains(stderr, tc.why) || !strings.Contains(stderr, "invalid container pid") {
-				t.Errorf("hook with pid %d: exit %d, stderr %q; want exit 1 and an error with %q and %q", tc.pid, code, stderr, want, tc.why)
+			assert.Equal(t, 1, code, "hook with pid %d: exit status; stderr %q", tc.pid, stderr)
+			for _, s := range []string{want, tc.why, "invalid container pid"} {
+				assert.Contains(t, stderr, s, "hook with pid %d: want an error with %q and %q", tc.pid, want, tc.why)
 			}
-			if m := testutil.MountsBelow(t, rootfs); len(m) > 0 {
-				t.Errorf("hook with pid %d left %d mounts on the host below the rootfs: %v", tc.pid, len(m), m)
-			}
+			assert.Empty(t, testutil.MountsBelow(t, rootfs), "hook with pid %d left mounts on the host below the rootfs", tc.pid)
 		})
 	}
 }
@@ -126,14 +123,12 @@ func TestHookAtCreateContainer(t *testing.T) {
 			before := testutil.MountsBelow(t, rootfs)
 			out, stderr, code := rt.run(t, bundle, strings.ToLower(testName(t)), "", "")
 			log, _ := os.ReadFile(logFile)
-			if code == 0 || !strings.Contains(string(log), "invalid container pid") {
-				t.Errorf("%s run with the hook at createContainer: exit %d, stdout %q, stderr %q, hook log %q; want a refused pid and no container",
-					name, code, out, stderr, log)
-			}
+			const msg = "%s run with the hook at createContainer: exit %d, stdout %q, stderr %q, hook log %q; want a refused pid and no container"
+			assert.NotEqual(t, 0, code, msg, name, code, out, stderr, log)
+			assert.Contains(t, string(log), "invalid container pid", msg, name, code, out, stderr, log)
 			t.Logf("hook log: %s", log)
-			if after := testutil.MountsBelow(t, rootfs); !slices.Equal(before, after) {
-				t.Errorf("mounts on the host below the rootfs: %v", after)
-			}
+			after := testutil.MountsBelow(t, rootfs)
+			assert.True(t, slices.Equal(before, after), "mounts on the host below the rootfs: %v", after)
 		})
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/nvcontainer"
@@ -48,9 +50,7 @@ func TestHookDryRun(t *testing.T) {
 	bundle, state := hookBundle(t, "NVIDIA_VISIBLE_DEVICES=2,0", "NVIDIA_DRIVER_CAPABILITIES=utility,compute",
 		"NVIDIA_REQUIRE_DRIVER=driver>=500")
 	out, stderr, code := hook(t, state, "-config", config, "-dry-run", "prestart")
-	if code != 0 {
-		t.Fatalf("exit %d\n%s", code, stderr)
-	}
+	require.Equal(t, 0, code, "exit %d\n%s", code, stderr)
 	ldconfig := "@/sbin/ldconfig"
 	if _, err := os.Stat("/sbin/ldconfig.real"); err == nil {
 		ldconfig += ".real"
@@ -58,24 +58,21 @@ func TestHookDryRun(t *testing.T) {
 	rootfs := filepath.Join(bundle, "rootfs")
 	want := "nvidia-container-cli --root=" + fh.Root + " configure --cuda-compat-mode=ldconfig --ldconfig=" + ldconfig +
 		" --device=2,0 --compute --utility '--require=driver>=500' --pid=" + strconv.Itoa(os.Getpid()) + " " + rootfs + "\n"
-	if out != want {
-		t.Errorf("-dry-run printed\n%s\nwant\n%s", out, want)
-	}
+	assert.Equal(t, want, out, "-dry-run printed")
 
 	args := splitShell(t, strings.TrimSpace(out))
 	args = slices.Insert(args[1:], 1, "--proc-root="+fh.ProcRoot, "--dev-root="+fh.DevRoot)
 	plan, stderr, code := cli(t, append(args, "--dry-run")...)
-	if code != 0 {
-		t.Fatalf("our nvidia-container-cli on the hook's command line: exit %d\n%s", code, stderr)
-	}
+	require.Equal(t, 0, code, "our nvidia-container-cli on the hook's command line: exit %d\n%s", code, stderr)
 	var p nvcontainer.Plan
-	if err := json.Unmarshal([]byte(plan), &p); err != nil {
-		t.Fatal(err)
+	require.NoError(t, json.Unmarshal([]byte(plan), &p))
+	if assert.Len(t, p.GPUs, 2, "plan from the hook's command line: gpus") {
+		assert.Equal(t, 2, p.GPUs[0].Index, "plan from the hook's command line: gpus %+v", p.GPUs)
+		assert.Equal(t, 0, p.GPUs[1].Index, "plan from the hook's command line: gpus %+v", p.GPUs)
 	}
-	if len(p.GPUs) != 2 || p.GPUs[0].Index != 2 || p.GPUs[1].Index != 0 || p.Container != (nvcontainer.Container{PID: os.Getpid(), Rootfs: rootfs}) ||
-		p.Capabilities.String() != "compute,utility" || p.CUDACompat.Mode != nvcontainer.CompatLdconfig {
-		t.Errorf("plan from the hook's command line: gpus %+v, container %+v, caps %s, compat %s", p.GPUs, p.Container, p.Capabilities, p.CUDACompat.Mode)
-	}
+	assert.Equal(t, nvcontainer.Container{PID: os.Getpid(), Rootfs: rootfs}, p.Container, "plan from the hook's command line: container")
+	assert.Equal(t, "compute,utility", p.Capabilities.String(), "plan from the hook's command line: caps")
+	assert.Equal(t, nvcontainer.CompatLdconfig, p.CUDACompat.Mode, "plan from the hook's command line: compat")
 }
 
 // splitShell undoes nvcontainer.FormatCommand's single quotes.
@@ -123,9 +120,13 @@ func TestHookCommands(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			out, stderr, code := hook(t, tc.stdin, tc.args...)
-			if code != tc.code || !strings.Contains(out, tc.stdout) || (tc.stdout == "" && out != "") || !strings.Contains(stderr, tc.err) {
-				t.Errorf("exit %d, stdout %q, stderr %q; want exit %d, stdout with %q, stderr with %q", code, out, stderr, tc.code, tc.stdout, tc.err)
+			assert.Equal(t, tc.code, code, "exit status; stdout %q, stderr %q", out, stderr)
+			if tc.stdout == "" {
+				assert.Empty(t, out, "stdout")
+			} else {
+				assert.Contains(t, out, tc.stdout, "stdout")
 			}
+			assert.Contains(t, stderr, tc.err, "stderr")
 		})
 	}
 }

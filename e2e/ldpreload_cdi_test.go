@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	cdispecs "tags.cncf.io/container-device-interface/specs-go"
 
 	"github.com/go-nvc/nvc/internal/testutil"
@@ -38,9 +40,8 @@ func TestLDPreloadCDIHooks(t *testing.T) {
 				env := c.spec.ContainerEdits.Hooks[0].Env
 				c.rewrite(t, func(s *cdispecs.Spec) { addCanary(s, canary, env) })
 				runs := c.runPreloaded(t, runtime)
-				if slices.Contains(runs, canary) || slices.Contains(runs, c.hook) {
-					t.Errorf("with explicit hook envs, the library ran in hooks: %v", runs)
-				}
+				assert.NotContains(t, runs, canary, "with explicit hook envs, the library ran in hooks")
+				assert.NotContains(t, runs, c.hook, "with explicit hook envs, the library ran in hooks")
 			})
 			t.Run("hooks-without-env", func(t *testing.T) {
 				c.rewrite(t, func(s *cdispecs.Spec) {
@@ -56,12 +57,10 @@ func TestLDPreloadCDIHooks(t *testing.T) {
 					// crun 1.8.1 gives an env-less hook its own environment and
 					// the bundle as working directory: the leak needs runc.
 					t.Logf("crun: the env-less canary did not see the container's environment")
-				case !slices.Contains(runs, canary):
-					t.Fatalf("control: the env-less canary hook %s did not load the library (runs %v): the setup cannot show a leak", canary, runs)
+				default:
+					require.Contains(t, runs, canary, "control: the env-less canary hook %s did not load the library: the setup cannot show a leak", canary)
 				}
-				if slices.Contains(runs, c.hook) {
-					t.Errorf("our static hook loaded LD_PRELOAD: %v", runs)
-				}
+				assert.NotContains(t, runs, c.hook, "our static hook loaded LD_PRELOAD")
 			})
 		})
 	}
@@ -83,13 +82,10 @@ func (c *cdiCase) runPreloaded(t *testing.T, runtime string) []string {
 	addPreloadLibrary(t, rootfs)
 	opts := []string{"--device", c.qualified("0"), "--env", preloadEnv}
 	out, stderr, err := podman(t, runtime, opts, rootfs, "/bin/busybox", "sh", "-c", `/cudaprog; echo "exit $?"`)
-	if err != nil || strings.TrimSpace(out) != "exit 0" {
-		t.Fatalf("podman run: %v, output %q\n%s", err, out, stderr)
-	}
+	require.NoError(t, err, "podman run: output %q\n%s", out, stderr)
+	require.Equal(t, "exit 0", strings.TrimSpace(out), "podman run: output\n%s", stderr)
 	runs := preloadRuns(t, rootfs)
 	t.Logf("programs that ran the LD_PRELOAD library: %v", runs)
-	if !slices.Contains(runs, testutil.CUDAProgram) {
-		t.Fatalf("control: %s in the container did not load %s (runs %v)", testutil.CUDAProgram, preloadEnv, runs)
-	}
+	require.Contains(t, runs, testutil.CUDAProgram, "control: %s in the container did not load %s", testutil.CUDAProgram, preloadEnv)
 	return runs
 }

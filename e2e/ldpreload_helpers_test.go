@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/internal/testutil"
 )
 
@@ -55,13 +57,10 @@ func addPreloadLibrary(t *testing.T, rootfs string) {
 	t.Helper()
 	gcc := testutil.RequireCommand(t, "gcc")
 	src := filepath.Join(t.TempDir(), "preload.c")
-	if err := os.WriteFile(src, []byte(preloadSource), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(src, []byte(preloadSource), 0o644))
 	out := filepath.Join(rootfs, preloadName)
-	if b, err := exec.Command(gcc, "-shared", "-fPIC", "-O2", "-o", out, src).CombinedOutput(); err != nil {
-		t.Fatalf("building %s: %v\n%s", preloadName, err, b)
-	}
+	b, err := exec.Command(gcc, "-shared", "-fPIC", "-O2", "-o", out, src).CombinedOutput()
+	require.NoError(t, err, "building %s: %s", preloadName, b)
 }
 
 // preloadRuns returns the programs (their /proc/self/exe) that ran the
@@ -69,15 +68,11 @@ func addPreloadLibrary(t *testing.T, rootfs string) {
 func preloadRuns(t *testing.T, rootfs string) []string {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(rootfs, "nvc-preload-ran.*"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var exes []string
 	for _, f := range files {
 		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		exes = append(exes, string(b))
 		os.Remove(f)
 	}

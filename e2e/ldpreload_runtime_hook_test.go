@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/internal/testutil"
 )
@@ -45,19 +47,15 @@ func TestLDPreloadRuntimeHook(t *testing.T) {
 			got := c.probe(t, bundle, "", "")
 			runs := slices.Concat(preloadRuns(t, rootfs), preloadRuns(t, bundle))
 			t.Logf("programs that ran the LD_PRELOAD library: %v", runs)
-			if !strings.HasSuffix(got["cudaprog"], "exit 0") || !strings.HasPrefix(got["dev0"], "c") {
-				t.Errorf("the runtime hook did not configure the container: cudaprog %q, /dev/nvidia0 %q", got["cudaprog"], got["dev0"])
-			}
-			if !slices.Contains(runs, testutil.CUDAProgram) {
-				t.Fatalf("control: %s in the container did not load the library (runs %v)", testutil.CUDAProgram, runs)
-			}
-			if name == "runc" && !slices.Contains(runs, createCanary) {
-				t.Fatalf("control: the env-less createContainer canary did not load the library (runs %v)", runs)
+			const msg = "the runtime hook did not configure the container: cudaprog %q, /dev/nvidia0 %q"
+			assert.True(t, strings.HasSuffix(got["cudaprog"], "exit 0"), msg, got["cudaprog"], got["dev0"])
+			assert.True(t, strings.HasPrefix(got["dev0"], "c"), msg, got["cudaprog"], got["dev0"])
+			require.Contains(t, runs, testutil.CUDAProgram, "control: %s in the container did not load the library", testutil.CUDAProgram)
+			if name == "runc" {
+				require.Contains(t, runs, createCanary, "control: the env-less createContainer canary did not load the library")
 			}
 			t.Logf("the env-less prestart canary loaded it: %v", slices.Contains(runs, prestartCanary))
-			if slices.Contains(runs, c.hook) {
-				t.Errorf("nvidia-container-runtime-hook loaded the container's LD_PRELOAD: %v", runs)
-			}
+			assert.NotContains(t, runs, c.hook, "nvidia-container-runtime-hook loaded the container's LD_PRELOAD")
 		})
 	}
 }
@@ -68,10 +66,6 @@ func editBundle(t testing.TB, bundle string, change func(*specs.Spec)) {
 	spec := readSpec(t, bundle)
 	change(spec)
 	data, err := json.MarshalIndent(spec, "", "\t")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(bundle, "config.json"), data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(bundle, "config.json"), data, 0o644))
 }

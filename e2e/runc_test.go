@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/internal/fakehost"
@@ -79,9 +81,7 @@ func (c *runtimeCase) start(t *testing.T, env []string, stage string, extra ...s
 func (c *runtimeCase) probe(t *testing.T, bundle, wrapper, config string) map[string]string {
 	t.Helper()
 	out, stderr, code := c.rt.run(t, bundle, strings.ToLower(testName(t)), wrapper, config)
-	if code != 0 {
-		t.Fatalf("%s run: exit %d\nstdout:\n%s\nstderr:\n%s", c.rt.name, code, out, stderr)
-	}
+	require.Equal(t, 0, code, "%s run: exit %d\nstdout:\n%s\nstderr:\n%s", c.rt.name, code, out, stderr)
 	t.Logf("container output:\n%s", out)
 	return parseProbe(out)
 }
@@ -111,8 +111,11 @@ func (c *runtimeCase) runWrapped(t *testing.T, config string) {
 	spec := readSpec(t, bundle)
 	pre := spec.Hooks.Prestart
 	want := ourHook(c.hook, config, "prestart")
-	if len(pre) != 2 || pre[1].Path != want.Path || !slices.Equal(pre[1].Args, want.Args) || len(pre[1].Env) == 0 {
-		t.Errorf("prestart hooks after the wrapper = %+v\nwant the fixture hook, then %+v with an explicit env", pre, want)
+	const msg = "prestart hooks after the wrapper = %+v\nwant the fixture hook, then %+v with an explicit env"
+	if assert.Len(t, pre, 2, msg, pre, want) {
+		assert.Equal(t, want.Path, pre[1].Path, msg, pre, want)
+		assert.True(t, slices.Equal(pre[1].Args, want.Args), msg, pre, want)
+		assert.NotEmpty(t, pre[1].Env, msg, pre, want)
 	}
 }
 
@@ -121,12 +124,9 @@ func (c *runtimeCase) runWrappedNonGPU(t *testing.T, config string) {
 	before, _ := os.ReadFile(filepath.Join(bundle, "config.json"))
 	got := c.probe(t, bundle, c.wrapper, config)
 	after, _ := os.ReadFile(filepath.Join(bundle, "config.json"))
-	if string(before) != string(after) {
-		t.Errorf("the wrapper changed the config.json of a container that asks for no GPU")
-	}
-	if !strings.Contains(got["dev0"], "No such file") || !strings.HasSuffix(got["cudaprog"], "exit 127") {
-		t.Errorf("non-GPU container got a GPU: %v", got)
-	}
+	assert.Equal(t, string(before), string(after), "the wrapper changed the config.json of a container that asks for no GPU")
+	assert.Contains(t, got["dev0"], "No such file", "non-GPU container got a GPU: %v", got)
+	assert.True(t, strings.HasSuffix(got["cudaprog"], "exit 127"), "non-GPU container got a GPU: %v", got)
 }
 
 // runUnmet asks for a driver the host does not have: the hook fails, the
@@ -141,45 +141,40 @@ func (c *runtimeCase) runUnmet(t *testing.T) {
 	out, stderr, code := c.rt.run(t, bundle, strings.ToLower(testName(t)), "", "")
 	log, _ := os.ReadFile(logFile)
 	const msg = "requirement error: unsatisfied condition: driver>=999"
-	if code == 0 || out != "" || !strings.Contains(string(log), msg) || (c.rt.name == "runc" && !strings.Contains(stderr, msg)) {
-		t.Errorf("%s run with an unmet requirement: exit %d, stdout %q, stderr %q, hook log %q; want a failed hook and no container", c.rt.name, code, out, stderr, log)
+	const why = "%s run with an unmet requirement: exit %d, stdout %q, stderr %q, hook log %q; want a failed hook and no container"
+	assert.NotEqual(t, 0, code, why, c.rt.name, code, out, stderr, log)
+	assert.Empty(t, out, why, c.rt.name, code, out, stderr, log)
+	assert.Contains(t, string(log), msg, why, c.rt.name, code, out, stderr, log)
+	if c.rt.name == "runc" {
+		assert.Contains(t, stderr, msg, why, c.rt.name, code, out, stderr, log)
 	}
-	if diff := container.DiffSnapshots(before, container.SnapshotTree(t, rootfs)); len(diff) > 0 {
-		t.Errorf("the failed hook left changes in the rootfs:\n%s", strings.Join(diff, "\n"))
-	}
+	diff := container.DiffSnapshots(before, container.SnapshotTree(t, rootfs))
+	assert.Empty(t, diff, "the failed hook left changes in the rootfs:\n%s", strings.Join(diff, "\n"))
 }
 
 func (c *runtimeCase) runNoCgroups(t *testing.T) {
 	config := hookConfig(t, c.host, []string{"no-cgroups = true"})
 	_, bundle := c.start(t, gpuEnv, "prestart", ourHook(c.hook, config, "prestart"))
 	got := c.probe(t, bundle, "", "")
-	if !regexp.MustCompile(`^c.* 195, +0 `).MatchString(got["dev0"]) {
-		t.Errorf("/dev/nvidia0 = %q, want the bound node 195:0", got["dev0"])
-	}
-	if !strings.Contains(got["open0"], "Operation not permitted") {
-		t.Errorf("opening /dev/nvidia0 without our cgroup rule: %q, want EPERM (the runtime's device cgroup denies 195:0)", got["open0"])
-	}
+	assert.Regexp(t, `^c.* 195, +0 `, got["dev0"], "/dev/nvidia0, want the bound node 195:0")
+	assert.Contains(t, got["open0"], "Operation not permitted", "opening /dev/nvidia0 without our cgroup rule: want EPERM (the runtime's device cgroup denies 195:0)")
 }
 
 func (c *runtimeCase) runWithoutHook(t *testing.T) {
 	_, bundle := c.start(t, gpuEnv, "prestart")
 	got := c.probe(t, bundle, "", "")
-	if !strings.HasSuffix(got["cudaprog"], "exit 127") || !strings.Contains(got["dev0"], "No such file") {
-		t.Errorf("without the hook: cudaprog %q, /dev/nvidia0 %q; want exit 127 and no node", got["cudaprog"], got["dev0"])
-	}
+	assert.True(t, strings.HasSuffix(got["cudaprog"], "exit 127"), "without the hook: cudaprog %q, /dev/nvidia0 %q; want exit 127 and no node", got["cudaprog"], got["dev0"])
+	assert.Contains(t, got["dev0"], "No such file", "without the hook: cudaprog %q; want exit 127 and no node", got["cudaprog"])
 	// The fixture alone shows the simulated kernel's whole procfs.
-	if n := len(strings.Split(got["gpus"], "|")); n != 8 || !strings.Contains(got["params"], "ModifyDeviceFiles: 1") {
-		t.Errorf("without the hook: %d GPUs in /proc/driver/nvidia/gpus, params %q; want 8 and the host's ModifyDeviceFiles: 1", n, got["params"])
-	}
+	assert.Len(t, strings.Split(got["gpus"], "|"), 8, "without the hook: GPUs in /proc/driver/nvidia/gpus, want 8")
+	assert.Contains(t, got["params"], "ModifyDeviceFiles: 1", "without the hook: params, want the host's ModifyDeviceFiles: 1")
 }
 
 // checkConfigured checks a GPU container's view and its loader cache.
 func (c *runtimeCase) checkConfigured(t *testing.T, got map[string]string, rootfs string) {
 	t.Helper()
 	host, err := devices.Discover(context.Background(), &devices.Options{Backend: devices.Procfs, DriverRoot: c.host.Root, ProcRoot: c.host.ProcRoot, DevRoot: c.host.DevRoot})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	wantGPUs := path.Base(host.GPUs[0].ProcDir) + "|" + path.Base(host.GPUs[2].ProcDir)
 	checks := []struct {
 		key  string
@@ -198,9 +193,7 @@ func (c *runtimeCase) checkConfigured(t *testing.T, got map[string]string, rootf
 		{"open0", strings.Contains(got["open0"], "No such device or address"), "ENXIO: allowed by our cgroup rule, no driver behind it"},
 	}
 	for _, ck := range checks {
-		if !ck.ok {
-			t.Errorf("in the container, %s = %q; want %s", ck.key, got[ck.key], ck.want)
-		}
+		assert.True(t, ck.ok, "in the container, %s = %q; want %s", ck.key, got[ck.key], ck.want)
 	}
 	checkCacheListsLibcuda(t, rootfs, "/usr/lib/x86_64-linux-gnu")
 }
@@ -208,13 +201,9 @@ func (c *runtimeCase) checkConfigured(t *testing.T, got map[string]string, rootf
 func readSpec(t testing.TB, bundle string) *specs.Spec {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(bundle, "config.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var spec specs.Spec
-	if err := json.Unmarshal(data, &spec); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Unmarshal(data, &spec))
 	if spec.Hooks == nil {
 		spec.Hooks = &specs.Hooks{}
 	}

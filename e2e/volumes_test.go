@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
+	"github.com/stretchr/testify/assert"
 
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/internal/testutil/container"
@@ -42,18 +43,15 @@ func (c *runtimeCase) runWithVolume(t *testing.T, dest string, refused bool) {
 	})
 	out, stderr, code := c.rt.run(t, bundle, strings.ToLower(testName(t)), "", "")
 	log, _ := os.ReadFile(logFile)
-	if diff := container.DiffSnapshots(before, container.SnapshotTree(t, host)); len(diff) > 0 {
-		t.Errorf("the host directory given as the volume %s changed:\n%s", dest, strings.Join(diff, "\n"))
-	}
+	diff := container.DiffSnapshots(before, container.SnapshotTree(t, host))
+	assert.Empty(t, diff, "the host directory given as the volume %s changed:\n%s", dest, strings.Join(diff, "\n"))
 	if !refused {
-		if code != 0 {
-			t.Errorf("%s run with a volume at %s: exit %d\nstdout:\n%s\nstderr:\n%s", c.rt.name, dest, code, out, stderr)
-		}
+		assert.Equal(t, 0, code, "%s run with a volume at %s: exit %d\nstdout:\n%s\nstderr:\n%s", c.rt.name, dest, code, out, stderr)
 		return
 	}
 	msg := `volume mounted at \"` + dest + `\"` // as the log quotes the error
-	if code == 0 || out != "" || !strings.Contains(string(log), msg) {
-		t.Errorf("%s run with a host volume over %s: exit %d, stdout %q, stderr %q, hook log %q; want the hook to refuse with %q",
-			c.rt.name, dest, code, out, stderr, log, msg)
-	}
+	const why = "%s run with a host volume over %s: exit %d, stdout %q, stderr %q, hook log %q; want the hook to refuse with %q"
+	assert.NotEqual(t, 0, code, why, c.rt.name, dest, code, out, stderr, log, msg)
+	assert.Empty(t, out, why, c.rt.name, dest, code, out, stderr, log, msg)
+	assert.Contains(t, string(log), msg, why, c.rt.name, dest, code, out, stderr, log, msg)
 }
