@@ -11,7 +11,7 @@
 //	drv, _ := driver.Open(nil)                       // driver files by capability, via ld.so.cache
 //	gpus, _ := devices.Discover(ctx, nil)            // GPUs, MIG devices, control nodes (NVML or procfs)
 //	host := &nvcontainer.Host{Driver: drv, Devices: gpus} // or nvcontainer.OpenHost(ctx, nil, "")
-//	req, _ := nvcontainer.RequestFromEnv(env)        // NVIDIA_VISIBLE_DEVICES, NVIDIA_DRIVER_CAPABILITIES, ...
+//	req, _ := request.FromEnv(env)        // NVIDIA_VISIBLE_DEVICES, NVIDIA_DRIVER_CAPABILITIES, ...
 //	plan, _ := nvcontainer.NewPlan(host, req, ctr, nil)
 //	err := plan.Apply(ctx, ctr, nil)                 // or plan.CDISpec(nil), or plan.JSON()
 //

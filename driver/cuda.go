@@ -81,7 +81,7 @@ func CUDAVersionFromNVML(v int) string {
 // asks NVML) would accept, and only an image that asks for the very CUDA
 // version of the driver's branch; for the third, package nvcontainer
 // treats a requirement that a newer version could satisfy as unknown
-// rather than false (RequireFacts.CUDAAtLeast), and says so.
+// rather than false (requirement.Facts.CUDAAtLeast), and says so.
 func CUDAVersionForDriver(nvrm string) (version string, atLeast bool, err error) {
 	have, ok := parseDriverVersion(nvrm)
 	if !ok {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/nvcontainer"
+	"github.com/go-nvc/nvc/nvcontainer/request"
 )
 
 // hookBundle writes a bundle whose process has env and returns the bundle
@@ -72,7 +73,7 @@ func TestHookDryRun(t *testing.T) {
 	}
 	assert.Equal(t, nvcontainer.Container{PID: os.Getpid(), Rootfs: rootfs}, p.Container, "plan from the hook's command line: container")
 	assert.Equal(t, "compute,utility", p.Capabilities.String(), "plan from the hook's command line: caps")
-	assert.Equal(t, nvcontainer.CompatLdconfig, p.CUDACompat.Mode, "plan from the hook's command line: compat")
+	assert.Equal(t, request.CompatLdconfig, p.CUDACompat.Mode, "plan from the hook's command line: compat")
 }
 
 // splitShell undoes nvcontainer.FormatCommand's single quotes.

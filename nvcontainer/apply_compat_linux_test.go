@@ -10,6 +10,7 @@ import (
 	"github.com/go-nvc/nvc/internal/elfwriter"
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/internal/testutil/container"
+	"github.com/go-nvc/nvc/nvcontainer/request"
 )
 
 // compatLib is a CUDA forward-compatibility libcuda newer than the test
@@ -45,11 +46,11 @@ func startCompat(t *testing.T, pivot bool, tag string) *container.Container {
 // rootfs NewPlan inspects through /proc/PID/root.
 func compatMountPlan(t *testing.T, h *testHost, c *container.Container) *Plan {
 	t.Helper()
-	req, err := RequestFromEnv([]string{"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_DRIVER_CAPABILITIES=compute,utility"})
+	req, err := request.FromEnv([]string{"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_DRIVER_CAPABILITIES=compute,utility"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.CUDACompatMode = CompatMount
+	req.CUDACompatMode = request.CompatMount
 	p, err := NewPlan(h.host, req, ctrOf(c), nil)
 	if err != nil {
 		t.Fatal(err)

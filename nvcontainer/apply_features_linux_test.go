@@ -9,13 +9,14 @@ import (
 	"github.com/go-nvc/nvc/internal/elfwriter"
 	"github.com/go-nvc/nvc/internal/fakehost"
 	"github.com/go-nvc/nvc/internal/testutil"
+	"github.com/go-nvc/nvc/nvcontainer/request"
 )
 
 // planFor is NewPlan's plan for env (a privileged container's) and a new
 // rootfs of layout l.
 func planFor(t *testing.T, h *Host, l Layout, env ...string) *Plan {
 	t.Helper()
-	req, err := NewRequest(RequestInput{Env: env, Privileged: true}, nil)
+	req, err := request.New(request.Input{Env: env, Privileged: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +82,7 @@ func TestApplyCUDACompat(t *testing.T) {
 		return
 	}
 	h := newTestHost(t)
-	req, err := RequestFromEnv([]string{"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_DRIVER_CAPABILITIES=compute,utility"})
+	req, err := request.FromEnv([]string{"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_DRIVER_CAPABILITIES=compute,utility"})
 	if err != nil {
 		t.Fatal(err)
 	}

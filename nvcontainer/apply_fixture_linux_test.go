@@ -12,6 +12,7 @@ import (
 	"github.com/go-nvc/nvc/internal/fakehost"
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/internal/testutil/container"
+	"github.com/go-nvc/nvc/nvcontainer/request"
 )
 
 // The test fixtures: a simulated 8-GPU host (internal/fakehost, real
@@ -74,7 +75,7 @@ func (h *testHost) testPlan(tb testing.TB, l Layout, n int) *Plan {
 	if n == 0 {
 		visible = "none"
 	}
-	req, err := RequestFromEnv([]string{"NVIDIA_VISIBLE_DEVICES=" + visible, "NVIDIA_DRIVER_CAPABILITIES=all"})
+	req, err := request.FromEnv([]string{"NVIDIA_VISIBLE_DEVICES=" + visible, "NVIDIA_DRIVER_CAPABILITIES=all"})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/go-nvc/nvc/capabilities"
+	"github.com/go-nvc/nvc/nvcontainer/request"
 	specs "tags.cncf.io/container-device-interface/specs-go"
 )
 
@@ -100,7 +101,7 @@ func (o *CDIOptions) withDefaults() CDIOptions {
 // returned: a caller that shows them makes the plan with NewPlan and
 // writes it with Plan.CDISpec.
 func NewCDISpec(host *Host, caps capabilities.Set, opts *CDIOptions) (*specs.Spec, error) {
-	req := &Request{Devices: Devices{Mode: DevicesAll}, Capabilities: caps}
+	req := &request.Request{Devices: request.Devices{Mode: request.DevicesAll}, Capabilities: caps}
 	p, err := NewPlan(host, req, Container{}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("generating CDI spec: %w", err)

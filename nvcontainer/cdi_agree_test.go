@@ -18,6 +18,7 @@ import (
 	"github.com/go-nvc/nvc/internal/fakehost"
 	"github.com/go-nvc/nvc/internal/fakenvml"
 	"github.com/go-nvc/nvc/nvcontainer"
+	"github.com/go-nvc/nvc/nvcontainer/request"
 )
 
 // grant is what a container gets, in a form a plan and CDI edits can both
@@ -47,7 +48,7 @@ func planGrant(p *nvcontainer.Plan) *grant {
 		}
 		g.mounts[m.Target] = m.Source + " " + strings.Join(append(slices.Clone(m.Options), "rbind", "rprivate"), ",")
 	}
-	g.env = []string{nvcontainer.EnvVisibleDevices + "=void"}
+	g.env = []string{request.EnvVisibleDevices + "=void"}
 	if len(p.Symlinks) > 0 {
 		h := "create-symlinks"
 		for _, l := range p.Symlinks {
@@ -55,7 +56,7 @@ func planGrant(p *nvcontainer.Plan) *grant {
 		}
 		g.hooks = append(g.hooks, h)
 	}
-	if p.CUDACompat.Mode != nvcontainer.CompatDisabled && p.Capabilities.Expand().Has(capabilities.Compute) {
+	if p.CUDACompat.Mode != request.CompatDisabled && p.Capabilities.Expand().Has(capabilities.Compute) {
 		g.hooks = append(g.hooks, "enable-cuda-compat --host-driver-version "+p.Driver.Version)
 	}
 	h := "update-ldcache"
@@ -258,9 +259,9 @@ var agreeCaps = capabilities.Of(capabilities.Compute, capabilities.Utility)
 // agreement compares the plan for ids with its own spec and the host's;
 // empty when all three agree.
 func agreement(t *testing.T, h *testHost, hostSpec *specs.Spec, ids []string) string {
-	req := &nvcontainer.Request{Devices: nvcontainer.Devices{Mode: nvcontainer.DevicesList, IDs: ids}, Capabilities: agreeCaps}
+	req := &request.Request{Devices: request.Devices{Mode: request.DevicesList, IDs: ids}, Capabilities: agreeCaps}
 	if ids[0] == "all" {
-		req.Devices = nvcontainer.Devices{Mode: nvcontainer.DevicesAll}
+		req.Devices = request.Devices{Mode: request.DevicesAll}
 	}
 	p, err := nvcontainer.NewPlan(h.host, req, nvcontainer.Container{}, nil)
 	if err != nil {
@@ -354,13 +355,13 @@ func TestCDIMIGWithoutCapsMajor(t *testing.T) {
 				t.Errorf("NewCDISpec: %v, want an error naming MIG device 1:0 and nvidia-caps", err)
 			}
 			for _, ids := range [][]string{{"1:0"}, {"0", "1:1"}} {
-				p := h.plan(t, &nvcontainer.Request{Devices: nvcontainer.Devices{Mode: nvcontainer.DevicesList, IDs: ids}, Capabilities: agreeCaps}, "", nil)
+				p := h.plan(t, &request.Request{Devices: request.Devices{Mode: request.DevicesList, IDs: ids}, Capabilities: agreeCaps}, "", nil)
 				if _, err := p.CDISpec(nil); !errors.Is(err, nvcontainer.ErrInvalidCDI) {
 					t.Errorf("%s: CDISpec %v, want ErrInvalidCDI", ids, err)
 				}
 			}
 			for _, ids := range [][]string{{"0"}, {"1"}, {"0", "1"}} {
-				p := h.plan(t, &nvcontainer.Request{Devices: nvcontainer.Devices{Mode: nvcontainer.DevicesList, IDs: ids}, Capabilities: agreeCaps}, "", nil)
+				p := h.plan(t, &request.Request{Devices: request.Devices{Mode: request.DevicesList, IDs: ids}, Capabilities: agreeCaps}, "", nil)
 				spec, err := p.CDISpec(nil)
 				if err != nil {
 					t.Fatalf("%s: %v", ids, err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-nvc/nvc/capabilities"
 	"github.com/go-nvc/nvc/devices"
+	"github.com/go-nvc/nvc/nvcontainer/request"
 	specs "tags.cncf.io/container-device-interface/specs-go"
 )
 
@@ -17,7 +18,7 @@ const (
 	hookCUDACompat    = "enable-cuda-compat"
 	hookUpdateLDCache = "update-ldcache"
 	hookNoDeviceNodes = "disable-device-node-modification"
-	cdiVoidEnv        = EnvVisibleDevices + "=void"
+	cdiVoidEnv        = request.EnvVisibleDevices + "=void"
 	cdiPermissions    = "rw"
 )
 
@@ -122,7 +123,7 @@ func (p *Plan) cdiHooks(o *CDIOptions) []*specs.Hook {
 // disabled, the driver version is known, and the plan did not already use
 // compat libraries of an image it inspected.
 func (p *Plan) needsCompatHook() bool {
-	return p.Capabilities.Expand().Has(capabilities.Compute) && p.CUDACompat.Mode != CompatDisabled &&
+	return p.Capabilities.Expand().Has(capabilities.Compute) && p.CUDACompat.Mode != request.CompatDisabled &&
 		!p.CUDACompat.Used && p.Driver.Version != ""
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/internal/fakehost"
 	"github.com/go-nvc/nvc/nvcontainer"
+	"github.com/go-nvc/nvc/nvcontainer/request"
 )
 
 func newCDISpec(t *testing.T, h *testHost, opts *nvcontainer.CDIOptions) *specs.Spec {
@@ -290,7 +291,7 @@ func TestCDIFromPlan(t *testing.T) {
 	if !bytes.Equal(a, b) || !bytes.HasPrefix(a, []byte("---\ncdiVersion: 0.5.0\nkind: nvidia.com/gpu\n")) {
 		t.Errorf("specs differ or start oddly:\n%.200s", a)
 	}
-	p := h.plan(t, request(t, "NVIDIA_VISIBLE_DEVICES=2,5", "NVIDIA_DRIVER_CAPABILITIES=compute"), "", nil)
+	p := h.plan(t, privReq(t, "NVIDIA_VISIBLE_DEVICES=2,5", "NVIDIA_DRIVER_CAPABILITIES=compute"), "", nil)
 	spec, err := p.CDISpec(&nvcontainer.CDIOptions{NameStrategies: []nvcontainer.CDINameStrategy{nvcontainer.CDINameIndex}, NoAllDevice: true})
 	if err != nil || !slices.Equal(deviceNames(spec), []string{"2", "5"}) {
 		t.Fatalf("devices %v (%v)", deviceNames(spec), err)
@@ -329,19 +330,19 @@ func TestCDIHooksCompatAndNodes(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name string
-		req  *nvcontainer.Request
+		req  *request.Request
 		spec string
 		want []string
 	}{
 		{"utility only", capsRequest(capabilities.Of(capabilities.Utility)), "",
 			[]string{"create-symlinks", "update-ldcache", "disable-device-node-modification"}},
-		{"compute", compatRequest(nvcontainer.CompatDefault), "", all},
-		{"compat mount mode", compatRequest(nvcontainer.CompatMount), "", all},
-		{"compat disabled", compatRequest(nvcontainer.CompatDisabled), "",
+		{"compute", compatRequest(request.CompatDefault), "", all},
+		{"compat mount mode", compatRequest(request.CompatMount), "", all},
+		{"compat disabled", compatRequest(request.CompatDisabled), "",
 			[]string{"create-symlinks", "update-ldcache", "disable-device-node-modification"}},
-		{"compat already used from the image", compatRequest(nvcontainer.CompatLdconfig), compatRootfs("570.86.10"),
+		{"compat already used from the image", compatRequest(request.CompatLdconfig), compatRootfs("570.86.10"),
 			[]string{"create-symlinks", "update-ldcache", "disable-device-node-modification"}},
-		{"image without compat libraries", compatRequest(nvcontainer.CompatLdconfig), debianRootfs, all},
+		{"image without compat libraries", compatRequest(request.CompatLdconfig), debianRootfs, all},
 	} {
 		spec, err := h.plan(t, tc.req, tc.spec, nil).CDISpec(nil)
 		if err != nil {

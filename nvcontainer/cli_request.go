@@ -1,21 +1,13 @@
 package nvcontainer
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/go-nvc/nvc/capabilities"
+	"github.com/go-nvc/nvc/nvcontainer/request"
 )
-
-// MaxRequirements is how many --require options nvidia-container-cli
-// configure accepts.
-const MaxRequirements = 32
-
-// ErrTooManyRequirements is matched by the error of
-// [ConfigureFlags.Request] for more than [MaxRequirements] requirements.
-var ErrTooManyRequirements = errors.New("too many requirements")
 
 // ConfigureFlags are the options of nvidia-container-cli configure that
 // make up a request, as they were given on its command line. Repeatable
@@ -23,14 +15,14 @@ var ErrTooManyRequirements = errors.New("too many requirements")
 // comma-separated list, as nvidia-container-cli joins them with commas.
 type ConfigureFlags struct {
 	// Devices are the --device values. Nil: no GPU, but the driver files
-	// and control nodes (a request with DevicesNone).
+	// and control nodes (a request with request.DevicesNone).
 	Devices []string
 	// Capabilities are the classes of --compute, --utility, --video,
 	// --graphics, --display, --ngx and --compat32. Empty: none, as with
 	// nvidia-container-cli (only nvidiactl, procfs and firmware).
 	Capabilities capabilities.Set
 	// Requirements are the --require expressions; at most
-	// MaxRequirements. Nil: none.
+	// request.MaxRequirements. Nil: none.
 	Requirements []string
 	// MIGConfig and MIGMonitor are the --mig-config and --mig-monitor
 	// values. Nil: none.
@@ -41,21 +33,21 @@ type ConfigureFlags struct {
 	NoCntlibs bool
 	// CUDACompatModes are the --cuda-compat-mode values. "disabled" (or
 	// NoCntlibs) wins over the others; two different other values are an
-	// error. Nil: CompatDefault.
+	// error. Nil: request.CompatDefault.
 	CUDACompatModes []string
 }
 
 // Request returns the request the flags make, as nvidia-container-cli
 // configure reads them: device IDs are passed on unvalidated for
 // [NewPlan] to resolve (so "0,all" still checks that 0 exists), a single
-// "all" is DevicesAll, and no --device at all is DevicesNone. Errors are
+// "all" is request.DevicesAll, and no --device at all is request.DevicesNone. Errors are
 // about the flags alone: too many requirements, an IMEX channel that is not
 // a number below 2^20, an unknown or conflicting compat mode.
-func (f *ConfigureFlags) Request() (*Request, error) {
-	if len(f.Requirements) > MaxRequirements {
-		return nil, ErrTooManyRequirements
+func (f *ConfigureFlags) Request() (*request.Request, error) {
+	if len(f.Requirements) > request.MaxRequirements {
+		return nil, request.ErrTooManyRequirements
 	}
-	chans, err := ParseIMEXChannels(strings.Join(f.IMEXChannels, ","))
+	chans, err := request.ParseIMEXChannels(strings.Join(f.IMEXChannels, ","))
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +55,7 @@ func (f *ConfigureFlags) Request() (*Request, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Request{
+	return &request.Request{
 		Devices:        cliDevices(f.Devices),
 		Capabilities:   f.Capabilities,
 		Requirements:   slices.Clone(f.Requirements),
@@ -76,7 +68,7 @@ func (f *ConfigureFlags) Request() (*Request, error) {
 
 // cliDevices keeps --device IDs as given (empty items dropped), in the
 // order nvidia-container-cli's select_devices walks them.
-func cliDevices(values []string) Devices {
+func cliDevices(values []string) request.Devices {
 	var ids []string
 	for _, v := range values {
 		for _, id := range strings.Split(v, ",") {
@@ -87,22 +79,22 @@ func cliDevices(values []string) Devices {
 	}
 	switch {
 	case len(ids) == 0:
-		return Devices{Mode: DevicesNone}
+		return request.Devices{Mode: request.DevicesNone}
 	case len(ids) == 1 && strings.EqualFold(ids[0], "all"):
-		return Devices{Mode: DevicesAll}
+		return request.Devices{Mode: request.DevicesAll}
 	}
-	return Devices{Mode: DevicesList, IDs: ids}
+	return request.Devices{Mode: request.DevicesList, IDs: ids}
 }
 
-func (f *ConfigureFlags) compatMode() (CUDACompatMode, error) {
+func (f *ConfigureFlags) compatMode() (request.CUDACompatMode, error) {
 	disabled := f.NoCntlibs
-	var other CUDACompatMode
+	var other request.CUDACompatMode
 	for _, v := range f.CUDACompatModes {
-		switch m := CUDACompatMode(v); m {
-		case CompatDisabled:
+		switch m := request.CUDACompatMode(v); m {
+		case request.CompatDisabled:
 			disabled = true
-		case CompatMount, CompatLdconfig:
-			if other != CompatDefault && other != m {
+		case request.CompatMount, request.CompatLdconfig:
+			if other != request.CompatDefault && other != m {
 				return "", fmt.Errorf("conflicting --cuda-compat-mode values %q and %q", other, m)
 			}
 			other = m
@@ -111,7 +103,7 @@ func (f *ConfigureFlags) compatMode() (CUDACompatMode, error) {
 		}
 	}
 	if disabled {
-		return CompatDisabled, nil
+		return request.CompatDisabled, nil
 	}
 	return other, nil
 }

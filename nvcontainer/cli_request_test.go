@@ -8,39 +8,40 @@ import (
 
 	"github.com/go-nvc/nvc/capabilities"
 	"github.com/go-nvc/nvc/nvcontainer"
+	"github.com/go-nvc/nvc/nvcontainer/request"
 )
 
 func TestConfigureFlagsRequest(t *testing.T) {
-	many := make([]string, nvcontainer.MaxRequirements+1)
+	many := make([]string, request.MaxRequirements+1)
 	for i := range many {
 		many[i] = "cuda>=11.0"
 	}
 	tests := []struct {
 		name  string
 		flags nvcontainer.ConfigureFlags
-		want  nvcontainer.Request
+		want  request.Request
 		err   error
 	}{
-		{name: "no device", want: nvcontainer.Request{Devices: nvcontainer.Devices{Mode: nvcontainer.DevicesNone}}},
+		{name: "no device", want: request.Request{Devices: request.Devices{Mode: request.DevicesNone}}},
 		{name: "empty device", flags: nvcontainer.ConfigureFlags{Devices: []string{" , "}},
-			want: nvcontainer.Request{Devices: nvcontainer.Devices{Mode: nvcontainer.DevicesNone}}},
+			want: request.Request{Devices: request.Devices{Mode: request.DevicesNone}}},
 		{name: "all any case", flags: nvcontainer.ConfigureFlags{Devices: []string{"ALL"}},
-			want: nvcontainer.Request{Devices: nvcontainer.Devices{Mode: nvcontainer.DevicesAll}}},
+			want: request.Request{Devices: request.Devices{Mode: request.DevicesAll}}},
 		{name: "repeated and joined", flags: nvcontainer.ConfigureFlags{Devices: []string{"0,,1", " 2 "}},
-			want: nvcontainer.Request{Devices: nvcontainer.Devices{Mode: nvcontainer.DevicesList, IDs: []string{"0", "1", "2"}}}},
+			want: request.Request{Devices: request.Devices{Mode: request.DevicesList, IDs: []string{"0", "1", "2"}}}},
 		{name: "ids before all kept for validation", flags: nvcontainer.ConfigureFlags{Devices: []string{"9,all"}},
-			want: nvcontainer.Request{Devices: nvcontainer.Devices{Mode: nvcontainer.DevicesList, IDs: []string{"9", "all"}}}},
+			want: request.Request{Devices: request.Devices{Mode: request.DevicesList, IDs: []string{"9", "all"}}}},
 		{name: "caps, requirements, mig, imex", flags: nvcontainer.ConfigureFlags{
 			Devices: []string{"all"}, Capabilities: capabilities.Of(capabilities.Compute, capabilities.Utility),
 			Requirements: []string{"cuda>=12.0", "brand=tesla"}, MIGConfig: []string{"all"}, MIGMonitor: []string{"all", ""},
 			IMEXChannels: []string{"3,5", "3"}},
-			want: nvcontainer.Request{Devices: nvcontainer.Devices{Mode: nvcontainer.DevicesAll},
+			want: request.Request{Devices: request.Devices{Mode: request.DevicesAll},
 				Capabilities: capabilities.Of(capabilities.Compute, capabilities.Utility),
 				Requirements: []string{"cuda>=12.0", "brand=tesla"}, MIGConfig: "all", MIGMonitor: "all,",
 				IMEXChannels: []uint32{3, 5}}},
-		{name: "too many requirements", flags: nvcontainer.ConfigureFlags{Requirements: many}, err: nvcontainer.ErrTooManyRequirements},
-		{name: "imex not a number", flags: nvcontainer.ConfigureFlags{IMEXChannels: []string{"x"}}, err: nvcontainer.ErrInvalidDevice},
-		{name: "imex too large", flags: nvcontainer.ConfigureFlags{IMEXChannels: []string{"1048576"}}, err: nvcontainer.ErrInvalidDevice},
+		{name: "too many requirements", flags: nvcontainer.ConfigureFlags{Requirements: many}, err: request.ErrTooManyRequirements},
+		{name: "imex not a number", flags: nvcontainer.ConfigureFlags{IMEXChannels: []string{"x"}}, err: request.ErrInvalidDevice},
+		{name: "imex too large", flags: nvcontainer.ConfigureFlags{IMEXChannels: []string{"1048576"}}, err: request.ErrInvalidDevice},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -65,15 +66,15 @@ func TestConfigureFlagsCompatMode(t *testing.T) {
 	tests := []struct {
 		modes     []string
 		noCntlibs bool
-		want      nvcontainer.CUDACompatMode
+		want      request.CUDACompatMode
 		err       string
 	}{
-		{want: nvcontainer.CompatDefault},
-		{modes: []string{"mount"}, want: nvcontainer.CompatMount},
-		{modes: []string{"ldconfig", "ldconfig"}, want: nvcontainer.CompatLdconfig},
-		{modes: []string{"mount", "disabled"}, want: nvcontainer.CompatDisabled},
-		{modes: []string{"ldconfig"}, noCntlibs: true, want: nvcontainer.CompatDisabled},
-		{noCntlibs: true, want: nvcontainer.CompatDisabled},
+		{want: request.CompatDefault},
+		{modes: []string{"mount"}, want: request.CompatMount},
+		{modes: []string{"ldconfig", "ldconfig"}, want: request.CompatLdconfig},
+		{modes: []string{"mount", "disabled"}, want: request.CompatDisabled},
+		{modes: []string{"ldconfig"}, noCntlibs: true, want: request.CompatDisabled},
+		{noCntlibs: true, want: request.CompatDisabled},
 		{modes: []string{"mount", "ldconfig"}, err: `conflicting --cuda-compat-mode values "mount" and "ldconfig"`},
 		{modes: []string{"hook"}, err: `invalid --cuda-compat-mode "hook"`},
 		{modes: []string{""}, err: `invalid --cuda-compat-mode ""`},
@@ -103,9 +104,9 @@ func TestConfigureFlagsRoundTrip(t *testing.T) {
 		{"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_IMEX_CHANNELS=4,2", "NVIDIA_DRIVER_CAPABILITIES=video,display"},
 	}
 	for _, env := range envs {
-		want := request(t, env...)
-		want.CUDACompatMode = nvcontainer.CompatLdconfig
-		args := want.CLIArgs(nil, nvcontainer.Container{PID: 7, Rootfs: "/r"})
+		want := privReq(t, env...)
+		want.CUDACompatMode = request.CompatLdconfig
+		args := nvcontainer.CLIArgs(want, nil, nvcontainer.Container{PID: 7, Rootfs: "/r"})
 		got, err := flagsFromArgs(t, args).Request()
 		if err != nil {
 			t.Fatalf("%q: %v", args, err)

@@ -5,9 +5,10 @@ import (
 	"strings"
 
 	"github.com/go-nvc/nvc/capabilities"
+	"github.com/go-nvc/nvc/nvcontainer/request"
 )
 
-// DefaultCLIPath is argv[0] of [Request.CLIArgs] when the config names no
+// DefaultCLIPath is argv[0] of [CLIArgs] when the config names no
 // nvidia-container-cli binary (the hook would look it up in PATH).
 const DefaultCLIPath = "nvidia-container-cli"
 
@@ -30,7 +31,7 @@ const DefaultCLIPath = "nvidia-container-cli"
 // ldconfig path is used as configured: normalize it first with
 // [NormalizeLDConfigPath] to match a host with /sbin/ldconfig.real. The
 // hook's own -debug flag corresponds to cfg.CLI.Debug = "/dev/stderr".
-func (r *Request) CLIArgs(cfg *Config, ctr Container) []string {
+func CLIArgs(r *request.Request, cfg *Config, ctr Container) []string {
 	if !r.IsGPU() {
 		return nil
 	}
@@ -38,7 +39,7 @@ func (r *Request) CLIArgs(cfg *Config, ctr Container) []string {
 		cfg = DefaultConfig()
 	}
 	args := append(globalArgs(cfg), "configure")
-	args = append(args, r.configureArgs(cfg)...)
+	args = append(args, configureArgs(r, cfg)...)
 	return append(args, "--pid="+strconv.Itoa(ctr.PID), ctr.Rootfs)
 }
 
@@ -58,12 +59,12 @@ func globalArgs(cfg *Config) []string {
 	return appendValue(args, "--user=", c.User)
 }
 
-func (r *Request) configureArgs(cfg *Config) []string {
+func configureArgs(r *request.Request, cfg *Config) []string {
 	var args []string
 	args = appendValue(args, "--cuda-compat-mode=", string(r.CUDACompatMode))
 	args = appendValue(args, "--ldconfig=", cfg.CLI.Ldconfig)
 	args = appendFlag(args, "--no-cgroups", cfg.CLI.NoCgroups)
-	if r.Devices.Mode == DevicesAll || r.Devices.Mode == DevicesList {
+	if r.Devices.Mode == request.DevicesAll || r.Devices.Mode == request.DevicesList {
 		args = append(args, "--device="+r.Devices.String())
 	}
 	args = appendValue(args, "--mig-config=", r.MIGConfig)

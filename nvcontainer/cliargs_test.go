@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/nvcontainer"
+	"github.com/go-nvc/nvc/nvcontainer/request"
 )
 
 // The command line the runtime hook would exec (NVIDIA's runtime
@@ -76,11 +77,11 @@ func TestCLIArgs(t *testing.T) {
 			if tt.cfg != nil {
 				tt.cfg(cfg)
 			}
-			req, err := nvcontainer.NewRequest(nvcontainer.RequestInput{Env: tt.env, Privileged: tt.privileged}, cfg)
+			req, err := request.New(request.Input{Env: tt.env, Privileged: tt.privileged}, cfg.RequestOptions())
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := req.CLIArgs(cfg, ctr); !slices.Equal(got, tt.want) {
+			if got := nvcontainer.CLIArgs(req, cfg, ctr); !slices.Equal(got, tt.want) {
 				t.Errorf("CLIArgs:\n got %q\nwant %q", got, tt.want)
 			}
 		})
@@ -88,9 +89,9 @@ func TestCLIArgs(t *testing.T) {
 }
 
 func TestCLIArgsNilConfig(t *testing.T) {
-	req := &nvcontainer.Request{Devices: nvcontainer.Devices{Mode: nvcontainer.DevicesList, IDs: []string{"GPU-1"}}}
+	req := &request.Request{Devices: request.Devices{Mode: request.DevicesList, IDs: []string{"GPU-1"}}}
 	want := []string{"nvidia-container-cli", "--load-kmods", "configure", "--ldconfig=@/sbin/ldconfig", "--device=GPU-1", "--pid=0", "/r"}
-	if got := req.CLIArgs(nil, nvcontainer.Container{Rootfs: "/r"}); !slices.Equal(got, want) {
+	if got := nvcontainer.CLIArgs(req, nil, nvcontainer.Container{Rootfs: "/r"}); !slices.Equal(got, want) {
 		t.Errorf("CLIArgs(nil):\n got %q\nwant %q", got, want)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/go-nvc/nvc/capabilities"
+	"github.com/go-nvc/nvc/nvcontainer/request"
 )
 
 // Config is the NVIDIA Container Toolkit's config.toml
@@ -112,7 +113,7 @@ type JitCDIModeConfig struct {
 // LegacyModeConfig is [nvidia-container-runtime.modes.legacy].
 type LegacyModeConfig struct {
 	// CUDACompatMode is ldconfig (the default; empty means it too), mount,
-	// hook or disabled; see Request.CUDACompatMode for how it maps. Any
+	// hook or disabled; see request.Request.CUDACompatMode for how it maps. Any
 	// other value (ParseConfig stores the file's explicit empty value as
 	// "none") is the toolkit's fallback: disabled unless
 	// features.allow-cuda-compat-libs-from-container.
@@ -199,8 +200,8 @@ func ParseConfig(data []byte) (*Config, error) {
 
 // Validate checks the values the runtime hook refuses.
 func (c *Config) Validate() error {
-	if _, err := c.supportedCapabilities(); err != nil {
-		return err
+	if err := c.RequestOptions().Validate(); err != nil {
+		return fmt.Errorf("%w: %w", err, ErrInvalidConfig)
 	}
 	if l := c.CLI.Ldconfig; l != "" && !strings.HasPrefix(l, "@") && !c.Features.AllowLDConfigFromContainer {
 		return fmt.Errorf("nvidia-container-cli.ldconfig %q: a path in the container needs features.allow-ldconfig-from-container: %w",
@@ -241,49 +242,16 @@ func (c *Config) decodeNegated(data []byte, md toml.MetaData) error {
 	return nil
 }
 
-// supportedCapabilities parses supported-driver-capabilities; "all" and
-// the empty string are every class, "none" no class.
-func (c *Config) supportedCapabilities() (capabilities.Set, error) {
-	v := c.SupportedDriverCapabilities
-	switch strings.TrimSpace(v) {
-	case "":
-		return capabilities.All, nil
-	case "none":
-		return 0, nil
+// RequestOptions returns the settings of c that [request.New] reads.
+func (c *Config) RequestOptions() *request.Options {
+	return &request.Options{
+		AcceptDeviceListAsVolumeMounts:   c.AcceptDeviceListAsVolumeMounts,
+		IgnoreEnvvarUnprivileged:         c.IgnoreEnvvarUnprivileged,
+		SwarmResource:                    c.SwarmResource,
+		SupportedDriverCapabilities:      c.SupportedDriverCapabilities,
+		DisableRequire:                   c.DisableRequire,
+		IgnoreIMEXChannelRequests:        c.Features.IgnoreIMEXChannelRequests,
+		CUDACompatMode:                   c.Runtime.Modes.Legacy.CUDACompatMode,
+		AllowCUDACompatLibsFromContainer: c.Features.AllowCUDACompatLibsFromContainer,
 	}
-	s, err := capabilities.Parse(v)
-	if err != nil {
-		return 0, fmt.Errorf("supported-driver-capabilities: %w: %w", err, ErrInvalidConfig)
-	}
-	return s, nil
-}
-
-// swarmResourceVars splits swarm-resource on commas.
-func (c *Config) swarmResourceVars() []string {
-	var out []string
-	for v := range strings.SplitSeq(c.SwarmResource, ",") {
-		if v = strings.TrimSpace(v); v != "" {
-			out = append(out, v)
-		}
-	}
-	return out
-}
-
-// cudaCompatMode maps modes.legacy.cuda-compat-mode as the hook does:
-// empty is the default, ldconfig; "hook" and "disabled" disable; any other
-// value disables unless features.allow-cuda-compat-libs-from-container,
-// which leaves the CLI's default.
-func (c *Config) cudaCompatMode() CUDACompatMode {
-	switch m := c.Runtime.Modes.Legacy.CUDACompatMode; m {
-	case "":
-		return CompatLdconfig
-	case "ldconfig", "mount":
-		return CUDACompatMode(m)
-	case "disabled", "hook":
-		return CompatDisabled
-	}
-	if c.Features.AllowCUDACompatLibsFromContainer {
-		return CompatDefault
-	}
-	return CompatDisabled
 }

@@ -41,8 +41,8 @@ func ConfigPath(flag string, env []string) (file string, required bool) {
 }
 
 // lookupEnv is parseEnv without errors: entries without "=" are skipped.
-func lookupEnv(env []string) environ {
-	vars := make(environ)
+func lookupEnv(env []string) map[string]string {
+	vars := make(map[string]string)
 	for _, kv := range env {
 		if k, v, ok := strings.Cut(kv, "="); ok {
 			vars[k] = v

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/nvcontainer"
+	"github.com/go-nvc/nvc/nvcontainer/request"
 )
 
 func TestHostRoots(t *testing.T) {
@@ -79,7 +80,7 @@ func TestLoadConfigTooLarge(t *testing.T) {
 	_, err := nvcontainer.LoadConfig(file)
 	_, err2 := nvcontainer.LoadHostRoots(file)
 	for _, err := range []error{err, err2} {
-		if !errors.Is(err, nvcontainer.ErrTooLarge) || !strings.Contains(err.Error(), file) {
+		if !errors.Is(err, request.ErrTooLarge) || !strings.Contains(err.Error(), file) {
 			t.Errorf("oversized config: %v, want ErrTooLarge naming %s", err, file)
 		}
 	}

@@ -5,64 +5,21 @@
 // plan inside the container's mount namespace ([Plan.Apply]), and writes it
 // out as a CDI spec ([Plan.CDISpec], [NewCDISpec]).
 //
-// # Requests
+// # Requests and requirements
 //
-// A [Request] says whether a container is a GPU container at all and, if
-// so, which GPUs (all, none, or a list of indices, UUIDs, PCI bus IDs, MIG
-// "gpu:mig" pairs or MIG UUIDs, kept as strings for package devices to
-// resolve), which driver capability classes, which requirements, MIG
-// config/monitor access, IMEX channels and CUDA forward-compatibility mode.
-//
-// Requests are built with the rules of NVIDIA's nvidia-container-runtime-hook
-// (NVIDIA Container Toolkit 1.17–1.20):
-//
-//   - [NewRequest] from an environment list, the spec's mounts, whether the
-//     container is privileged, and a [Config];
-//   - [RequestFromEnv] from an environment list alone;
-//   - [RequestFromSpec] from an OCI runtime spec (process.env, mounts,
-//     CAP_SYS_ADMIN in the bounding set as "privileged");
-//   - [RequestFromHook] from the OCI state a runtime writes to a hook's
-//     stdin, with the spec read from the bundle's config.json; the
-//     container's rootfs is crun's state "root" when present, else the
-//     spec's root.path ([ContainerFor]), as in the toolkit's hooks.
-//
-// The environment rules, in brief (those of NVIDIA's runtime hook):
-// NVIDIA_VISIBLE_DEVICES selects GPUs, with "void" beating "all" beating
-// "none", and empty or unset meaning no GPU container — except that unset on
-// a legacy CUDA image (CUDA_VERSION set, NVIDIA_REQUIRE_CUDA unset) means
-// "all". NV_GPU, nvidia-docker's variable, stands in when
-// NVIDIA_VISIBLE_DEVICES is absent. NVIDIA_DRIVER_CAPABILITIES unset or empty
-// means compute,utility (every supported class on a legacy image), which
-// differs from libnvidia-container's own documented default of utility; see
-// package capabilities. Every NVIDIA_REQUIRE_* except NVIDIA_REQUIRE_JETPACK*
-// is a requirement, in sorted variable order, plus cuda>=MAJOR.MINOR on a
-// legacy image; NVIDIA_DISABLE_REQUIRE drops them all. Device lists are
-// deduplicated in first-seen order. Every rejection names the variable and
-// its value (at most its first 64 bytes).
-//
-// The image chooses its environment, so what a request carries is bounded
-// ([MaxDevices], [MaxIMEXChannels], [MaxRequirements], [MaxEnvValue],
-// [MaxEnvSize]); past a bound the request is refused with
-// [ErrRequestTooLarge], and only the variables a request reads are kept.
+// Package request builds a [request.Request] from an environment, an OCI
+// spec or a hook's state, with the runtime hook's rules; package
+// requirement checks NVIDIA_REQUIRE_* expressions. [RequestFromHook] and
+// [ContainerFor] read both the request and the container from a hook's
+// stdin.
 //
 // A request prints as the nvidia-container-cli command line the runtime hook
-// would execute ([Request.CLIArgs]), so a dry run shows exactly what the
+// would execute (nvcontainer.CLIArgs), so a dry run shows exactly what the
 // original toolchain would have done. The rest of nvidia-container-cli's
 // contract is here too, for tools that stand in for it: [ConfigureFlags]
 // and [CLIContainer] read configure's options, [List] and [WriteInfo]
 // print list and info, [PrepareHost] is --load-kmods, and [CLIErrorFor]
 // gives an error the CLI's prefix.
-//
-// # Requirements
-//
-// [CheckRequirements] evaluates NVIDIA_REQUIRE_* expressions exactly as
-// libnvidia-container's dsl.c does, against a small [RequireFacts] value
-// (CUDA and driver versions, and arch and brand per selected device); an
-// unmet one gives libnvidia-container's own message. [ValidateRequirement]
-// checks one strictly. Without NVML the plan takes the CUDA version from
-// the driver version (driver.CUDAVersionForDriver), so standard CUDA
-// images configure on a procfs host; see [RequireFacts] for facts that
-// stay unknown.
 //
 // # Plans
 //
@@ -127,7 +84,7 @@
 // config.json), with bounded sizes, and never reads the process environment
 // itself: environments are parameters. The library does not log; facts a
 // hook would log (an environment request ignored in an unprivileged
-// container) are returned in [Request.Notes].
+// container) are returned in [request.Request.Notes].
 //
 // Applying a plan ([Plan.Apply]) is the only part that acts: it is
 // Linux-only and needs root, enters the container's mount namespace on a

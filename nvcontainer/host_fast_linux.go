@@ -6,6 +6,7 @@ import (
 
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/driver"
+	"github.com/go-nvc/nvc/nvcontainer/request"
 )
 
 // PrepareHostFor is [PrepareHost] for configuring one container with req,
@@ -23,7 +24,7 @@ import (
 // explicit opts.Backend, or opts.Driver.NVML (a simulated host), is used
 // as PrepareHost uses it, with Host.NVML nil. ctx bounds the modprobe runs,
 // as for PrepareHost.
-func PrepareHostFor(ctx context.Context, opts *HostOptions, req *Request) (*Host, *devices.NodeReport, error) {
+func PrepareHostFor(ctx context.Context, opts *HostOptions, req *request.Request) (*Host, *devices.NodeReport, error) {
 	var o HostOptions
 	if opts != nil {
 		o = *opts
@@ -50,8 +51,8 @@ func PrepareHostFor(ctx context.Context, opts *HostOptions, req *Request) (*Host
 
 // needsNVMLDiscovery says whether req names a MIG device by UUID on a host
 // whose MIG devices have none (discovered through procfs).
-func needsNVMLDiscovery(h *devices.Host, req *Request) bool {
-	if req == nil || req.Devices.Mode != DevicesList || !missingMIGUUID(h) {
+func needsNVMLDiscovery(h *devices.Host, req *request.Request) bool {
+	if req == nil || req.Devices.Mode != request.DevicesList || !missingMIGUUID(h) {
 		return false
 	}
 	for _, ids := range req.Devices.IDs {

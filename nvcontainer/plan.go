@@ -4,6 +4,7 @@ import (
 	"github.com/go-nvc/nvc/capabilities"
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/driver"
+	"github.com/go-nvc/nvc/nvcontainer/request"
 )
 
 // PlanVersion is the version of the plan's JSON layout. It changes only when
@@ -263,7 +264,7 @@ type LDCacheUpdate struct {
 // forward-compatibility libraries (/usr/local/cuda/compat).
 type CUDACompat struct {
 	// Mode is the mode used: "mount", "ldconfig" or "disabled".
-	Mode CUDACompatMode `json:"mode"`
+	Mode request.CUDACompatMode `json:"mode"`
 	// Dir is the compat dir found in the image; empty when none.
 	Dir string `json:"dir,omitempty"`
 	// Libraries are the image's compat libcuda files considered.

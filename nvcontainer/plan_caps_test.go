@@ -204,7 +204,7 @@ func checkLibraryDirs(t *testing.T, p *nvcontainer.Plan) {
 // only the selected GPUs' directories.
 func TestPlanProcfs(t *testing.T) {
 	h := newTestHost(t, nil)
-	p := h.plan(t, request(t, "NVIDIA_VISIBLE_DEVICES=2,5", "NVIDIA_DRIVER_CAPABILITIES=utility"), debianRootfs, nil)
+	p := h.plan(t, privReq(t, "NVIDIA_VISIBLE_DEVICES=2,5", "NVIDIA_DRIVER_CAPABILITIES=utility"), debianRootfs, nil)
 	proc, ok := findTmpfs(p, "/proc/driver/nvidia")
 	if !ok || p.Tmpfs[0].Target != "/proc/driver/nvidia" {
 		t.Fatalf("no /proc/driver/nvidia tmpfs first: %+v", p.Tmpfs)
@@ -247,7 +247,7 @@ func TestPlanAppProfile(t *testing.T) {
 	for _, tc := range []struct{ devices, mask string }{
 		{"0,3", "0x9"}, {"all", "0xff"}, {"7", "0x80"}, {"none", ""},
 	} {
-		p := h.plan(t, request(t, "NVIDIA_VISIBLE_DEVICES="+tc.devices, "NVIDIA_DRIVER_CAPABILITIES=graphics"), debianRootfs, nil)
+		p := h.plan(t, privReq(t, "NVIDIA_VISIBLE_DEVICES="+tc.devices, "NVIDIA_DRIVER_CAPABILITIES=graphics"), debianRootfs, nil)
 		rc, ok := findTmpfs(p, appRC)
 		if !ok {
 			t.Fatalf("%s: no app profile tmpfs", tc.devices)

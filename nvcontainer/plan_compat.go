@@ -8,25 +8,26 @@ import (
 	"strings"
 
 	"github.com/go-nvc/nvc/capabilities"
+	"github.com/go-nvc/nvc/nvcontainer/request"
 )
 
 // cudaCompatDir is where CUDA images keep their forward-compatibility
 // libraries (libnvidia-container's compat handling).
 const cudaCompatDir = "/usr/local/cuda/compat"
 
-// compatMode is the mode the plan uses; CompatDefault means CompatLdconfig
+// compatMode is the mode the plan uses; request.CompatDefault means request.CompatLdconfig
 // (see NewPlan).
-func (pl *planner) compatMode() CUDACompatMode {
-	if m := pl.req.CUDACompatMode; m != CompatDefault {
+func (pl *planner) compatMode() request.CUDACompatMode {
+	if m := pl.req.CUDACompatMode; m != request.CompatDefault {
 		return m
 	}
-	return CompatLdconfig
+	return request.CompatLdconfig
 }
 
 // checkCompatMode refuses a mode nvidia-container-cli does not know.
-func checkCompatMode(m CUDACompatMode) error {
+func checkCompatMode(m request.CUDACompatMode) error {
 	switch m {
-	case CompatDefault, CompatMount, CompatLdconfig, CompatDisabled:
+	case request.CompatDefault, request.CompatMount, request.CompatLdconfig, request.CompatDisabled:
 		return nil
 	}
 	return fmt.Errorf("unknown CUDA compat mode %q (want mount, ldconfig or disabled)", string(m))
@@ -41,7 +42,7 @@ func (pl *planner) decideCompat(v rootfsView) error {
 	c := &pl.p.CUDACompat
 	c.Mode = pl.compatMode()
 	switch {
-	case c.Mode == CompatDisabled:
+	case c.Mode == request.CompatDisabled:
 		c.Reason = "disabled"
 		return nil
 	case !pl.exp.Has(capabilities.Compute):
@@ -91,7 +92,7 @@ func (pl *planner) filterCompat(c *CUDACompat) error {
 	var kept []string
 	for _, l := range c.Libraries {
 		maj, ok := libMajor(path.Base(l))
-		if ok && (maj > rm || (c.Mode == CompatMount && maj != rm)) {
+		if ok && (maj > rm || (c.Mode == request.CompatMount && maj != rm)) {
 			kept = append(kept, l)
 		}
 	}
@@ -101,7 +102,7 @@ func (pl *planner) filterCompat(c *CUDACompat) error {
 	}
 	c.Used = true
 	c.Reason = fmt.Sprintf("used with driver %s: %s", pl.p.Driver.Version, strings.Join(bases(kept), ", "))
-	if c.Mode == CompatMount {
+	if c.Mode == request.CompatMount {
 		pl.compatMounts = kept
 		return nil
 	}

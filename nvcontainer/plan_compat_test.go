@@ -9,6 +9,7 @@ import (
 	"github.com/go-nvc/nvc/capabilities"
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/nvcontainer"
+	"github.com/go-nvc/nvc/nvcontainer/request"
 )
 
 // compatRootfs is a Debian CUDA image with forward-compatibility libraries
@@ -25,7 +26,7 @@ symlink usr/local/cuda /usr/local/cuda-12.8
 `
 }
 
-func compatRequest(mode nvcontainer.CUDACompatMode) *nvcontainer.Request {
+func compatRequest(mode request.CUDACompatMode) *request.Request {
 	req := capsRequest(capabilities.Of(capabilities.Compute, capabilities.Utility))
 	req.CUDACompatMode = mode
 	return req
@@ -38,26 +39,26 @@ func TestPlanCompat(t *testing.T) {
 	const dir = "/usr/local/cuda-12.8/compat"
 	for _, tc := range []struct {
 		name      string
-		mode      nvcontainer.CUDACompatMode
+		mode      request.CUDACompatMode
 		spec      string
-		wantMode  nvcontainer.CUDACompatMode
+		wantMode  request.CUDACompatMode
 		used      bool
 		firstDirs []string
 		mounted   []string // basenames mounted from the image
 		libcuda1  string   // target of LibDir/libcuda.so.1
 	}{
-		{"ldconfig-newer", nvcontainer.CompatLdconfig, compatRootfs("570.86.10"), nvcontainer.CompatLdconfig, true, []string{dir}, nil, "libcuda.so." + ver},
-		{"default-newer", nvcontainer.CompatDefault, compatRootfs("570.86.10"), nvcontainer.CompatLdconfig, true, []string{dir}, nil, "libcuda.so." + ver},
-		{"ldconfig-older", nvcontainer.CompatLdconfig, compatRootfs("535.161.08"), nvcontainer.CompatLdconfig, false, nil, nil, "libcuda.so." + ver},
-		{"ldconfig-same", nvcontainer.CompatLdconfig, compatRootfs("550.127.05"), nvcontainer.CompatLdconfig, false, nil, nil, "libcuda.so." + ver},
-		{"ldconfig-1000", nvcontainer.CompatLdconfig, compatRootfs("1000.1.1"), nvcontainer.CompatLdconfig, true, []string{dir}, nil, "libcuda.so." + ver},
-		{"mount-newer", nvcontainer.CompatMount, compatRootfs("570.86.10"), nvcontainer.CompatMount, true, nil,
+		{"ldconfig-newer", request.CompatLdconfig, compatRootfs("570.86.10"), request.CompatLdconfig, true, []string{dir}, nil, "libcuda.so." + ver},
+		{"default-newer", request.CompatDefault, compatRootfs("570.86.10"), request.CompatLdconfig, true, []string{dir}, nil, "libcuda.so." + ver},
+		{"ldconfig-older", request.CompatLdconfig, compatRootfs("535.161.08"), request.CompatLdconfig, false, nil, nil, "libcuda.so." + ver},
+		{"ldconfig-same", request.CompatLdconfig, compatRootfs("550.127.05"), request.CompatLdconfig, false, nil, nil, "libcuda.so." + ver},
+		{"ldconfig-1000", request.CompatLdconfig, compatRootfs("1000.1.1"), request.CompatLdconfig, true, []string{dir}, nil, "libcuda.so." + ver},
+		{"mount-newer", request.CompatMount, compatRootfs("570.86.10"), request.CompatMount, true, nil,
 			[]string{"libcuda.so.570.86.10", "libnvidia-ptxjitcompiler.so.570.86.10"}, "libcuda.so.570.86.10"},
-		{"mount-older", nvcontainer.CompatMount, compatRootfs("535.161.08"), nvcontainer.CompatMount, true, nil,
+		{"mount-older", request.CompatMount, compatRootfs("535.161.08"), request.CompatMount, true, nil,
 			[]string{"libcuda.so.535.161.08", "libnvidia-ptxjitcompiler.so.535.161.08"}, "libcuda.so." + ver},
-		{"mount-same", nvcontainer.CompatMount, compatRootfs("550.127.05"), nvcontainer.CompatMount, false, nil, nil, "libcuda.so." + ver},
-		{"disabled", nvcontainer.CompatDisabled, compatRootfs("570.86.10"), nvcontainer.CompatDisabled, false, nil, nil, "libcuda.so." + ver},
-		{"no-compat-dir", nvcontainer.CompatLdconfig, debianRootfs, nvcontainer.CompatLdconfig, false, nil, nil, "libcuda.so." + ver},
+		{"mount-same", request.CompatMount, compatRootfs("550.127.05"), request.CompatMount, false, nil, nil, "libcuda.so." + ver},
+		{"disabled", request.CompatDisabled, compatRootfs("570.86.10"), request.CompatDisabled, false, nil, nil, "libcuda.so." + ver},
+		{"no-compat-dir", request.CompatLdconfig, debianRootfs, request.CompatLdconfig, false, nil, nil, "libcuda.so." + ver},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := h.plan(t, compatRequest(tc.mode), tc.spec, nil)
@@ -93,7 +94,7 @@ func TestPlanCompat(t *testing.T) {
 // deduplicated.
 func TestPlanCompatConsidered(t *testing.T) {
 	h := newTestHost(t, nil)
-	p := h.plan(t, compatRequest(nvcontainer.CompatLdconfig), compatRootfs("570.86.10")+`
+	p := h.plan(t, compatRequest(request.CompatLdconfig), compatRootfs("570.86.10")+`
 fifo    usr/local/cuda-12.8/compat/libfifo.so.999
 symlink usr/local/cuda-12.8/compat/libdangling.so.999 /nowhere/libx.so.999
 dir     usr/local/cuda-12.8/compat/libdir.so.999
@@ -127,12 +128,12 @@ file    usr/local/cuda/compat/libnvidia-nvvm.so.570.86.10 "ELF"
 symlink usr/local/cuda/compat/libcuda.so.570.86.10 /opt/other/libcuda.so.570.86.10
 `
 	rootfs := testutil.Tree(t, spec)
-	_, err := nvcontainer.NewPlan(h.host, compatRequest(nvcontainer.CompatLdconfig), nvcontainer.Container{Rootfs: rootfs}, nil)
+	_, err := nvcontainer.NewPlan(h.host, compatRequest(request.CompatLdconfig), nvcontainer.Container{Rootfs: rootfs}, nil)
 	want := `container error: deciding CUDA compat in rootfs "` + rootfs + `": compat libraries in more than one directory ("/opt/other", "/usr/local/cuda/compat")`
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
 	}
-	if _, err := nvcontainer.NewPlan(h.host, compatRequest(nvcontainer.CompatMount), nvcontainer.Container{Rootfs: rootfs}, nil); err != nil {
+	if _, err := nvcontainer.NewPlan(h.host, compatRequest(request.CompatMount), nvcontainer.Container{Rootfs: rootfs}, nil); err != nil {
 		t.Errorf("mount mode: %v", err)
 	}
 }

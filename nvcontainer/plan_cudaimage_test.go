@@ -10,6 +10,7 @@ import (
 	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/internal/fakehost"
 	"github.com/go-nvc/nvc/nvcontainer"
+	"github.com/go-nvc/nvc/nvcontainer/requirement"
 )
 
 // cuda124Require is NVIDIA_REQUIRE_CUDA of the nvidia/cuda:12.4.1 images
@@ -71,7 +72,7 @@ func TestPlanCUDAImageProcfs(t *testing.T) {
 	for _, nvrm := range []string{"550.54.15", "550.54.14", "570.124.06", "616.10"} {
 		t.Run("configures on "+nvrm, func(t *testing.T) {
 			h := procfsHost(t, nvrm)
-			p := h.plan(t, request(t, cuda124Env...), debianRootfs, nil)
+			p := h.plan(t, privReq(t, cuda124Env...), debianRootfs, nil)
 			if !slices.Equal(p.Requirements, []string{cuda124Require}) || len(p.GPUs) != 8 {
 				t.Errorf("plan: requirements %q, %d GPUs; want the image's, 8", p.Requirements, len(p.GPUs))
 			}
@@ -97,17 +98,17 @@ func TestPlanCUDAImageProcfs(t *testing.T) {
 			if tc.env != "" {
 				env = append(slices.Clone(cuda124Env), tc.env)
 			}
-			p, err := nvcontainer.NewPlan(h.host, request(t, env...), nvcontainer.Container{}, nil)
+			p, err := nvcontainer.NewPlan(h.host, privReq(t, env...), nvcontainer.Container{}, nil)
 			var pe *nvcontainer.PlanError
-			var ue *nvcontainer.UnsatisfiedError
+			var ue *requirement.UnsatisfiedError
 			if p != nil || !errors.As(err, &pe) || pe.Stage != nvcontainer.StageRequirement || !errors.As(err, &ue) {
 				t.Fatalf("plan %v, error %v; want an unsatisfied requirement", p != nil, err)
 			}
 			if err.Error() != tc.msg {
 				t.Errorf("\n got %q\nwant %q", err, tc.msg)
 			}
-			if errors.Is(err, nvcontainer.ErrUnknownFact) != (tc.unknown != "") || ue.Fact != tc.unknown {
-				t.Errorf("unknown fact %q (ErrUnknownFact %v), want %q", ue.Fact, errors.Is(err, nvcontainer.ErrUnknownFact), tc.unknown)
+			if errors.Is(err, requirement.ErrUnknownFact) != (tc.unknown != "") || ue.Fact != tc.unknown {
+				t.Errorf("unknown fact %q (ErrUnknownFact %v), want %q", ue.Fact, errors.Is(err, requirement.ErrUnknownFact), tc.unknown)
 			}
 		})
 	}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/go-nvc/nvc/capabilities"
 	"github.com/go-nvc/nvc/devices"
+	"github.com/go-nvc/nvc/nvcontainer/request"
+	"github.com/go-nvc/nvc/nvcontainer/requirement"
 )
 
 // selectDevices resolves the request's device IDs and MIG config/monitor
@@ -35,9 +37,9 @@ func (pl *planner) selectDevices() error {
 
 func (pl *planner) selection() (*devices.Selection, error) {
 	switch pl.req.Devices.Mode {
-	case DevicesAll:
+	case request.DevicesAll:
 		return pl.dev.Select("all")
-	case DevicesList:
+	case request.DevicesList:
 		return pl.dev.Select(strings.Join(pl.req.Devices.IDs, ","))
 	}
 	return &devices.Selection{}, nil
@@ -64,15 +66,15 @@ func (pl *planner) checkRequirements() error {
 	if pl.req.DisableRequire || len(reqs) == 0 {
 		return nil
 	}
-	facts := RequireFacts{DriverVersion: pl.p.Driver.Version, UnknownReason: pl.unknownReason()}
+	facts := requirement.Facts{DriverVersion: pl.p.Driver.Version, UnknownReason: pl.unknownReason()}
 	facts.CUDAVersion, facts.CUDAAtLeast = pl.requireCUDA()
 	for _, g := range pl.sel.GPUs {
-		facts.Devices = append(facts.Devices, RequireDevice{Arch: g.ComputeCapability, Brand: g.Brand})
+		facts.Devices = append(facts.Devices, requirement.Device{Arch: g.ComputeCapability, Brand: g.Brand})
 	}
-	err := CheckRequirements(reqs, facts)
-	if errors.Is(err, ErrUnknownFact) && pl.opts.NVML != nil {
+	err := requirement.Check(reqs, facts)
+	if errors.Is(err, requirement.ErrUnknownFact) && pl.opts.NVML != nil {
 		facts = pl.askNVML(facts)
-		err = CheckRequirements(reqs, facts)
+		err = requirement.Check(reqs, facts)
 	}
 	if err != nil {
 		return stageErr(StageRequirement, err)
@@ -244,7 +246,7 @@ func (pl *planner) migCap(c devices.Cap, id string) {
 
 // planIMEX binds the requested IMEX channels; the channels without a
 // node on the host are left out with one warning for them all (a request
-// may name up to MaxIMEXChannels), which names the first few.
+// may name up to request.MaxIMEXChannels), which names the first few.
 func (pl *planner) planIMEX() {
 	var missing []uint32
 	for _, id := range pl.req.IMEXChannels {

@@ -11,6 +11,7 @@ import (
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/nvcontainer"
 	"github.com/go-nvc/nvc/nvcontainer/nvctest"
+	"github.com/go-nvc/nvc/nvcontainer/request"
 )
 
 // exampleHost opens a simulated DGX A100 (package nvctest, driver
@@ -48,7 +49,7 @@ func ExampleNewPlan() {
 	}
 	host := exampleHost(filepath.Join(dir, "host"))
 
-	req, err := nvcontainer.RequestFromEnv([]string{"NVIDIA_VISIBLE_DEVICES=2", "NVIDIA_DRIVER_CAPABILITIES=compute,utility"})
+	req, err := request.FromEnv([]string{"NVIDIA_VISIBLE_DEVICES=2", "NVIDIA_DRIVER_CAPABILITIES=compute,utility"})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -88,7 +89,7 @@ func ExampleNewPlan_requirement() {
 	}
 	defer os.RemoveAll(dir)
 	host := exampleHost(dir)
-	req, err := nvcontainer.RequestFromEnv([]string{"NVIDIA_VISIBLE_DEVICES=all", "NVIDIA_REQUIRE_DRIVER=driver>=560"})
+	req, err := request.FromEnv([]string{"NVIDIA_VISIBLE_DEVICES=all", "NVIDIA_REQUIRE_DRIVER=driver>=560"})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -146,7 +147,7 @@ func ExamplePlan_CDISpec() {
 	}
 	defer os.RemoveAll(dir)
 	host := exampleHost(dir)
-	req, err := nvcontainer.RequestFromEnv([]string{"NVIDIA_VISIBLE_DEVICES=1,6", "NVIDIA_DRIVER_CAPABILITIES=utility"})
+	req, err := request.FromEnv([]string{"NVIDIA_VISIBLE_DEVICES=1,6", "NVIDIA_DRIVER_CAPABILITIES=utility"})
 	if err != nil {
 		log.Fatal(err)
 	}

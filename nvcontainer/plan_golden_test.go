@@ -36,7 +36,7 @@ func goldenPlan(t *testing.T) []byte {
 	rootfs := testutil.Tree(t, compatRootfs("570.86.10"))
 	// Process 4242 of a stand-in procfs sees the host's root.
 	proc := testutil.Tree(t, "symlink 4242/root /")
-	p, err := nvcontainer.NewPlan(h.host, request(t, goldenRequest...), nvcontainer.Container{PID: 4242, Rootfs: rootfs},
+	p, err := nvcontainer.NewPlan(h.host, privReq(t, goldenRequest...), nvcontainer.Container{PID: 4242, Rootfs: rootfs},
 		&nvcontainer.PlanOptions{GOARCH: "amd64", ProcRoot: proc})
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +78,7 @@ func TestPlanDeterministic(t *testing.T) {
 	}
 	h := newTestHost(t, nil)
 	rootfs := testutil.Tree(t, compatRootfs("570.86.10"))
-	req := request(t, goldenRequest...)
+	req := privReq(t, goldenRequest...)
 	p1, err1 := nvcontainer.NewPlan(h.host, req, nvcontainer.Container{Rootfs: rootfs}, nil)
 	p2, err2 := nvcontainer.NewPlan(h.host, req, nvcontainer.Container{Rootfs: rootfs}, nil)
 	if err1 != nil || err2 != nil || !bytes.Equal(encode(t, p1), encode(t, p2)) {
@@ -91,7 +91,7 @@ func TestPlanDeterministic(t *testing.T) {
 func TestPlanJSONRoundTrip(t *testing.T) {
 	h := newTestHost(t, &fakehost.Options{MIG: map[int][]string{1: {"3g.20gb", "1g.5gb"}}})
 	for _, env := range [][]string{goldenRequest, {"NVIDIA_VISIBLE_DEVICES=1:1,0"}, {"NVIDIA_VISIBLE_DEVICES=all", "NVIDIA_MIG_MONITOR_DEVICES=all"}} {
-		p := h.plan(t, request(t, env...), compatRootfs("570.86.10"), nil)
+		p := h.plan(t, privReq(t, env...), compatRootfs("570.86.10"), nil)
 		b, err := p.JSON()
 		if err != nil {
 			t.Fatal(err)

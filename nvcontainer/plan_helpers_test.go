@@ -11,6 +11,7 @@ import (
 	"github.com/go-nvc/nvc/internal/fakehost"
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/nvcontainer"
+	"github.com/go-nvc/nvc/nvcontainer/request"
 )
 
 // The rootfs trees plans are made for: a Debian-like and a Fedora-like
@@ -57,11 +58,11 @@ func openTestHost(tb testing.TB, fh *fakehost.Host, backend devices.Backend) *te
 	return &testHost{fake: fh, host: host}
 }
 
-// request builds a request from an environment, privileged (so that
+// privReq builds a request from an environment, privileged (so that
 // NVIDIA_MIG_* are allowed).
-func request(tb testing.TB, env ...string) *nvcontainer.Request {
+func privReq(tb testing.TB, env ...string) *request.Request {
 	tb.Helper()
-	req, err := nvcontainer.NewRequest(nvcontainer.RequestInput{Env: env, Privileged: true}, nil)
+	req, err := request.New(request.Input{Env: env, Privileged: true}, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -69,13 +70,13 @@ func request(tb testing.TB, env ...string) *nvcontainer.Request {
 }
 
 // capsRequest asks for all GPUs with caps.
-func capsRequest(caps capabilities.Set) *nvcontainer.Request {
-	return &nvcontainer.Request{Devices: nvcontainer.Devices{Mode: nvcontainer.DevicesAll}, Capabilities: caps}
+func capsRequest(caps capabilities.Set) *request.Request {
+	return &request.Request{Devices: request.Devices{Mode: request.DevicesAll}, Capabilities: caps}
 }
 
 // plan makes a plan for rootfs (a tree spec, or "" for no rootfs), read
 // at its host path (no container process), and fails tb on error.
-func (h *testHost) plan(tb testing.TB, req *nvcontainer.Request, spec string, opts *nvcontainer.PlanOptions) *nvcontainer.Plan {
+func (h *testHost) plan(tb testing.TB, req *request.Request, spec string, opts *nvcontainer.PlanOptions) *nvcontainer.Plan {
 	tb.Helper()
 	ctr := nvcontainer.Container{}
 	if spec != "" {

@@ -16,6 +16,7 @@ import (
 	"github.com/go-nvc/nvc/internal/fakehost"
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/nvcontainer"
+	"github.com/go-nvc/nvc/nvcontainer/request"
 )
 
 // hostBait is a host directory (outside every rootfs) holding what a
@@ -65,7 +66,7 @@ func TestPlanHostileRootfs(t *testing.T) {
 		{"compat lib fifo", "dir usr/lib\nfifo usr/local/cuda/compat/libcuda.so.999.1.1", fedora},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := h.plan(t, compatRequest(nvcontainer.CompatMount), tc.spec, nil)
+			p := h.plan(t, compatRequest(request.CompatMount), tc.spec, nil)
 			if p.Layout != tc.layout {
 				t.Errorf("layout %+v, want %+v", p.Layout, tc.layout)
 			}
@@ -89,7 +90,7 @@ func TestPlanHostileCompatInRoot(t *testing.T) {
 file    srv/cuda/compat/libcuda.so.570.86.10 "ELF"
 symlink usr/local/cuda ../../../../../../srv/cuda
 `
-	p := h.plan(t, compatRequest(nvcontainer.CompatLdconfig), spec, nil)
+	p := h.plan(t, compatRequest(request.CompatLdconfig), spec, nil)
 	if !p.CUDACompat.Used || p.CUDACompat.Dir != "/srv/cuda/compat" || len(p.LDCache.FirstDirs) != 1 || p.LDCache.FirstDirs[0] != "/srv/cuda/compat" {
 		t.Errorf("compat %+v, first dirs %v", p.CUDACompat, p.LDCache.FirstDirs)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/go-nvc/nvc/internal/fakehost"
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/nvcontainer"
+	"github.com/go-nvc/nvc/nvcontainer/request"
 )
 
 // TestPlanLayout checks libnvidia-container's directory rules on
@@ -99,7 +100,7 @@ func TestPlanHostPaths(t *testing.T) {
 	if !slices.Equal(p.LDCache.Dirs, []string{"/usr/lib64", "/usr/lib"}) {
 		t.Errorf("dirs %v", p.LDCache.Dirs)
 	}
-	if p.CUDACompat.Used || p.CUDACompat.Mode != nvcontainer.CompatLdconfig {
+	if p.CUDACompat.Used || p.CUDACompat.Mode != request.CompatLdconfig {
 		t.Errorf("compat %+v", p.CUDACompat)
 	}
 	checkInvariants(t, h, p)

@@ -44,7 +44,7 @@ func TestPlanMIGDevice(t *testing.T) {
 				ids = append(ids, mig.UUID)
 			}
 			for _, id := range ids {
-				p := h.plan(t, request(t, "NVIDIA_VISIBLE_DEVICES="+id, "NVIDIA_DRIVER_CAPABILITIES=utility"), debianRootfs, nil)
+				p := h.plan(t, privReq(t, "NVIDIA_VISIBLE_DEVICES="+id, "NVIDIA_DRIVER_CAPABILITIES=utility"), debianRootfs, nil)
 				checkMIGDevice(t, p, mig)
 				checkInvariants(t, h, p)
 			}
@@ -93,7 +93,7 @@ func checkMIGDevice(t *testing.T, p *nvcontainer.Plan, mig devices.MIGDevice) {
 func TestPlanMIGConfigAll(t *testing.T) {
 	h := migHost(t, devices.NVML)
 	env := []string{"NVIDIA_VISIBLE_DEVICES=3", "NVIDIA_DRIVER_CAPABILITIES=utility", "NVIDIA_MIG_CONFIG_DEVICES=all", "NVIDIA_MIG_MONITOR_DEVICES=all"}
-	p := h.plan(t, request(t, env...), debianRootfs, nil)
+	p := h.plan(t, privReq(t, env...), debianRootfs, nil)
 	if m, ok := findMount(p, "/proc/driver/nvidia/capabilities"); !ok || !m.Dir || m.Kind != nvcontainer.MountProc {
 		t.Errorf("capabilities bind: %+v", m)
 	}
@@ -119,7 +119,7 @@ func TestPlanMIGConfigAll(t *testing.T) {
 	}
 	checkInvariants(t, h, p)
 
-	_, err := nvcontainer.NewPlan(h.host, request(t, "NVIDIA_VISIBLE_DEVICES=1:0", "NVIDIA_MIG_CONFIG_DEVICES=all"), nvcontainer.Container{}, nil)
+	_, err := nvcontainer.NewPlan(h.host, privReq(t, "NVIDIA_VISIBLE_DEVICES=1:0", "NVIDIA_MIG_CONFIG_DEVICES=all"), nvcontainer.Container{}, nil)
 	if err == nil || err.Error() != "mig-config error: all: cannot enable mig-config with specific MIG devices selected" {
 		t.Errorf("mig-config with a MIG device: %v", err)
 	}
@@ -132,7 +132,7 @@ func TestPlanMIGConfigAll(t *testing.T) {
 func TestPlanMIGConfigAllNoDevbind(t *testing.T) {
 	h := migHost(t, devices.NVML)
 	for _, v := range []string{"NVIDIA_MIG_CONFIG_DEVICES=all", "NVIDIA_MIG_MONITOR_DEVICES=all"} {
-		req := request(t, "NVIDIA_VISIBLE_DEVICES=3", "NVIDIA_DRIVER_CAPABILITIES=utility", v)
+		req := privReq(t, "NVIDIA_VISIBLE_DEVICES=3", "NVIDIA_DRIVER_CAPABILITIES=utility", v)
 		full := h.plan(t, req, debianRootfs, nil)
 		p := h.plan(t, req, debianRootfs, &nvcontainer.PlanOptions{NoDevbind: true})
 		m, ok := findMount(p, "/dev/nvidia-caps")

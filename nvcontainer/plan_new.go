@@ -10,12 +10,13 @@ import (
 	"github.com/go-nvc/nvc/capabilities"
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/driver"
+	"github.com/go-nvc/nvc/nvcontainer/request"
 
 	"github.com/go-nvc/nvc/internal/sentinel"
 )
 
 // ErrNotGPUContainer is matched by NewPlan's error for a request that asks
-// for no GPU container at all (DevicesVoid): there is nothing to plan, and a
+// for no GPU container at all (request.DevicesVoid): there is nothing to plan, and a
 // runtime should leave the container alone.
 var ErrNotGPUContainer = errors.New("not a GPU container")
 
@@ -39,8 +40,8 @@ const (
 type PlanError struct {
 	// Stage is one of the Stage constants.
 	Stage string
-	// Err is the cause: a *devices.DeviceIDError, an *UnsatisfiedError, an
-	// *InvalidRequirementError, ErrNotGPUContainer, or an I/O error.
+	// Err is the cause: a *devices.DeviceIDError, an *requirement.UnsatisfiedError, an
+	// *requirement.InvalidError, ErrNotGPUContainer, or an I/O error.
 	Err error
 }
 
@@ -101,7 +102,7 @@ func stageErr(stage string, err error) error {
 //
 // Decisions where libnvidia-container leaves room:
 //
-//   - CompatDefault (no --cuda-compat-mode) is planned as CompatLdconfig,
+//   - request.CompatDefault (no --cuda-compat-mode) is planned as request.CompatLdconfig,
 //     not as nvidia-container-cli's mount: the newer libraries from the
 //     image are preferred through the loader cache and nothing from the
 //     image is mounted (CVE-2024-0132, CVE-2025-23359). Plan.CUDACompat.Mode
@@ -111,13 +112,13 @@ func stageErr(stage string, err error) error {
 //     reliably).
 //   - Library majors are compared as numbers, not as strings of the
 //     library's digit count.
-func NewPlan(host *Host, req *Request, ctr Container, opts *PlanOptions) (*Plan, error) {
+func NewPlan(host *Host, req *request.Request, ctr Container, opts *PlanOptions) (*Plan, error) {
 	return NewPlanContext(context.Background(), host, req, ctr, opts)
 }
 
 // NewPlanContext is NewPlan with ctx bounding its one step that may block:
 // asking PlanOptions.NVML for facts a requirement needs.
-func NewPlanContext(ctx context.Context, host *Host, req *Request, ctr Container, opts *PlanOptions) (*Plan, error) {
+func NewPlanContext(ctx context.Context, host *Host, req *request.Request, ctr Container, opts *PlanOptions) (*Plan, error) {
 	pl, err := newPlanner(host, req, ctr, opts)
 	if err != nil {
 		return nil, err
@@ -137,7 +138,7 @@ type planner struct {
 	ctx  context.Context // bounds the lazy NVML query
 	host *Host
 	dev  *devices.Host
-	req  *Request
+	req  *request.Request
 	ctr  Container
 	opts PlanOptions
 	exp  capabilities.Set // the requested classes, expanded
@@ -157,7 +158,7 @@ type planner struct {
 	libs    []plannedLib // library mounts, for symlinks
 }
 
-func newPlanner(host *Host, req *Request, ctr Container, opts *PlanOptions) (*planner, error) {
+func newPlanner(host *Host, req *request.Request, ctr Container, opts *PlanOptions) (*planner, error) {
 	if host == nil || host.Driver == nil || host.Devices == nil {
 		return nil, stageErr(StageInput, errors.New("planning needs a host with a driver and devices"))
 	}

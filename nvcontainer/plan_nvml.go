@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/driver"
+	"github.com/go-nvc/nvc/nvcontainer/requirement"
 )
 
 // NVMLQueryTimeout bounds the lazy NVML query of a plan whose context has
@@ -17,7 +18,7 @@ const NVMLQueryTimeout = 10 * time.Second
 // UUID, brand and compute capability.
 type nvmlFacts struct {
 	cuda string
-	gpus map[string]RequireDevice
+	gpus map[string]requirement.Device
 }
 
 // askNVML fills in facts what PlanOptions.NVML knows and facts lacks; a
@@ -25,7 +26,7 @@ type nvmlFacts struct {
 // says why in UnknownReason. The query runs in its own goroutine: an NVML
 // that hangs is left behind (a cgo call cannot be interrupted), and the
 // plan fails when the context ends.
-func (pl *planner) askNVML(facts RequireFacts) RequireFacts {
+func (pl *planner) askNVML(facts requirement.Facts) requirement.Facts {
 	ctx := pl.ctx
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
@@ -79,7 +80,7 @@ func readNVML(n devices.NVMLInterface) (nvmlFacts, error) {
 		return nvmlFacts{}, fmt.Errorf("initializing NVML: %w", err)
 	}
 	defer n.Shutdown()
-	f := nvmlFacts{gpus: map[string]RequireDevice{}}
+	f := nvmlFacts{gpus: map[string]requirement.Device{}}
 	if c, err := n.SystemCUDADriverVersion(); err == nil {
 		f.cuda = driver.CUDAVersionFromNVML(c)
 	}
@@ -96,7 +97,7 @@ func readNVML(n devices.NVMLInterface) (nvmlFacts, error) {
 		if err != nil {
 			return f, fmt.Errorf("getting GPU %d's UUID: %w", i, err)
 		}
-		var rd RequireDevice
+		var rd requirement.Device
 		rd.Brand, _ = d.Brand()
 		if major, minor, err := d.CUDAComputeCapability(); err == nil {
 			rd.Arch = fmt.Sprintf("%d.%d", major, minor)

@@ -9,6 +9,7 @@ import (
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/internal/testutil/container"
 	"github.com/go-nvc/nvc/nvcontainer"
+	"github.com/go-nvc/nvc/nvcontainer/request"
 )
 
 // volumeView is what the container's process sees in its rootfs once the
@@ -42,7 +43,7 @@ func TestPlanProcRoot(t *testing.T) {
 	seen := t.TempDir()
 	testutil.BuildTree(t, filepath.Join(seen, rootfs), volumeView)
 	proc := testutil.Tree(t, "symlink 77/root "+seen)
-	req := compatRequest(nvcontainer.CompatLdconfig)
+	req := compatRequest(request.CompatLdconfig)
 	opts := &nvcontainer.PlanOptions{ProcRoot: proc}
 	p, err := nvcontainer.NewPlan(h.host, req, nvcontainer.Container{PID: 77, Rootfs: rootfs}, opts)
 	if err != nil {
@@ -77,7 +78,7 @@ func TestPlanSeesContainerMounts(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(c.HostRootfs, "etc/debian_version")); err == nil {
 		t.Fatal("the volume is visible from the host's mount namespace")
 	}
-	req := compatRequest(nvcontainer.CompatLdconfig)
+	req := compatRequest(request.CompatLdconfig)
 	p, err := nvcontainer.NewPlan(h.host, req, nvcontainer.Container{PID: c.PID, Rootfs: c.Rootfs}, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,8 @@ import (
 	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/internal/fakehost"
 	"github.com/go-nvc/nvc/nvcontainer"
+	"github.com/go-nvc/nvc/nvcontainer/request"
+	"github.com/go-nvc/nvc/nvcontainer/requirement"
 )
 
 func gpuIndices(p *nvcontainer.Plan) []int {
@@ -38,7 +40,7 @@ func TestPlanDeviceSelection(t *testing.T) {
 		{"0:4e:0.0", []int{3}}, // short PCI bus id of GPU 3
 		{"6," + g3.UUID + ",6", []int{6, 3}},
 	} {
-		p := h.plan(t, request(t, "NVIDIA_VISIBLE_DEVICES="+tc.env, "NVIDIA_DRIVER_CAPABILITIES=utility"), debianRootfs, nil)
+		p := h.plan(t, privReq(t, "NVIDIA_VISIBLE_DEVICES="+tc.env, "NVIDIA_DRIVER_CAPABILITIES=utility"), debianRootfs, nil)
 		if got := gpuIndices(p); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: GPUs %v, want %v", tc.env, got, tc.want)
 		}
@@ -76,20 +78,20 @@ func TestPlanErrors(t *testing.T) {
 		{[]string{"NVIDIA_VISIBLE_DEVICES=0,GPU-nope"}, nvcontainer.StageDevice, "device error: GPU-nope: unknown device", devices.ErrUnknownDevice},
 		{[]string{"NVIDIA_VISIBLE_DEVICES=all", "NVIDIA_REQUIRE_CUDA=cuda>=12.8"}, nvcontainer.StageRequirement,
 			"requirement error: unsatisfied condition: cuda>=12.8, please update your driver to a newer version, or use an earlier cuda container",
-			nvcontainer.ErrUnsatisfied},
+			requirement.ErrUnsatisfied},
 		{[]string{"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_REQUIRE_BRAND=brand=geforce arch>=9.0"}, nvcontainer.StageRequirement,
-			"requirement error: unsatisfied condition: brand=geforce", nvcontainer.ErrUnsatisfied},
+			"requirement error: unsatisfied condition: brand=geforce", requirement.ErrUnsatisfied},
 		{[]string{"NVIDIA_VISIBLE_DEVICES=none", "NVIDIA_REQUIRE_DRIVER=driver<500"}, nvcontainer.StageRequirement,
-			"requirement error: unsatisfied condition: driver<500", nvcontainer.ErrUnsatisfied},
+			"requirement error: unsatisfied condition: driver<500", requirement.ErrUnsatisfied},
 		{[]string{"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_REQUIRE_X=cuda>=12.x"}, nvcontainer.StageRequirement,
-			"", nvcontainer.ErrInvalidRequirement},
+			"", requirement.ErrInvalid},
 		{[]string{"NVIDIA_VISIBLE_DEVICES=all", "NVIDIA_MIG_CONFIG_DEVICES=0"}, nvcontainer.StageMIGConfig,
 			"mig-config error: 0: only 'all' devices are currently supported", devices.ErrInvalid},
 		{[]string{"NVIDIA_VISIBLE_DEVICES=all", "NVIDIA_MIG_MONITOR_DEVICES=1"}, nvcontainer.StageMIGMonitor,
 			"mig-monitor error: 1: only 'all' devices are currently supported", devices.ErrInvalid},
 		{[]string{"NVIDIA_VISIBLE_DEVICES=void"}, nvcontainer.StageInput, "input error: not a GPU container", nvcontainer.ErrNotGPUContainer},
 	} {
-		req := request(t, tc.env...)
+		req := privReq(t, tc.env...)
 		p, err := nvcontainer.NewPlan(h.host, req, nvcontainer.Container{Rootfs: "/nonexistent/rootfs"}, nil)
 		var pe *nvcontainer.PlanError
 		if p != nil || !errors.As(err, &pe) || pe.Stage != tc.stage || !errors.Is(err, tc.is) {
@@ -106,15 +108,15 @@ func TestPlanErrors(t *testing.T) {
 // check plans despite an unmet one.
 func TestPlanRequirementsMet(t *testing.T) {
 	h := newTestHost(t, nil)
-	p := h.plan(t, request(t, "NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_REQUIRE_CUDA=cuda>=12.4 brand=tesla,driver>=550"), debianRootfs, nil)
+	p := h.plan(t, privReq(t, "NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_REQUIRE_CUDA=cuda>=12.4 brand=tesla,driver>=550"), debianRootfs, nil)
 	if !slices.Equal(p.Requirements, []string{"cuda>=12.4 brand=tesla,driver>=550"}) {
 		t.Errorf("requirements %q", p.Requirements)
 	}
-	req := request(t, "NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_REQUIRE_CUDA=cuda>=99.0", "NVIDIA_DISABLE_REQUIRE=1")
+	req := privReq(t, "NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_REQUIRE_CUDA=cuda>=99.0", "NVIDIA_DISABLE_REQUIRE=1")
 	if p := h.plan(t, req, debianRootfs, nil); len(p.Requirements) != 0 {
 		t.Errorf("disabled requirements recorded: %q", p.Requirements)
 	}
-	req = &nvcontainer.Request{Devices: nvcontainer.Devices{Mode: nvcontainer.DevicesAll}, Requirements: []string{"cuda>=99.0"}, DisableRequire: true}
+	req = &request.Request{Devices: request.Devices{Mode: request.DevicesAll}, Requirements: []string{"cuda>=99.0"}, DisableRequire: true}
 	if _, err := nvcontainer.NewPlan(h.host, req, nvcontainer.Container{}, nil); err != nil {
 		t.Errorf("DisableRequire with requirements: %v", err)
 	}
@@ -149,7 +151,7 @@ func TestPlanNoCgroupsNoDevbind(t *testing.T) {
 // that do not.
 func TestPlanIMEX(t *testing.T) {
 	h := newTestHost(t, &fakehost.Options{IMEXChannels: 2})
-	req := request(t, "NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_IMEX_CHANNELS=1,7", "NVIDIA_DRIVER_CAPABILITIES=utility")
+	req := privReq(t, "NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_IMEX_CHANNELS=1,7", "NVIDIA_DRIVER_CAPABILITIES=utility")
 	p := h.plan(t, req, debianRootfs, nil)
 	m, ok := findMount(p, "/dev/nvidia-caps-imex-channels/channel1")
 	if !ok || m.Device == nil || m.Device.Major != fakehost.MajorIMEX || m.Device.Minor != 1 || m.For != "" {
@@ -198,24 +200,24 @@ func TestPlanRequirementsWithoutNVML(t *testing.T) {
 		{"0", "driver>=550", ""},
 		{"0", "cuda>=12.0 driver>=550", ""},
 	} {
-		req := request(t, "NVIDIA_VISIBLE_DEVICES="+tc.devs, "NVIDIA_REQUIRE_X="+tc.req)
+		req := privReq(t, "NVIDIA_VISIBLE_DEVICES="+tc.devs, "NVIDIA_REQUIRE_X="+tc.req)
 		_, err := nvcontainer.NewPlan(host, req, nvcontainer.Container{}, nil)
-		var ue *nvcontainer.UnsatisfiedError
+		var ue *requirement.UnsatisfiedError
 		switch {
 		case tc.fact == "" && err != nil:
 			t.Errorf("%s on %s: %v", tc.req, tc.devs, err)
 		case tc.fact == "":
 		case tc.fact == "-":
-			if !errors.Is(err, nvcontainer.ErrUnsatisfied) || errors.Is(err, nvcontainer.ErrUnknownFact) {
+			if !errors.Is(err, requirement.ErrUnsatisfied) || errors.Is(err, requirement.ErrUnknownFact) {
 				t.Errorf("%s on %s: %v, want refused on known facts", tc.req, tc.devs, err)
 			}
-		case !errors.As(err, &ue) || !errors.Is(err, nvcontainer.ErrUnknownFact) || ue.Fact != tc.fact:
+		case !errors.As(err, &ue) || !errors.Is(err, requirement.ErrUnknownFact) || ue.Fact != tc.fact:
 			t.Errorf("%s on %s: %v, want the %s unknown", tc.req, tc.devs, err, tc.fact)
 		case ue.Why != host.Devices.NVMLError || !strings.HasPrefix(err.Error(), "requirement error: unsatisfied condition: "+tc.req+" (cannot check"):
 			t.Errorf("%s on %s: %q", tc.req, tc.devs, err)
 		}
 	}
-	req := request(t, "NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_REQUIRE_CUDA=cuda>=99.0", "NVIDIA_DISABLE_REQUIRE=true")
+	req := privReq(t, "NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_REQUIRE_CUDA=cuda>=99.0", "NVIDIA_DISABLE_REQUIRE=true")
 	if _, err := nvcontainer.NewPlan(host, req, nvcontainer.Container{}, nil); err != nil {
 		t.Errorf("NVIDIA_DISABLE_REQUIRE: %v", err)
 	}

@@ -19,13 +19,14 @@ import (
 	"github.com/go-nvc/nvc/internal/rootfs"
 	"github.com/go-nvc/nvc/ldcache"
 	"github.com/go-nvc/nvc/nvcontainer"
+	"github.com/go-nvc/nvc/nvcontainer/request"
 )
 
 // A zero Config configures a container as a nil one and DefaultConfig do:
 // the zero value is the defaults.
 func TestZeroConfigIsDefault(t *testing.T) {
 	ctr := nvcontainer.Container{PID: 1234, Rootfs: "/run/b/rootfs"}
-	inputs := map[string]nvcontainer.RequestInput{
+	inputs := map[string]request.Input{
 		"unprivileged all":      {Env: []string{"NVIDIA_VISIBLE_DEVICES=all"}},
 		"unprivileged imex":     {Env: []string{"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_IMEX_CHANNELS=1"}},
 		"privileged caps all":   {Env: []string{"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_DRIVER_CAPABILITIES=all"}, Privileged: true},
@@ -36,12 +37,13 @@ func TestZeroConfigIsDefault(t *testing.T) {
 	}
 	for name, in := range inputs {
 		t.Run(name, func(t *testing.T) {
-			want, err := nvcontainer.NewRequest(in, nvcontainer.DefaultConfig())
+			want, err := request.New(in, nvcontainer.DefaultConfig().RequestOptions())
 			if err != nil {
 				t.Fatal(err)
 			}
-			for cname, cfg := range map[string]*nvcontainer.Config{"nil": nil, "zero": {}} {
-				got, err := nvcontainer.NewRequest(in, cfg)
+			zeroCfg := (&nvcontainer.Config{}).RequestOptions()
+			for cname, opts := range map[string]*request.Options{"nil": nil, "zero": {}, "zero config": zeroCfg} {
+				got, err := request.New(in, opts)
 				if err != nil {
 					t.Fatalf("%s config: %v", cname, err)
 				}
@@ -52,8 +54,8 @@ func TestZeroConfigIsDefault(t *testing.T) {
 					t.Errorf("%s config: not a GPU container", cname)
 				}
 			}
-			defArgs := want.CLIArgs(nvcontainer.DefaultConfig(), ctr)
-			zeroArgs := want.CLIArgs(&nvcontainer.Config{}, ctr)
+			defArgs := nvcontainer.CLIArgs(want, nvcontainer.DefaultConfig(), ctr)
+			zeroArgs := nvcontainer.CLIArgs(want, &nvcontainer.Config{}, ctr)
 			// The zero Ldconfig passes no --ldconfig: nvidia-container-cli's
 			// own default is the same host ldconfig.
 			defArgs = slices.DeleteFunc(defArgs, func(a string) bool { return a == "--ldconfig=@/sbin/ldconfig" })
@@ -84,11 +86,11 @@ cuda-compat-mode = ""
 	if cfg.SupportedDriverCapabilities != "none" || cfg.Runtime.Modes.Legacy.CUDACompatMode != "none" {
 		t.Errorf("explicit empty values: caps %q, compat %q", cfg.SupportedDriverCapabilities, cfg.Runtime.Modes.Legacy.CUDACompatMode)
 	}
-	req, err := nvcontainer.NewRequest(nvcontainer.RequestInput{Env: []string{"NVIDIA_VISIBLE_DEVICES=0"}, Privileged: true}, cfg)
+	req, err := request.New(request.Input{Env: []string{"NVIDIA_VISIBLE_DEVICES=0"}, Privileged: true}, cfg.RequestOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if req.Capabilities != 0 || req.CUDACompatMode != nvcontainer.CompatDisabled {
+	if req.Capabilities != 0 || req.CUDACompatMode != request.CompatDisabled {
 		t.Errorf("request: caps %v, compat %q; want none, disabled", req.Capabilities, req.CUDACompatMode)
 	}
 	cfg, err = nvcontainer.ParseConfig([]byte("accept-nvidia-visible-devices-envvar-when-unprivileged = true\n[nvidia-container-cli]\nload-kmods = true\n"))
@@ -99,7 +101,7 @@ cuda-compat-mode = ""
 		t.Error("load-kmods of the wrong type: no error")
 	}
 	var zero nvcontainer.Config
-	req, err = nvcontainer.NewRequest(nvcontainer.RequestInput{Env: []string{"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_DRIVER_CAPABILITIES=all"}}, &zero)
+	req, err = request.New(request.Input{Env: []string{"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_DRIVER_CAPABILITIES=all"}}, zero.RequestOptions())
 	if err != nil || req.Capabilities != capabilities.All {
 		t.Errorf("zero config, all capabilities: %v, %v", req, err)
 	}
@@ -151,7 +153,7 @@ func TestOneSentinelPerCondition(t *testing.T) {
 func TestNewPlanInvalidRootfs(t *testing.T) {
 	h := newTestHost(t, nil)
 	for _, rootfs := range []string{"rootfs", "/", "/.."} {
-		_, err := nvcontainer.NewPlan(h.host, request(t, "NVIDIA_VISIBLE_DEVICES=0"), nvcontainer.Container{Rootfs: rootfs}, nil)
+		_, err := nvcontainer.NewPlan(h.host, privReq(t, "NVIDIA_VISIBLE_DEVICES=0"), nvcontainer.Container{Rootfs: rootfs}, nil)
 		if !errors.Is(err, nvcontainer.ErrInvalidRootfs) {
 			t.Errorf("rootfs %q: %v, want ErrInvalidRootfs", rootfs, err)
 		}
@@ -161,11 +163,11 @@ func TestNewPlanInvalidRootfs(t *testing.T) {
 // State is the package's own type, so go doc shows its fields, and it
 // parses as before.
 func TestStateIsOwnType(t *testing.T) {
-	if pkg := reflect.TypeFor[nvcontainer.State]().PkgPath(); pkg != "github.com/go-nvc/nvc/nvcontainer" {
+	if pkg := reflect.TypeFor[request.State]().PkgPath(); pkg != "github.com/go-nvc/nvc/nvcontainer/request" {
 		t.Errorf("State is defined in %s", pkg)
 	}
-	st, err := nvcontainer.ParseState([]byte(`{"ociVersion":"1.0.2","id":"c","status":"creating","pid":7,"bundlePath":"/b","root":"/r","annotations":{"a":"b"}}`))
-	want := &nvcontainer.State{OCIVersion: "1.0.2", ID: "c", Status: "creating", PID: 7, BundlePath: "/b", Root: "/r", Annotations: map[string]string{"a": "b"}}
+	st, err := request.ParseState([]byte(`{"ociVersion":"1.0.2","id":"c","status":"creating","pid":7,"bundlePath":"/b","root":"/r","annotations":{"a":"b"}}`))
+	want := &request.State{OCIVersion: "1.0.2", ID: "c", Status: "creating", PID: 7, BundlePath: "/b", Root: "/r", Annotations: map[string]string{"a": "b"}}
 	if err != nil || !reflect.DeepEqual(st, want) || st.BundleDir() != "/b" {
 		t.Errorf("ParseState = %+v, %v; want %+v", st, err, want)
 	}
@@ -178,7 +180,7 @@ func TestReadStateContext(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err := nvcontainer.ReadState(ctx, r)
+	_, err := request.ReadState(ctx, r)
 	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 5*time.Second {
 		t.Errorf("ReadState on a silent stdin: %v after %v; want the context's deadline", err, time.Since(start))
 	}
@@ -196,7 +198,7 @@ func TestNewCDISpecEmptyCaps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := nvcontainer.NewPlan(h.host, &nvcontainer.Request{Devices: nvcontainer.Devices{Mode: nvcontainer.DevicesAll}}, nvcontainer.Container{}, nil)
+	p, err := nvcontainer.NewPlan(h.host, &request.Request{Devices: request.Devices{Mode: request.DevicesAll}}, nvcontainer.Container{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+
 	"github.com/spf13/pflag"
 
 	"github.com/go-nvc/nvc/internal/rootfs"

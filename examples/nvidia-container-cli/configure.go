@@ -13,6 +13,7 @@ import (
 	"github.com/go-nvc/nvc/capabilities"
 	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/nvcontainer"
+	"github.com/go-nvc/nvc/nvcontainer/request"
 )
 
 const configureSynopsis = `nvidia-container-cli configure [OPTION...] ROOTFS
@@ -86,7 +87,7 @@ func configureCommand(g *globals, args []string, stdout io.Writer) error {
 	}
 	o.plan.ProcRoot = procRoot // the rootfs is read as the container's process sees it
 	req, err := o.flags.Request()
-	if errors.Is(err, nvcontainer.ErrInvalidDevice) {
+	if errors.Is(err, request.ErrInvalidDevice) {
 		return fail("error parsing IMEX info", err)
 	} else if err != nil {
 		return fail("input error", err)
@@ -122,7 +123,7 @@ func checkContainer(ctr nvcontainer.Container, procRoot string) error {
 	return nil
 }
 
-func makePlan(g *globals, o *configureOptions, req *nvcontainer.Request, ctr nvcontainer.Container) (*nvcontainer.Plan, error) {
+func makePlan(g *globals, o *configureOptions, req *request.Request, ctr nvcontainer.Container) (*nvcontainer.Plan, error) {
 	fast := req // configure: NVML only when needed; --dry-run prints the plan with NVML's CUDA version
 	if o.dryRun {
 		fast = nil

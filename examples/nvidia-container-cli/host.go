@@ -15,6 +15,7 @@ import (
 	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/nvcontainer"
 	"github.com/go-nvc/nvc/nvcontainer/nvctest"
+	"github.com/go-nvc/nvc/nvcontainer/request"
 )
 
 const globalSynopsis = `nvidia-container-cli [OPTION...] COMMAND [ARG...]
@@ -136,7 +137,7 @@ func machineNames() string {
 // none). With a request (configure), the devices are discovered as
 // nvcontainer.PrepareHostFor does, without starting NVML; without one
 // (info, list, configure --dry-run), NVML first.
-func (g *globals) openHost(cmd *driver.Options, imex []uint32, req *nvcontainer.Request) (*nvcontainer.Host, error) {
+func (g *globals) openHost(cmd *driver.Options, imex []uint32, req *request.Request) (*nvcontainer.Host, error) {
 	d, err := g.driverOptions()
 	if err != nil {
 		return nil, fail("input error", err)

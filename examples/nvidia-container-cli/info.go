@@ -9,6 +9,7 @@ import (
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/nvcontainer"
+	"github.com/go-nvc/nvc/nvcontainer/request"
 )
 
 // infoCommand reports the driver and the GPUs, as nvidia-container-cli
@@ -62,7 +63,7 @@ func listCommand(g *globals, args []string, stdout io.Writer) error {
 	if len(args) == 0 || (len(args) == 1 && imex != nil) {
 		o = *nvcontainer.DefaultListOptions()
 	}
-	chans, err := nvcontainer.ParseIMEXChannels(strings.Join(imex, ","))
+	chans, err := request.ParseIMEXChannels(strings.Join(imex, ","))
 	if err != nil {
 		return fail("error parsing IMEX info", err)
 	}

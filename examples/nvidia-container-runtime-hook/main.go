@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/nvcontainer"
+	"github.com/go-nvc/nvc/nvcontainer/request"
 )
 
 func main() {
@@ -100,19 +101,19 @@ func configureFromHook(o *options, cfg *nvcontainer.Config, file string, stdin i
 }
 
 // printCommand prints the command line NVIDIA's hook would execute.
-func printCommand(cfg *nvcontainer.Config, req *nvcontainer.Request, ctr nvcontainer.Container, stdout io.Writer) error {
+func printCommand(cfg *nvcontainer.Config, req *request.Request, ctr nvcontainer.Container, stdout io.Writer) error {
 	c := *cfg
 	c.CLI.Ldconfig = nvcontainer.NormalizeLDConfigPath(c.CLI.Ldconfig, func(p string) bool {
 		_, err := os.Stat(p)
 		return err == nil
 	})
-	_, err := fmt.Fprintln(stdout, nvcontainer.FormatCommand(req.CLIArgs(&c, ctr)))
+	_, err := fmt.Fprintln(stdout, nvcontainer.FormatCommand(nvcontainer.CLIArgs(req, &c, ctr)))
 	return err
 }
 
 // configure opens the host, plans and applies: what nvidia-container-cli
 // configure does, in this process.
-func configure(cfg *nvcontainer.Config, roots *nvcontainer.HostRoots, req *nvcontainer.Request, ctr nvcontainer.Container, log *slog.Logger) error {
+func configure(cfg *nvcontainer.Config, roots *nvcontainer.HostRoots, req *request.Request, ctr nvcontainer.Container, log *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	opts := &nvcontainer.HostOptions{Backend: roots.Backend, LoadModules: !cfg.CLI.NoLoadKmods, IMEXChannels: req.IMEXChannels,

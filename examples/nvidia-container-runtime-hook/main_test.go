@@ -16,8 +16,8 @@ import (
 
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/internal/testutil/container"
-	"github.com/go-nvc/nvc/nvcontainer"
 	"github.com/go-nvc/nvc/nvcontainer/nvctest"
+	"github.com/go-nvc/nvc/nvcontainer/request"
 )
 
 // channels is NVIDIA_IMEX_CHANNELS for n channels from first on.
@@ -70,14 +70,14 @@ func (c *hookCase) prestart(t *testing.T, env ...string) (int, string) {
 // line each before), and all 2^20 channels are refused with one error.
 func TestDebugLogBounded(t *testing.T) {
 	c := newHookCase(t)
-	code, log := c.prestart(t, "NVIDIA_VISIBLE_DEVICES=0", channels(1<<19, nvcontainer.MaxIMEXChannels))
+	code, log := c.prestart(t, "NVIDIA_VISIBLE_DEVICES=0", channels(1<<19, request.MaxIMEXChannels))
 	lines := strings.Count(log, "\n")
-	msg := fmt.Sprintf("%d channels: want exit 0 and a few log lines with one IMEX summary\n%.4000s", nvcontainer.MaxIMEXChannels, log)
+	msg := fmt.Sprintf("%d channels: want exit 0 and a few log lines with one IMEX summary\n%.4000s", request.MaxIMEXChannels, log)
 	require.Equal(t, 0, code, msg)
 	require.LessOrEqual(t, lines, 20, msg)
 	require.LessOrEqual(t, len(log), 8<<10, msg)
 	require.Equal(t, 1, strings.Count(log, "missing IMEX channel node"), msg)
-	t.Logf("%d channels: %d log lines, %d bytes", nvcontainer.MaxIMEXChannels, lines, len(log))
+	t.Logf("%d channels: %d log lines, %d bytes", request.MaxIMEXChannels, lines, len(log))
 	code, log = c.prestart(t, "NVIDIA_VISIBLE_DEVICES=0", channels(0, 1<<20))
 	msg = fmt.Sprintf("2^20 channels: want exit 1 and a short error naming NVIDIA_IMEX_CHANNELS\n%.4000s", log)
 	assert.Equal(t, 1, code, msg)

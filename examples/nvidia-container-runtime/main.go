@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/nvcontainer"
+	"github.com/go-nvc/nvc/nvcontainer/request"
 )
 
 func main() {
@@ -54,11 +55,11 @@ func addHook(bundle string, cfg *nvcontainer.Config, cfgFile string, log *slog.L
 	if err != nil {
 		return err
 	}
-	spec, err := nvcontainer.ParseSpec(data)
+	spec, err := request.ParseSpec(data)
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", path, err)
 	}
-	req, err := nvcontainer.RequestFromSpec(spec, cfg)
+	req, err := request.FromSpec(spec, cfg.RequestOptions())
 	if err != nil {
 		return fmt.Errorf("reading the request of %s: %w", path, err)
 	}

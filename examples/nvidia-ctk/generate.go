@@ -19,6 +19,7 @@ import (
 	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/nvcontainer"
 	"github.com/go-nvc/nvc/nvcontainer/nvctest"
+	"github.com/go-nvc/nvc/nvcontainer/request"
 )
 
 // generateOptions are cdi generate's flags.
@@ -132,7 +133,7 @@ func lacksMIGUUID(h *devices.Host) bool {
 // nvcontainer.NewCDISpec does, prints the plan's warnings (a driver file
 // the host lacks) to stderr, and writes the plan as a CDI spec.
 func hostSpec(host *nvcontainer.Host, opts *nvcontainer.CDIOptions, stderr io.Writer) (*specs.Spec, error) {
-	req := &nvcontainer.Request{Devices: nvcontainer.Devices{Mode: nvcontainer.DevicesAll}, Capabilities: capabilities.All}
+	req := &request.Request{Devices: request.Devices{Mode: request.DevicesAll}, Capabilities: capabilities.All}
 	plan, err := nvcontainer.NewPlan(host, req, nvcontainer.Container{}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("generating CDI spec: %w", err)

@@ -14,6 +14,7 @@ import (
 	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/nvcontainer"
 	"github.com/go-nvc/nvc/nvcontainer/nvctest"
+	"github.com/go-nvc/nvc/nvcontainer/request"
 )
 
 // TestGenerateWarnings checks that cdi generate prints the warnings of the
@@ -23,7 +24,7 @@ func TestGenerateWarnings(t *testing.T) {
 	h := nvctest.NewHost(t, nvctest.DGXA100, nil)
 	host, err := nvcontainer.OpenHost(context.Background(), &driver.Options{Root: h.Root, ProcRoot: h.ProcRoot, DevRoot: h.DevRoot}, "")
 	require.NoError(t, err)
-	req := &nvcontainer.Request{Devices: nvcontainer.Devices{Mode: nvcontainer.DevicesAll}, Capabilities: capabilities.All}
+	req := &request.Request{Devices: request.Devices{Mode: request.DevicesAll}, Capabilities: capabilities.All}
 	plan, err := nvcontainer.NewPlan(host, req, nvcontainer.Container{}, nil)
 	require.NoError(t, err)
 	require.NotEmpty(t, plan.Warnings, "the generated host gives no warnings to check")

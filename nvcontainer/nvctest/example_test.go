@@ -7,6 +7,7 @@ import (
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/nvcontainer"
 	"github.com/go-nvc/nvc/nvcontainer/nvctest"
+	"github.com/go-nvc/nvc/nvcontainer/request"
 )
 
 // A simulated DGX H100 with GPU 1 in MIG mode, opened as a runtime opens
@@ -26,7 +27,7 @@ func Example() {
 	gpu := host.Devices.GPUs[1]
 	fmt.Println(gpu.UUID == nvctest.DGXH100.GPUUUID(1), gpu.BusID, len(gpu.MIGDevices), "MIG devices")
 
-	req, err := nvcontainer.RequestFromEnv([]string{"NVIDIA_VISIBLE_DEVICES=1:1", "NVIDIA_DRIVER_CAPABILITIES=utility"})
+	req, err := request.FromEnv([]string{"NVIDIA_VISIBLE_DEVICES=1:1", "NVIDIA_DRIVER_CAPABILITIES=utility"})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/nvcontainer"
 	"github.com/go-nvc/nvc/nvcontainer/nvctest"
+	"github.com/go-nvc/nvc/nvcontainer/request"
 )
 
 func TestCDISpecOfSimulatedHost(t *testing.T) {
@@ -34,7 +35,7 @@ func TestCDISpecOfSimulatedHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := nvcontainer.RequestFromEnv([]string{"NVIDIA_VISIBLE_DEVICES=0," + nvctest.DGXA100.GPUUUID(2), "NVIDIA_DRIVER_CAPABILITIES=compute,utility"})
+	req, err := request.FromEnv([]string{"NVIDIA_VISIBLE_DEVICES=0," + nvctest.DGXA100.GPUUUID(2), "NVIDIA_DRIVER_CAPABILITIES=compute,utility"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package nvcontainer
+package request
 
 import (
 	"fmt"
@@ -46,7 +46,7 @@ func parseEnv(list []string, swarm []string) (environ, error) {
 		}
 		if size += len(kv); size > MaxEnvSize {
 			return nil, fmt.Errorf("reading the environment: the NVIDIA_* (and NV_GPU, CUDA_VERSION, swarm) entries, "+
-				"up to %s, take more than MaxEnvSize (%d bytes): %w", k, MaxEnvSize, ErrRequestTooLarge)
+				"up to %s, take more than MaxEnvSize (%d bytes): %w", k, MaxEnvSize, ErrTooLarge)
 		}
 		env[k] = v
 	}
@@ -59,18 +59,18 @@ func (e environ) legacy() bool {
 	return e[EnvCUDAVersion] != "" && e[EnvRequireCUDA] == ""
 }
 
-// builder carries the state of one NewRequest call.
+// builder carries the state of one New call.
 type builder struct {
-	env environ
-	in  RequestInput
-	cfg *Config
-	req *Request
+	env  environ
+	in   Input
+	opts *Options
+	req  *Request
 }
 
 // build follows the runtime hook's order, so that when several things are
 // wrong the first error is the one the hook would have hit.
 func (b *builder) build() (*Request, error) {
-	mounts := requestsFromMounts(b.in.Mounts, b.cfg.AcceptDeviceListAsVolumeMounts)
+	mounts := requestsFromMounts(b.in.Mounts, b.opts.AcceptDeviceListAsVolumeMounts)
 	b.req.Notes = mounts.notes
 	devs, err := b.devices(mounts)
 	if err != nil {
@@ -86,13 +86,13 @@ func (b *builder) build() (*Request, error) {
 			return nil, err
 		}
 	}
-	b.req.CUDACompatMode = b.cfg.cudaCompatMode()
+	b.req.CUDACompatMode = b.opts.cudaCompatMode()
 	return b.req, nil
 }
 
 // envAllowed applies accept-nvidia-visible-devices-envvar-when-unprivileged.
 func (b *builder) envAllowed(name string) bool {
-	if b.in.Privileged || !b.cfg.IgnoreEnvvarUnprivileged {
+	if b.in.Privileged || !b.opts.IgnoreEnvvarUnprivileged {
 		return true
 	}
 	b.note("ignoring %s in an unprivileged container (accept-nvidia-visible-devices-envvar-when-unprivileged = false)", name)
@@ -133,7 +133,7 @@ func (b *builder) devices(m mountRequests) (Devices, error) {
 // value, and whether any is set.
 func (b *builder) deviceVariable() (name, value string, set bool) {
 	var names, values []string
-	for _, v := range b.cfg.swarmResourceVars() {
+	for _, v := range b.opts.swarmResourceVars() {
 		if val, ok := b.env[v]; ok {
 			names, values = append(names, v), append(values, val)
 		}
@@ -169,12 +169,12 @@ func (b *builder) mig() error {
 // imex reads the IMEX channels: volume mounts first, else
 // NVIDIA_IMEX_CHANNELS under the same privilege rule as devices.
 func (b *builder) imex(m mountRequests) error {
-	if b.cfg.Features.IgnoreIMEXChannelRequests {
+	if b.opts.IgnoreIMEXChannelRequests {
 		return nil
 	}
 	if len(m.imex) > MaxIMEXChannels {
 		return fmt.Errorf("reading IMEX channel volume mounts: %d channels, more than MaxIMEXChannels (%d): %w",
-			len(m.imex), MaxIMEXChannels, ErrRequestTooLarge)
+			len(m.imex), MaxIMEXChannels, ErrTooLarge)
 	}
 	if len(m.imex) > 0 {
 		b.req.IMEXChannels = m.imex
@@ -196,7 +196,7 @@ func (b *builder) imex(m mountRequests) error {
 
 // capabilities applies the hook's NVIDIA_DRIVER_CAPABILITIES rule.
 func (b *builder) capabilities() error {
-	supported, err := b.cfg.supportedCapabilities()
+	supported, err := b.opts.supportedCapabilities()
 	if err != nil {
 		return err
 	}
@@ -241,7 +241,7 @@ func requestedCapabilities(val string, supported capabilities.Set) (capabilities
 // legacy image's cuda>=X.Y.
 func (b *builder) requirements() error {
 	disable, _ := strconv.ParseBool(b.env[EnvDisableRequire])
-	if disable || b.cfg.DisableRequire {
+	if disable || b.opts.DisableRequire {
 		b.req.DisableRequire = true
 		return nil
 	}
@@ -253,7 +253,7 @@ func (b *builder) requirements() error {
 	}
 	if n := len(keys) + legacyRequirement(b.env); n > MaxRequirements {
 		return fmt.Errorf("reading %s*: %d requirements, more than MaxRequirements (%d): %w: %w",
-			EnvRequirePrefix, n, MaxRequirements, ErrTooManyRequirements, ErrRequestTooLarge)
+			EnvRequirePrefix, n, MaxRequirements, ErrTooManyRequirements, ErrTooLarge)
 	}
 	slices.Sort(keys)
 	for _, k := range keys {

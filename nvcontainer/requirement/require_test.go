@@ -1,18 +1,18 @@
-package nvcontainer_test
+package requirement_test
 
 import (
 	"errors"
 	"strings"
 	"testing"
 
-	"github.com/go-nvc/nvc/nvcontainer"
+	"github.com/go-nvc/nvc/nvcontainer/requirement"
 )
 
 // tesla is a host with one A100-like GPU: CUDA 12.4, driver 550.54.15.
-var tesla = nvcontainer.RequireFacts{
+var tesla = requirement.Facts{
 	CUDAVersion:   "12.4",
 	DriverVersion: "550.54.15",
-	Devices:       []nvcontainer.RequireDevice{{Arch: "8.0", Brand: "Tesla"}},
+	Devices:       []requirement.Device{{Arch: "8.0", Brand: "Tesla"}},
 }
 
 // outcome of one evaluation.
@@ -26,9 +26,9 @@ func outcome(err error) string {
 	switch {
 	case err == nil:
 		return pass
-	case errors.Is(err, nvcontainer.ErrUnsatisfied):
+	case errors.Is(err, requirement.ErrUnsatisfied):
 		return fail
-	case errors.Is(err, nvcontainer.ErrInvalidRequirement):
+	case errors.Is(err, requirement.ErrInvalid):
 		return invalid
 	}
 	return "other: " + err.Error()
@@ -111,7 +111,7 @@ func TestRequirementDSL(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.rule, func(t *testing.T) {
-			err := nvcontainer.CheckRequirements([]string{tt.expr}, tesla)
+			err := requirement.Check([]string{tt.expr}, tesla)
 			if got := outcome(err); got != tt.want {
 				t.Errorf("CheckRequirements(%q) = %s (%v), want %s", tt.expr, got, err, tt.want)
 			}
@@ -134,7 +134,7 @@ func TestRequirementVersions(t *testing.T) {
 		{"12.01", "cuda=12.1", pass},
 	}
 	for _, tt := range tests {
-		err := nvcontainer.CheckRequirements([]string{tt.expr}, nvcontainer.RequireFacts{CUDAVersion: tt.host})
+		err := requirement.Check([]string{tt.expr}, requirement.Facts{CUDAVersion: tt.host})
 		if got := outcome(err); got != tt.want {
 			t.Errorf("CUDA %s, %q = %s (%v), want %s", tt.host, tt.expr, got, err, tt.want)
 		}
@@ -146,12 +146,12 @@ func TestRequirementVersions(t *testing.T) {
 // when no device is selected (dsl.c's rule for that case only).
 func TestRequirementUnknownFacts(t *testing.T) {
 	const why = "NVML unavailable: no libnvidia-ml.so.1"
-	none := nvcontainer.RequireFacts{UnknownReason: why}
-	noNVML := nvcontainer.RequireFacts{DriverVersion: "550.54.15", UnknownReason: why, Devices: []nvcontainer.RequireDevice{{}}}
-	noBrand := nvcontainer.RequireFacts{Devices: []nvcontainer.RequireDevice{{Arch: "8.0"}}}
+	none := requirement.Facts{UnknownReason: why}
+	noNVML := requirement.Facts{DriverVersion: "550.54.15", UnknownReason: why, Devices: []requirement.Device{{}}}
+	noBrand := requirement.Facts{Devices: []requirement.Device{{Arch: "8.0"}}}
 	tests := []struct {
 		rule  string
-		facts nvcontainer.RequireFacts
+		facts requirement.Facts
 		expr  string
 		want  string // outcome, or the unknown fact's name for a failure it caused
 	}{
@@ -174,19 +174,19 @@ func TestRequirementUnknownFacts(t *testing.T) {
 		{"laziness after a known false term stays", noNVML, "driver>=560,foo>=1", fail},
 		{"brand operators are still checked", noNVML, "brand<x", invalid},
 		{"unknown key fails even with no facts", none, "foo=1", invalid},
-		{"host version with letters is invalid", nvcontainer.RequireFacts{DriverVersion: "550.54.15-beta"}, "driver>=1", invalid},
+		{"host version with letters is invalid", requirement.Facts{DriverVersion: "550.54.15-beta"}, "driver>=1", invalid},
 		{"a known arch is still compared", noBrand, "arch>=9.0", fail},
 	}
 	for _, tt := range tests {
 		t.Run(tt.rule, func(t *testing.T) {
-			err := nvcontainer.CheckRequirements([]string{tt.expr}, tt.facts)
-			var ue *nvcontainer.UnsatisfiedError
+			err := requirement.Check([]string{tt.expr}, tt.facts)
+			var ue *requirement.UnsatisfiedError
 			switch got := outcome(err); {
 			case tt.want == pass || tt.want == fail || tt.want == invalid:
-				if got != tt.want || (got == fail && errors.Is(err, nvcontainer.ErrUnknownFact)) {
+				if got != tt.want || (got == fail && errors.Is(err, requirement.ErrUnknownFact)) {
 					t.Errorf("CheckRequirements(%q) = %s (%v), want %s", tt.expr, got, err, tt.want)
 				}
-			case !errors.As(err, &ue) || !errors.Is(err, nvcontainer.ErrUnknownFact) || ue.Fact != tt.want:
+			case !errors.As(err, &ue) || !errors.Is(err, requirement.ErrUnknownFact) || ue.Fact != tt.want:
 				t.Errorf("CheckRequirements(%q) = %v, want a failure on the unknown %s", tt.expr, err, tt.want)
 			case tt.facts.UnknownReason != "" && ue.Why != why, tt.facts.UnknownReason == "" && ue.Why != "not reported by the host":
 				t.Errorf("CheckRequirements(%q): reason %q", tt.expr, ue.Why)
@@ -199,14 +199,14 @@ func TestRequirementUnknownFacts(t *testing.T) {
 // start and says which term could not be checked and why, instead of the
 // advice to update the driver.
 func TestRequirementUnknownMessage(t *testing.T) {
-	facts := nvcontainer.RequireFacts{DriverVersion: "550.54.15", UnknownReason: "NVML unavailable: no libnvidia-ml.so.1",
-		Devices: []nvcontainer.RequireDevice{{}}}
+	facts := requirement.Facts{DriverVersion: "550.54.15", UnknownReason: "NVML unavailable: no libnvidia-ml.so.1",
+		Devices: []requirement.Device{{}}}
 	for expr, want := range map[string]string{
 		"cuda>=12.8":                         "unsatisfied condition: cuda>=12.8 (cannot check cuda>=12.8: CUDA version unknown: NVML unavailable: no libnvidia-ml.so.1)",
 		"cuda>=12.4 brand=tesla,driver>=550": "unsatisfied condition: cuda>=12.4 (cannot check cuda>=12.4: CUDA version unknown: NVML unavailable: no libnvidia-ml.so.1)",
 		"driver>=560 brand=tesla":            "unsatisfied condition: driver>=560 (cannot check brand=tesla: device brand unknown: NVML unavailable: no libnvidia-ml.so.1)",
 	} {
-		if err := nvcontainer.CheckRequirements([]string{expr}, facts); err == nil || err.Error() != want {
+		if err := requirement.Check([]string{expr}, facts); err == nil || err.Error() != want {
 			t.Errorf("CheckRequirements(%q):\n got %v\nwant %s", expr, err, want)
 		}
 	}
@@ -214,26 +214,26 @@ func TestRequirementUnknownMessage(t *testing.T) {
 
 // Requirements are evaluated per selected device; separate requirements are ANDed.
 func TestRequirementsPerDevice(t *testing.T) {
-	mixed := nvcontainer.RequireFacts{
+	mixed := requirement.Facts{
 		CUDAVersion: "12.4",
-		Devices: []nvcontainer.RequireDevice{
+		Devices: []requirement.Device{
 			{Arch: "8.0", Brand: "Tesla"},
 			{Arch: "7.5", Brand: "GeForce"},
 		},
 	}
-	err := nvcontainer.CheckRequirements([]string{"cuda>=12", "arch>=8.0"}, mixed)
-	var ue *nvcontainer.UnsatisfiedError
+	err := requirement.Check([]string{"cuda>=12", "arch>=8.0"}, mixed)
+	var ue *requirement.UnsatisfiedError
 	if !errors.As(err, &ue) || ue.Device != 1 || ue.Requirement != "arch>=8.0" {
 		t.Fatalf("want device 1 to fail arch>=8.0, got %v (%+v)", err, ue)
 	}
-	if err := nvcontainer.CheckRequirements([]string{"brand=tesla brand=geforce"}, mixed); err != nil {
+	if err := requirement.Check([]string{"brand=tesla brand=geforce"}, mixed); err != nil {
 		t.Errorf("OR across brands should hold on both devices: %v", err)
 	}
-	err = nvcontainer.CheckRequirements([]string{"cuda>=12", "cuda>=13"}, nvcontainer.RequireFacts{CUDAVersion: "12.4"})
+	err = requirement.Check([]string{"cuda>=12", "cuda>=13"}, requirement.Facts{CUDAVersion: "12.4"})
 	if !errors.As(err, &ue) || ue.Device != -1 || ue.Requirement != "cuda>=13" {
 		t.Errorf("separate requirements are ANDed, evaluated without a device: %v (%+v)", err, ue)
 	}
-	if err := nvcontainer.CheckRequirements(nil, mixed); err != nil {
+	if err := requirement.Check(nil, mixed); err != nil {
 		t.Errorf("no requirements: %v", err)
 	}
 }
@@ -251,7 +251,7 @@ func TestRequirementMessages(t *testing.T) {
 		{"driver>=600", "unsatisfied condition: driver>=600"},
 	}
 	for _, tt := range tests {
-		err := nvcontainer.CheckRequirements([]string{tt.expr}, tesla)
+		err := requirement.Check([]string{tt.expr}, tesla)
 		if err == nil || err.Error() != tt.msg {
 			t.Errorf("CheckRequirements(%q) error = %v, want %q", tt.expr, err, tt.msg)
 		}
@@ -261,10 +261,10 @@ func TestRequirementMessages(t *testing.T) {
 // An invalid requirement says where it is invalid.
 func TestRequirementInvalidSaysWhere(t *testing.T) {
 	expr := "cuda>=13 brand=tesla,driver>=5x0"
-	err := nvcontainer.CheckRequirements([]string{expr}, tesla)
-	var ie *nvcontainer.InvalidRequirementError
+	err := requirement.Check([]string{expr}, tesla)
+	var ie *requirement.InvalidError
 	if !errors.As(err, &ie) {
-		t.Fatalf("want InvalidRequirementError, got %v", err)
+		t.Fatalf("want requirement.InvalidError, got %v", err)
 	}
 	if ie.Term != "driver>=5x0" || ie.Offset != 21 || ie.Requirement != expr {
 		t.Errorf("wrong location: %+v", ie)
@@ -281,12 +281,12 @@ func TestValidateRequirement(t *testing.T) {
 		"ARCH!7.5", "brand!=GeForce", ",, ,",
 	}
 	for _, expr := range valid {
-		if err := nvcontainer.ValidateRequirement(expr); err != nil {
+		if err := requirement.Validate(expr); err != nil {
 			t.Errorf("ValidateRequirement(%q): %v", expr, err)
 		}
 	}
 	invalidExprs := map[string]string{
-		"cuda>=12 garbage":          "garbage",     // lazily ignored by CheckRequirements, not here
+		"cuda>=12 garbage":          "garbage",     // lazily ignored by requirement.Check, not here
 		"cuda>=13,foo=1":            "foo=1",       // unknown key
 		"brand<tesla":               "brand<tesla", // brand takes = and != only
 		"arch>=8.x":                 "arch>=8.x",
@@ -295,15 +295,15 @@ func TestValidateRequirement(t *testing.T) {
 		"cuda>=1 driver>=" + "1234": "", // valid, checked below
 	}
 	for expr, term := range invalidExprs {
-		err := nvcontainer.ValidateRequirement(expr)
+		err := requirement.Validate(expr)
 		if term == "" {
 			if err != nil {
 				t.Errorf("ValidateRequirement(%q): %v", expr, err)
 			}
 			continue
 		}
-		var ie *nvcontainer.InvalidRequirementError
-		if !errors.As(err, &ie) || ie.Term != term || !errors.Is(err, nvcontainer.ErrInvalidRequirement) {
+		var ie *requirement.InvalidError
+		if !errors.As(err, &ie) || ie.Term != term || !errors.Is(err, requirement.ErrInvalid) {
 			t.Errorf("ValidateRequirement(%q) = %v, want term %q", expr, err, term)
 		}
 	}
@@ -314,7 +314,7 @@ func TestValidateRequirement(t *testing.T) {
 // only when every version from 13.3 up gives it the same value; otherwise
 // it is unknown, naming the bound.
 func TestRequirementCUDAAtLeast(t *testing.T) {
-	f := nvcontainer.RequireFacts{CUDAVersion: "13.3", CUDAAtLeast: true, DriverVersion: "616.10"}
+	f := requirement.Facts{CUDAVersion: "13.3", CUDAAtLeast: true, DriverVersion: "616.10"}
 	for _, tc := range []struct {
 		req  string
 		want string // pass, fail, or unknown
@@ -338,15 +338,15 @@ func TestRequirementCUDAAtLeast(t *testing.T) {
 		{"cuda>=13.x", "invalid"},
 	} {
 		t.Run(tc.req, func(t *testing.T) {
-			err := nvcontainer.CheckRequirements([]string{tc.req}, f)
-			var ue *nvcontainer.UnsatisfiedError
+			err := requirement.Check([]string{tc.req}, f)
+			var ue *requirement.UnsatisfiedError
 			got := "fail"
 			switch {
 			case err == nil:
 				got = "pass"
-			case errors.Is(err, nvcontainer.ErrInvalidRequirement):
+			case errors.Is(err, requirement.ErrInvalid):
 				got = "invalid"
-			case errors.As(err, &ue) && ue.Fact == "CUDA version above 13.3" && errors.Is(err, nvcontainer.ErrUnknownFact):
+			case errors.As(err, &ue) && ue.Fact == "CUDA version above 13.3" && errors.Is(err, requirement.ErrUnknownFact):
 				got = "unknown"
 			}
 			if got != tc.want {
@@ -354,7 +354,7 @@ func TestRequirementCUDAAtLeast(t *testing.T) {
 			}
 			exact := f
 			exact.CUDAAtLeast = false
-			if err := nvcontainer.CheckRequirements([]string{tc.req}, exact); tc.want == "unknown" && errors.Is(err, nvcontainer.ErrUnknownFact) {
+			if err := requirement.Check([]string{tc.req}, exact); tc.want == "unknown" && errors.Is(err, requirement.ErrUnknownFact) {
 				t.Errorf("%s with an exact 13.3: %v", tc.req, err)
 			}
 		})

@@ -1,4 +1,4 @@
-package nvcontainer_test
+package request_test
 
 import (
 	"encoding/json"
@@ -10,7 +10,7 @@ import (
 
 	"github.com/opencontainers/runtime-spec/specs-go"
 
-	"github.com/go-nvc/nvc/nvcontainer"
+	"github.com/go-nvc/nvc/nvcontainer/request"
 )
 
 // reqCase is one row of the runtime-hook rule table.
@@ -19,9 +19,9 @@ type reqCase struct {
 	env        []string
 	privileged bool
 	mounts     []specs.Mount
-	cfg        func(*nvcontainer.Config)
+	cfg        func(*request.Options)
 
-	devices string   // Devices.String(): void, none, all, or the list
+	devices string   // request.Devices.String(): void, none, all, or the list
 	caps    string   // Capabilities.String()
 	reqs    []string // Requirements
 	disable bool
@@ -41,8 +41,8 @@ func TestRequestFromEnvRules(t *testing.T) {
 	const cu = "compute,utility"
 	const all = "compat32,compute,display,graphics,ngx,utility,video"
 	legacy := []string{"CUDA_VERSION=12.4.1"}
-	acceptMounts := func(c *nvcontainer.Config) { c.AcceptDeviceListAsVolumeMounts = true }
-	rejectEnv := func(c *nvcontainer.Config) { c.IgnoreEnvvarUnprivileged = true }
+	acceptMounts := func(c *request.Options) { c.AcceptDeviceListAsVolumeMounts = true }
+	rejectEnv := func(c *request.Options) { c.IgnoreEnvvarUnprivileged = true }
 	tests := []reqCase{
 		// Device selection: value parsing.
 		{rule: "NVD unset, not legacy: not a GPU container", devices: "void"},
@@ -85,11 +85,11 @@ func TestRequestFromEnvRules(t *testing.T) {
 		{rule: "NV_GPU counts as set on a legacy image", env: append([]string{"NV_GPU=2"}, legacy...), devices: "2", caps: all, reqs: []string{"cuda>=12.4"}},
 		// Swarm resources.
 		{rule: "swarm variable used when present", env: []string{"DOCKER_RESOURCE_GPU=GPU-1", "NVIDIA_VISIBLE_DEVICES=all"},
-			cfg: func(c *nvcontainer.Config) { c.SwarmResource = "DOCKER_RESOURCE_GPU" }, devices: "GPU-1", caps: cu},
+			cfg: func(c *request.Options) { c.SwarmResource = "DOCKER_RESOURCE_GPU" }, devices: "GPU-1", caps: cu},
 		{rule: "swarm variables concatenated in configured order",
-			env: []string{"B=1", "A=0,1"}, cfg: func(c *nvcontainer.Config) { c.SwarmResource = " A, ,B" }, devices: "0,1", caps: cu},
+			env: []string{"B=1", "A=0,1"}, cfg: func(c *request.Options) { c.SwarmResource = " A, ,B" }, devices: "0,1", caps: cu},
 		{rule: "swarm variables absent: NVD used", env: []string{"NVIDIA_VISIBLE_DEVICES=3"},
-			cfg: func(c *nvcontainer.Config) { c.SwarmResource = "DOCKER_RESOURCE_GPU" }, devices: "3", caps: cu},
+			cfg: func(c *request.Options) { c.SwarmResource = "DOCKER_RESOURCE_GPU" }, devices: "3", caps: cu},
 		// Privilege and accept-nvidia-visible-devices-envvar-when-unprivileged.
 		{rule: "env honoured unprivileged by default", env: []string{"NVIDIA_VISIBLE_DEVICES=0"}, devices: "0", caps: cu},
 		{rule: "env ignored unprivileged when not accepted", env: []string{"NVIDIA_VISIBLE_DEVICES=0"}, cfg: rejectEnv, devices: "void", notes: 1},
@@ -101,7 +101,7 @@ func TestRequestFromEnvRules(t *testing.T) {
 		{rule: "volume mounts preferred over env when enabled", env: []string{"NVIDIA_VISIBLE_DEVICES=1"}, cfg: acceptMounts,
 			mounts:  []specs.Mount{devNull("/var/run/nvidia-container-devices/0"), devNull("/var/run/nvidia-container-devices/GPU-9/")},
 			devices: "0,GPU-9", caps: cu},
-		{rule: "volume mounts bypass the unprivileged rule", cfg: func(c *nvcontainer.Config) { acceptMounts(c); rejectEnv(c) },
+		{rule: "volume mounts bypass the unprivileged rule", cfg: func(c *request.Options) { acceptMounts(c); rejectEnv(c) },
 			mounts: []specs.Mount{devNull("/var/run/nvidia-container-devices/all")}, devices: "all", caps: cu},
 		{rule: "only /dev/null sources count; destination must be below the root", env: []string{"NVIDIA_VISIBLE_DEVICES=1"}, cfg: acceptMounts,
 			mounts: []specs.Mount{
@@ -133,16 +133,16 @@ func TestRequestFromEnvRules(t *testing.T) {
 			err: `reading NVIDIA_DRIVER_CAPABILITIES: parsing driver capabilities "compute,foo": unknown capability "foo"`},
 		{rule: "caps none is not accepted", env: []string{"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_DRIVER_CAPABILITIES=none"}, err: `unknown capability "none"`},
 		{rule: "supported set limits the default", env: []string{"NVIDIA_VISIBLE_DEVICES=0"},
-			cfg: func(c *nvcontainer.Config) { c.SupportedDriverCapabilities = "utility,video" }, devices: "0", caps: "utility"},
+			cfg: func(c *request.Options) { c.SupportedDriverCapabilities = "utility,video" }, devices: "0", caps: "utility"},
 		{rule: "supported set limits all", env: []string{"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_DRIVER_CAPABILITIES=all"},
-			cfg: func(c *nvcontainer.Config) { c.SupportedDriverCapabilities = "utility,video" }, devices: "0", caps: "utility,video"},
+			cfg: func(c *request.Options) { c.SupportedDriverCapabilities = "utility,video" }, devices: "0", caps: "utility,video"},
 		{rule: "supported set is all of a legacy image's unset caps", env: legacy,
-			cfg: func(c *nvcontainer.Config) { c.SupportedDriverCapabilities = "compute,ngx" }, devices: "all", caps: "compute,ngx", reqs: []string{"cuda>=12.4"}},
+			cfg: func(c *request.Options) { c.SupportedDriverCapabilities = "compute,ngx" }, devices: "all", caps: "compute,ngx", reqs: []string{"cuda>=12.4"}},
 		{rule: "caps outside the supported set are an error", env: []string{"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_DRIVER_CAPABILITIES=compute,video"},
-			cfg: func(c *nvcontainer.Config) { c.SupportedDriverCapabilities = "compute,utility" },
+			cfg: func(c *request.Options) { c.SupportedDriverCapabilities = "compute,utility" },
 			err: `reading NVIDIA_DRIVER_CAPABILITIES: capabilities "video" in "compute,video" are not in supported-driver-capabilities "compute,utility"`},
 		{rule: "supported-driver-capabilities all", env: []string{"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_DRIVER_CAPABILITIES=ngx"},
-			cfg: func(c *nvcontainer.Config) { c.SupportedDriverCapabilities = "all" }, devices: "0", caps: "ngx"},
+			cfg: func(c *request.Options) { c.SupportedDriverCapabilities = "all" }, devices: "0", caps: "ngx"},
 		// NVIDIA_REQUIRE_*.
 		{rule: "every NVIDIA_REQUIRE_* in sorted key order, JETPACK excluded",
 			env: []string{"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_REQUIRE_Z=driver>=470", "NVIDIA_REQUIRE_CUDA=cuda>=12.4 brand=tesla,driver>=470,driver<471",
@@ -159,7 +159,7 @@ func TestRequestFromEnvRules(t *testing.T) {
 		{rule: "disable-require yes is false (strconv.ParseBool)", env: []string{"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_DISABLE_REQUIRE=yes", "NVIDIA_REQUIRE_X=cuda>=99"},
 			devices: "0", caps: cu, reqs: []string{"cuda>=99"}},
 		{rule: "config disable-require forces it", env: []string{"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_DISABLE_REQUIRE=false", "NVIDIA_REQUIRE_X=cuda>=99"},
-			cfg: func(c *nvcontainer.Config) { c.DisableRequire = true }, devices: "0", caps: cu, disable: true},
+			cfg: func(c *request.Options) { c.DisableRequire = true }, devices: "0", caps: cu, disable: true},
 		// NVIDIA_MIG_CONFIG_DEVICES / NVIDIA_MIG_MONITOR_DEVICES.
 		{rule: "MIG config and monitor passed raw when privileged",
 			env: []string{"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_MIG_CONFIG_DEVICES=all", "NVIDIA_MIG_MONITOR_DEVICES=0,1"}, privileged: true,
@@ -177,10 +177,10 @@ func TestRequestFromEnvRules(t *testing.T) {
 		{rule: "IMEX channel must be decimal below 2^20", env: []string{"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_IMEX_CHANNELS=1,1048576"},
 			err: `reading NVIDIA_IMEX_CHANNELS: parsing IMEX channel list "1,1048576": channel "1048576": not a decimal number below 1048576`},
 		{rule: "IMEX ignored unprivileged when env not accepted", env: []string{"NVIDIA_IMEX_CHANNELS=1"},
-			cfg:    func(c *nvcontainer.Config) { acceptMounts(c); rejectEnv(c) },
+			cfg:    func(c *request.Options) { acceptMounts(c); rejectEnv(c) },
 			mounts: []specs.Mount{devNull("/var/run/nvidia-container-devices/0")}, devices: "0", caps: cu, notes: 1},
 		{rule: "IMEX ignored with ignore-imex-channel-requests", env: []string{"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_IMEX_CHANNELS=1"},
-			cfg: func(c *nvcontainer.Config) { c.Features.IgnoreIMEXChannelRequests = true }, devices: "0", caps: cu},
+			cfg: func(c *request.Options) { c.IgnoreIMEXChannelRequests = true }, devices: "0", caps: cu},
 		{rule: "IMEX only for GPU containers", env: []string{"NVIDIA_IMEX_CHANNELS=1"}, devices: "void"},
 	}
 	for _, tt := range tests {
@@ -190,11 +190,11 @@ func TestRequestFromEnvRules(t *testing.T) {
 
 func (tt reqCase) check(t *testing.T) {
 	t.Helper()
-	cfg := nvcontainer.DefaultConfig()
+	cfg := &request.Options{}
 	if tt.cfg != nil {
 		tt.cfg(cfg)
 	}
-	req, err := nvcontainer.NewRequest(nvcontainer.RequestInput{Env: tt.env, Mounts: tt.mounts, Privileged: tt.privileged}, cfg)
+	req, err := request.New(request.Input{Env: tt.env, Mounts: tt.mounts, Privileged: tt.privileged}, cfg)
 	if tt.err != "" {
 		if err == nil || !strings.Contains(err.Error(), tt.err) {
 			t.Fatalf("error = %v, want one containing %q", err, tt.err)
@@ -232,23 +232,23 @@ func TestRequestCUDACompatMode(t *testing.T) {
 	tests := []struct {
 		mode  string
 		allow bool
-		want  nvcontainer.CUDACompatMode
+		want  request.CUDACompatMode
 	}{
-		{"ldconfig", false, nvcontainer.CompatLdconfig}, // the default config value
-		{"mount", false, nvcontainer.CompatMount},
-		{"disabled", false, nvcontainer.CompatDisabled},
-		{"hook", false, nvcontainer.CompatDisabled},
-		{"hook", true, nvcontainer.CompatDisabled},
-		{"", false, nvcontainer.CompatLdconfig},     // the zero value is the default
-		{"none", false, nvcontainer.CompatDisabled}, // the file's explicit ""
-		{"none", true, nvcontainer.CompatDefault},
-		{"bogus", true, nvcontainer.CompatDefault},
+		{"ldconfig", false, request.CompatLdconfig}, // the default config value
+		{"mount", false, request.CompatMount},
+		{"disabled", false, request.CompatDisabled},
+		{"hook", false, request.CompatDisabled},
+		{"hook", true, request.CompatDisabled},
+		{"", false, request.CompatLdconfig},     // the zero value is the default
+		{"none", false, request.CompatDisabled}, // the file's explicit ""
+		{"none", true, request.CompatDefault},
+		{"bogus", true, request.CompatDefault},
 	}
 	for _, tt := range tests {
-		cfg := nvcontainer.DefaultConfig()
-		cfg.Runtime.Modes.Legacy.CUDACompatMode = tt.mode
-		cfg.Features.AllowCUDACompatLibsFromContainer = tt.allow
-		req, err := nvcontainer.NewRequest(nvcontainer.RequestInput{Env: []string{"NVIDIA_VISIBLE_DEVICES=0"}}, cfg)
+		cfg := &request.Options{}
+		cfg.CUDACompatMode = tt.mode
+		cfg.AllowCUDACompatLibsFromContainer = tt.allow
+		req, err := request.New(request.Input{Env: []string{"NVIDIA_VISIBLE_DEVICES=0"}}, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -259,15 +259,15 @@ func TestRequestCUDACompatMode(t *testing.T) {
 }
 
 func TestRequestFromEnvDefaults(t *testing.T) {
-	req, err := nvcontainer.RequestFromEnv([]string{"NVIDIA_VISIBLE_DEVICES=GPU-1", "NVIDIA_MIG_MONITOR_DEVICES=all"})
-	if !errors.Is(err, nvcontainer.ErrUnprivileged) || req != nil {
+	req, err := request.FromEnv([]string{"NVIDIA_VISIBLE_DEVICES=GPU-1", "NVIDIA_MIG_MONITOR_DEVICES=all"})
+	if !errors.Is(err, request.ErrUnprivileged) || req != nil {
 		t.Errorf("RequestFromEnv treats the container as unprivileged: %v, %v", req, err)
 	}
-	req, err = nvcontainer.RequestFromEnv(nil)
-	if err != nil || req.IsGPU() || req.Devices.Mode != nvcontainer.DevicesVoid {
+	req, err = request.FromEnv(nil)
+	if err != nil || req.IsGPU() || req.Devices.Mode != request.DevicesVoid {
 		t.Errorf("empty environment: %+v, %v", req, err)
 	}
-	var nilReq *nvcontainer.Request
+	var nilReq *request.Request
 	if nilReq.IsGPU() {
 		t.Error("nil request is a GPU container")
 	}
@@ -276,33 +276,33 @@ func TestRequestFromEnvDefaults(t *testing.T) {
 func TestParseDevices(t *testing.T) {
 	tests := []struct {
 		in   string
-		mode nvcontainer.DeviceMode
+		mode request.DeviceMode
 		ids  []string
 	}{
-		{"", nvcontainer.DevicesVoid, nil},
-		{"void", nvcontainer.DevicesVoid, nil},
-		{"none", nvcontainer.DevicesNone, nil},
-		{"all", nvcontainer.DevicesAll, nil},
-		{" 1 ,0,1,,2", nvcontainer.DevicesList, []string{"1", "0", "2"}},
+		{"", request.DevicesVoid, nil},
+		{"void", request.DevicesVoid, nil},
+		{"none", request.DevicesNone, nil},
+		{"all", request.DevicesAll, nil},
+		{" 1 ,0,1,,2", request.DevicesList, []string{"1", "0", "2"}},
 		// Special words are matched exactly, as the toolkit does.
-		{"ALL", nvcontainer.DevicesList, []string{"ALL"}},
+		{"ALL", request.DevicesList, []string{"ALL"}},
 	}
 	for _, tt := range tests {
-		d, err := nvcontainer.ParseDevices(tt.in)
+		d, err := request.ParseDevices(tt.in)
 		if err != nil || d.Mode != tt.mode || !slices.Equal(d.IDs, tt.ids) {
 			t.Errorf("ParseDevices(%q) = %+v, %v; want %v %q", tt.in, d, err, tt.mode, tt.ids)
 		}
 	}
 	for _, bad := range []string{"0,a b", "0,\x00", "é"} {
-		if _, err := nvcontainer.ParseDevices(bad); !errors.Is(err, nvcontainer.ErrInvalidDevice) {
+		if _, err := request.ParseDevices(bad); !errors.Is(err, request.ErrInvalidDevice) {
 			t.Errorf("ParseDevices(%q) error = %v", bad, err)
 		}
 	}
 }
 
-// A Request prints as JSON (for a dry run or a plan) and reads back.
+// A request.Request prints as JSON (for a dry run or a plan) and reads back.
 func TestRequestJSON(t *testing.T) {
-	req, err := nvcontainer.NewRequest(nvcontainer.RequestInput{Privileged: true, Env: []string{
+	req, err := request.New(request.Input{Privileged: true, Env: []string{
 		"NVIDIA_VISIBLE_DEVICES=GPU-1,0:1", "NVIDIA_DRIVER_CAPABILITIES=graphics,display",
 		"NVIDIA_MIG_MONITOR_DEVICES=all", "NVIDIA_IMEX_CHANNELS=5", "NVIDIA_REQUIRE_CUDA=cuda>=12"}}, nil)
 	if err != nil {
@@ -317,7 +317,7 @@ func TestRequestJSON(t *testing.T) {
 	if string(b) != want {
 		t.Errorf("JSON:\n got %s\nwant %s", b, want)
 	}
-	var back nvcontainer.Request
+	var back request.Request
 	if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(&back, req) {
 		t.Errorf("round trip: %+v, %v", back, err)
 	}

@@ -1,4 +1,4 @@
-package nvcontainer
+package requirement
 
 import (
 	"errors"
@@ -9,19 +9,19 @@ import (
 // Requirement checks (NVIDIA_REQUIRE_*): the DSL of libnvidia-container's
 // src/cli/dsl.c, evaluated the way nvidia-container-cli configure does.
 
-// Errors matched (with errors.Is) by the errors of [CheckRequirements] and
-// [ValidateRequirement].
+// Errors matched (with errors.Is) by the errors of [Check] and
+// [Validate].
 var (
 	// ErrUnsatisfied: the host does not meet a requirement.
 	ErrUnsatisfied = errors.New("unsatisfied condition")
-	// ErrInvalidRequirement: a requirement cannot be parsed or compared.
-	ErrInvalidRequirement = errors.New("invalid expression")
+	// ErrInvalid: a requirement cannot be parsed or compared.
+	ErrInvalid = errors.New("invalid expression")
 	// ErrUnknownFact: a requirement failed because a host fact it compares
 	// is unknown (NVML unavailable); matched together with ErrUnsatisfied.
 	ErrUnknownFact = errors.New("host fact unknown")
 )
 
-// RequireFacts is what requirements are evaluated against. The plan fills it
+// Facts is what requirements are evaluated against. The plan fills it
 // from the driver and the selected devices; it holds plain strings so that
 // this package's DSL needs neither.
 //
@@ -40,7 +40,7 @@ var (
 // therefore configure on a procfs host whose driver meets the cuda term,
 // and on one whose driver does not, fail naming the brand only where a
 // brand clause's driver range holds (the forward compatibility branches).
-type RequireFacts struct {
+type Facts struct {
 	// CUDAVersion is the driver's CUDA version, "12.4": NVML's, or
 	// without NVML the driver version mapped through NVIDIA's table
 	// (driver.CUDAVersionForDriver). Empty: unknown, and a cuda term is
@@ -57,14 +57,14 @@ type RequireFacts struct {
 	// Devices are the selected GPUs; a selected MIG device contributes its
 	// parent GPU. Empty: arch and brand terms pass, and each requirement is
 	// evaluated once without a device.
-	Devices []RequireDevice
+	Devices []Device
 	// UnknownReason says why empty facts are unknown, for the error, e.g.
 	// "NVML unavailable: …". Empty: "not reported by the host".
 	UnknownReason string
 }
 
-// RequireDevice is one selected GPU as the DSL sees it.
-type RequireDevice struct {
+// Device is one selected GPU as the DSL sees it.
+type Device struct {
 	// Arch is the CUDA compute capability, "8.0". Empty: unknown, and an
 	// arch term is false.
 	Arch string
@@ -78,10 +78,10 @@ type RequireDevice struct {
 // fail.
 type UnsatisfiedError struct {
 	Requirement string // the whole expression
-	Device      int    // index in RequireFacts.Devices, or -1 for none
+	Device      int    // index in Facts.Devices, or -1 for none
 	// Unknown is the first term evaluated whose fact was unknown, and
 	// Fact and Why name that fact and why it is unknown
-	// (RequireFacts.UnknownReason); all empty when every fact compared
+	// (Facts.UnknownReason); all empty when every fact compared
 	// was known.
 	Unknown, Fact, Why string
 }
@@ -110,8 +110,8 @@ func (e *UnsatisfiedError) Is(target error) bool {
 	return target == ErrUnsatisfied || (target == ErrUnknownFact && e.Unknown != "")
 }
 
-// InvalidRequirementError says where a requirement is invalid.
-type InvalidRequirementError struct {
+// InvalidError says where a requirement is invalid.
+type InvalidError struct {
 	Requirement string // the whole expression
 	Term        string // the offending comma-separated term
 	Offset      int    // byte offset of Term in Requirement
@@ -121,15 +121,15 @@ type InvalidRequirementError struct {
 // Error reads `invalid expression: term "cuda>=x" at offset 0 of requirement
 // "cuda>=x": version "x" is not made of digits and dots`. It starts with
 // libnvidia-container's text, "invalid expression".
-func (e *InvalidRequirementError) Error() string {
+func (e *InvalidError) Error() string {
 	return fmt.Sprintf("invalid expression: term %q at offset %d of requirement %q: %s",
 		e.Term, e.Offset, e.Requirement, e.Reason)
 }
 
-// Is reports whether target is [ErrInvalidRequirement].
-func (e *InvalidRequirementError) Is(target error) bool { return target == ErrInvalidRequirement }
+// Is reports whether target is [ErrInvalid].
+func (e *InvalidError) Is(target error) bool { return target == ErrInvalid }
 
-// CheckRequirements evaluates reqs the way nvidia-container-cli configure
+// Check evaluates reqs the way nvidia-container-cli configure
 // does: every requirement against each selected device in turn, or once
 // without a device when none is selected; the first failure is returned.
 //
@@ -138,7 +138,7 @@ func (e *InvalidRequirementError) Is(target error) bool { return target == ErrIn
 // lazy (terms after a false one in the same clause, and clauses after a
 // satisfied one, are not examined, so an invalid term there goes unnoticed),
 // a value is only checked when it is compared, and a clause with no terms
-// keeps the previous clause's result. Use [ValidateRequirement] to check a
+// keeps the previous clause's result. Use [Validate] to check a
 // requirement strictly.
 //
 // A term comparing a fact that is unknown (empty in f) is false; the
@@ -148,8 +148,8 @@ func (e *InvalidRequirementError) Is(target error) bool { return target == ErrIn
 // so an invalid one is reported as it would be with the fact known. Only
 // arch and brand terms with no device selected pass without a fact.
 //
-// The error is an [*UnsatisfiedError] or an [*InvalidRequirementError].
-func CheckRequirements(reqs []string, f RequireFacts) error {
+// The error is an [*UnsatisfiedError] or an [*InvalidError].
+func Check(reqs []string, f Facts) error {
 	if len(f.Devices) == 0 {
 		return checkAll(reqs, &f, nil, -1)
 	}
@@ -161,7 +161,7 @@ func CheckRequirements(reqs []string, f RequireFacts) error {
 	return nil
 }
 
-func checkAll(reqs []string, f *RequireFacts, dev *RequireDevice, idx int) error {
+func checkAll(reqs []string, f *Facts, dev *Device, idx int) error {
 	for _, r := range reqs {
 		ok, unknown, err := evalPredicate(r, f, dev)
 		if err != nil {
@@ -174,7 +174,7 @@ func checkAll(reqs []string, f *RequireFacts, dev *RequireDevice, idx int) error
 	return nil
 }
 
-func unsatisfied(r string, idx int, u unknownFact, f *RequireFacts) error {
+func unsatisfied(r string, idx int, u unknownFact, f *Facts) error {
 	e := &UnsatisfiedError{Requirement: r, Device: idx}
 	if u.term != "" {
 		e.Unknown, e.Fact, e.Why = u.term, u.fact, f.UnknownReason
@@ -185,13 +185,13 @@ func unsatisfied(r string, idx int, u unknownFact, f *RequireFacts) error {
 	return e
 }
 
-// ValidateRequirement checks every term of expr strictly: known key, one of
+// Validate checks every term of expr strictly: known key, one of
 // the six operators, a non-empty value, a dotted number for cuda, driver
 // and arch, only = and != for brand, and a term short enough for
 // libnvidia-container's 128-byte error buffer. It reports the first
-// problem as an [*InvalidRequirementError]. A requirement it accepts is
-// reported invalid by [CheckRequirements] only if a host fact is malformed.
-func ValidateRequirement(expr string) error {
+// problem as an [*InvalidError]. A requirement it accepts is
+// reported invalid by [Check] only if a host fact is malformed.
+func Validate(expr string) error {
 	for _, c := range splitClauses(expr) {
 		for _, t := range c {
 			if err := validateTerm(expr, t); err != nil {
@@ -210,7 +210,7 @@ type unknownFact struct{ term, fact string }
 // an unknown fact is false, but the terms after it in its clause are
 // still evaluated, as dsl.c would reach them were the fact known and the
 // term true.
-func evalPredicate(expr string, f *RequireFacts, dev *RequireDevice) (bool, unknownFact, error) {
+func evalPredicate(expr string, f *Facts, dev *Device) (bool, unknownFact, error) {
 	ret := true
 	var first unknownFact
 	for _, clause := range splitClauses(expr) {
@@ -235,7 +235,7 @@ func evalPredicate(expr string, f *RequireFacts, dev *RequireDevice) (bool, unkn
 // returns nil for a clause without terms (which keeps the previous
 // clause's result) and, when only unknown facts made it false, the first
 // term on one.
-func evalClause(expr string, clause []span, f *RequireFacts, dev *RequireDevice) (*bool, unknownFact, error) {
+func evalClause(expr string, clause []span, f *Facts, dev *Device) (*bool, unknownFact, error) {
 	var u unknownFact
 	for i, t := range clause {
 		ok, fact, err := evalTerm(expr, t, f, dev)

@@ -1,4 +1,4 @@
-package nvcontainer
+package request
 
 import (
 	"errors"
@@ -21,10 +21,10 @@ type Request struct {
 	Devices Devices `json:"devices"`
 	// Capabilities are the driver capability classes to inject. Empty: no
 	// class, so the device nodes, procfs and firmware only (see package
-	// capabilities); NewRequest applies the hook's rule for an empty
+	// capabilities); New applies the hook's rule for an empty
 	// NVIDIA_DRIVER_CAPABILITIES before this field is set.
 	Capabilities capabilities.Set `json:"capabilities"`
-	// Requirements are NVIDIA_REQUIRE_* expressions (see CheckRequirements),
+	// Requirements are NVIDIA_REQUIRE_* expressions (see requirement.Check),
 	// in sorted variable order, the legacy image's cuda>=X.Y last. Nil when
 	// DisableRequire is set.
 	Requirements []string `json:"requirements,omitempty"`
@@ -68,99 +68,58 @@ const (
 	CompatDisabled CUDACompatMode = "disabled"
 )
 
-// RequestInput is what a request is built from.
-type RequestInput struct {
+// Input is what a request is built from.
+type Input struct {
 	// Env is the container's environment, "KEY=value" entries; a later
 	// entry for a key wins. An entry without "=" is an error.
 	Env []string
 	// Mounts are the spec's mounts. They matter only with
-	// Config.AcceptDeviceListAsVolumeMounts; nil: none.
+	// Options.AcceptDeviceListAsVolumeMounts; nil: none.
 	Mounts []specs.Mount
 	// Privileged is whether the container holds CAP_SYS_ADMIN in its
 	// bounding set. False refuses NVIDIA_MIG_* and, with
-	// Config.IgnoreEnvvarUnprivileged, ignores environment requests.
+	// Options.IgnoreEnvvarUnprivileged, ignores environment requests.
 	Privileged bool
 }
 
-// NewRequest builds a request with the rules of nvidia-container-runtime-hook
-// (see the package documentation). cfg nil means [DefaultConfig].
+// New builds a request with the rules of nvidia-container-runtime-hook
+// (see the package documentation). opts nil means the zero
+// [Options], the toolkit's defaults.
 //
 // Errors name the variable and value at fault: an environment entry without
 // "=", an invalid device list or IMEX channel, NVIDIA_MIG_* in an
 // unprivileged container ([ErrUnprivileged]), an unknown or unsupported
 // capability, an invalid CUDA_VERSION on a legacy image, a request past
 // one of the bounds ([MaxDevices], [MaxIMEXChannels], [MaxRequirements],
-// [MaxEnvValue], [MaxEnvSize]: [ErrRequestTooLarge]). Only the variables
+// [MaxEnvValue], [MaxEnvSize]: [ErrTooLarge]). Only the variables
 // a request reads are looked at beyond the "=" check.
-func NewRequest(in RequestInput, cfg *Config) (*Request, error) {
-	if cfg == nil {
-		cfg = DefaultConfig()
+func New(in Input, opts *Options) (*Request, error) {
+	if opts == nil {
+		opts = &Options{}
 	}
-	env, err := parseEnv(in.Env, cfg.swarmResourceVars())
+	env, err := parseEnv(in.Env, opts.swarmResourceVars())
 	if err != nil {
 		return nil, err
 	}
-	b := &builder{env: env, in: in, cfg: cfg, req: &Request{}}
+	b := &builder{env: env, in: in, opts: opts, req: &Request{}}
 	return b.build()
 }
 
-// RequestFromEnv builds a request from an environment alone, with the
+// FromEnv builds a request from an environment alone, with the
 // default config, for an unprivileged container (NVIDIA_MIG_* refused).
-func RequestFromEnv(env []string) (*Request, error) {
-	return NewRequest(RequestInput{Env: env}, nil)
+func FromEnv(env []string) (*Request, error) {
+	return New(Input{Env: env}, nil)
 }
 
-// RequestFromSpec builds a request from an OCI runtime spec: process.env,
-// mounts, and [Privileged]. cfg nil means [DefaultConfig].
-func RequestFromSpec(spec *specs.Spec, cfg *Config) (*Request, error) {
-	in := RequestInput{Privileged: Privileged(spec)}
+// FromSpec builds a request from an OCI runtime spec: process.env,
+// mounts, and [Privileged]. opts nil means the zero [Options].
+func FromSpec(spec *specs.Spec, opts *Options) (*Request, error) {
+	in := Input{Privileged: Privileged(spec)}
 	if spec != nil {
 		in.Mounts = spec.Mounts
 		if spec.Process != nil {
 			in.Env = spec.Process.Env
 		}
 	}
-	return NewRequest(in, cfg)
+	return New(in, opts)
 }
-
-// Container is the container a request is for, as the runtime hook sees it.
-type Container struct {
-	// PID is the container's process as seen on the host; 0: unknown.
-	// [Plan.Apply] requires one, alive and in a mount namespace other
-	// than the caller's, unless Mode says otherwise.
-	PID int `json:"pid"`
-	// Rootfs is the host path of the container's root filesystem.
-	Rootfs string `json:"rootfs"`
-	// Mode says where [Plan.Apply] works; the zero value, ModeProcess,
-	// is the safe one: in PID's own mount namespace.
-	Mode Mode `json:"mode,omitempty"`
-}
-
-// Mode is how [Plan.Apply] finds the mount namespace it changes. Only the
-// named modes other than ModeProcess let it work in the caller's own
-// namespace, so a PID of 0 or a host process never does so by accident.
-type Mode string
-
-const (
-	// ModeProcess (the zero value) applies in the mount namespace of the
-	// container's process PID: it must be a live process (not a zombie)
-	// whose mount namespace is neither the caller's nor that of pid 1
-	// (init's, the host's). Apply pins the process and its namespace once
-	// and acts only through them; anything else is an error matching
-	// [ErrInvalidPID]. This is the mode of OCI hooks (prestart,
-	// createRuntime) and of nvidia-container-cli --pid.
-	ModeProcess Mode = ""
-	// ModeRootfsOnly applies in the caller's own mount namespace on the
-	// directory Rootfs, for a runtime that prepares a rootfs before it
-	// starts the container's process. PID must be 0, and the plan may have
-	// no device cgroup rules ([ErrNoProcess]): give the devices to the
-	// runtime instead.
-	ModeRootfsOnly Mode = "rootfs-only"
-	// ModeStandalone is libnvidia-container's standalone mode: the caller
-	// runs inside the container's mount namespace (an LXC-style hook,
-	// nvidia-container-cli configure without --pid) and PID is the
-	// container's process, found in ApplyOptions.ProcRoot. PID must be a
-	// live process whose mount namespace is the caller's; Apply works
-	// there and gives PID's device cgroup the plan's rules.
-	ModeStandalone Mode = "standalone"
-)

@@ -1,13 +1,13 @@
-package nvcontainer_test
+package request_test
 
 import (
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/go-nvc/nvc/nvcontainer"
+	"github.com/go-nvc/nvc/nvcontainer/request"
 )
 
 // quotedPrefix is how an error quotes an input an image chose: whole up to
@@ -20,21 +20,21 @@ func quotedPrefix(s string) string {
 }
 
 // FuzzParseDevices: no panic; an error names the list and matches
-// ErrInvalidDevice; a result is deduplicated, printable, and parses back.
+// request.ErrInvalidDevice; a result is deduplicated, printable, and parses back.
 func FuzzParseDevices(f *testing.F) {
 	for _, s := range []string{"", "all", "none", "void", " 1 ,0,1,,2", "0,void", "GPU-1,MIG-2,0:1", "a b", "0,\x00", "ALL,none"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, list string) {
-		d, err := nvcontainer.ParseDevices(list)
+		d, err := request.ParseDevices(list)
 		if err != nil {
-			if d.Mode != nvcontainer.DevicesVoid || d.IDs != nil || !errors.Is(err, nvcontainer.ErrInvalidDevice) ||
+			if d.Mode != request.DevicesVoid || d.IDs != nil || !errors.Is(err, request.ErrInvalidDevice) ||
 				!strings.Contains(err.Error(), quotedPrefix(list)) {
 				t.Fatalf("ParseDevices(%q) = %+v, %v", list, d, err)
 			}
 			return
 		}
-		if (d.Mode == nvcontainer.DevicesList) != (len(d.IDs) > 0) {
+		if (d.Mode == request.DevicesList) != (len(d.IDs) > 0) {
 			t.Fatalf("ParseDevices(%q): mode %v with IDs %q", list, d.Mode, d.IDs)
 		}
 		seen := map[string]bool{}
@@ -44,50 +44,12 @@ func FuzzParseDevices(f *testing.F) {
 			}
 			seen[id] = true
 		}
-		again, err := nvcontainer.ParseDevices(d.String())
+		again, err := request.ParseDevices(d.String())
 		if err != nil || again.String() != d.String() {
 			t.Fatalf("ParseDevices(%q).String() = %q reparses as %+v, %v", list, d.String(), again, err)
 		}
-		if _, err := nvcontainer.ParseIMEXChannels(list); err != nil && !strings.Contains(err.Error(), quotedPrefix(list)) {
+		if _, err := request.ParseIMEXChannels(list); err != nil && !strings.Contains(err.Error(), quotedPrefix(list)) {
 			t.Fatalf("ParseIMEXChannels(%q) error %v does not name the list", list, err)
-		}
-	})
-}
-
-// FuzzRequirement: no panic; errors are of the two kinds and locate the
-// bad term; a requirement ValidateRequirement accepts is never invalid
-// against well-formed host facts.
-func FuzzRequirement(f *testing.F) {
-	for _, s := range []string{"cuda>=12.4 brand=tesla,driver>=470,driver<471", "", "cuda!12", "arch>=8.0", "brand=x,,", " cuda>=13 ,,,", "==", "driver>.5"} {
-		f.Add(s, uint16(12), uint16(4), uint16(550), "Tesla", true)
-	}
-	f.Fuzz(func(t *testing.T, expr string, major, minor, drv uint16, brand string, withDevice bool) {
-		facts := nvcontainer.RequireFacts{
-			CUDAVersion:   fmt.Sprintf("%d.%d", major, minor),
-			DriverVersion: fmt.Sprintf("%d.%d.%d", drv, minor, major),
-		}
-		if withDevice {
-			facts.Devices = []nvcontainer.RequireDevice{{Arch: fmt.Sprintf("%d.%d", minor%10, major%10), Brand: brand}}
-		}
-		err := nvcontainer.CheckRequirements([]string{expr}, facts)
-		var ue *nvcontainer.UnsatisfiedError
-		var ie *nvcontainer.InvalidRequirementError
-		switch {
-		case err == nil:
-		case errors.As(err, &ue):
-			first, _, _ := strings.Cut(expr, " ")
-			if ue.Requirement != expr || !strings.HasPrefix(err.Error(), "unsatisfied condition: "+first) {
-				t.Fatalf("CheckRequirements(%q): %v", expr, err)
-			}
-		case errors.As(err, &ie):
-			if ie.Requirement != expr || ie.Offset < 0 || ie.Offset+len(ie.Term) > len(expr) || expr[ie.Offset:ie.Offset+len(ie.Term)] != ie.Term {
-				t.Fatalf("CheckRequirements(%q): bad location %+v", expr, ie)
-			}
-			if nvcontainer.ValidateRequirement(expr) == nil {
-				t.Fatalf("ValidateRequirement(%q) accepted what CheckRequirements calls invalid: %v", expr, err)
-			}
-		default:
-			t.Fatalf("CheckRequirements(%q): unexpected error %v", expr, err)
 		}
 	})
 }
@@ -98,7 +60,7 @@ func FuzzParseState(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		st, err := nvcontainer.ParseState(data)
+		st, err := request.ParseState(data)
 		if (st == nil) == (err == nil) {
 			t.Fatalf("ParseState(%q) = %v, %v", data, st, err)
 		}
@@ -124,7 +86,7 @@ func FuzzParseSpec(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		spec, err := nvcontainer.ParseSpec(data)
+		spec, err := request.ParseSpec(data)
 		if (spec == nil) == (err == nil) {
 			t.Fatalf("ParseSpec(%q) = %v, %v", data, spec, err)
 		}
@@ -137,8 +99,8 @@ func FuzzParseSpec(f *testing.F) {
 		if spec.Version == "" || spec.Process == nil || spec.Root == nil {
 			t.Fatalf("ParseSpec(%q) accepted %+v", data, spec)
 		}
-		// Request errors name an environment entry or a variable.
-		_, err = nvcontainer.RequestFromSpec(spec, nil)
+		// request.Request errors name an environment entry or a variable.
+		_, err = request.FromSpec(spec, nil)
 		if err != nil && !strings.HasPrefix(err.Error(), "parsing environment entry ") && !strings.HasPrefix(err.Error(), "reading ") {
 			t.Fatalf("RequestFromSpec error names no variable: %v", err)
 		}
@@ -155,14 +117,14 @@ func FuzzNewRequest(f *testing.F) {
 	f.Fuzz(func(t *testing.T, nvd, caps, imex, cuda, mig string, privileged bool) {
 		env := []string{"NVIDIA_VISIBLE_DEVICES=" + nvd, "NVIDIA_DRIVER_CAPABILITIES=" + caps,
 			"NVIDIA_IMEX_CHANNELS=" + imex, "CUDA_VERSION=" + cuda, "NVIDIA_MIG_CONFIG_DEVICES=" + mig}
-		req, err := nvcontainer.NewRequest(nvcontainer.RequestInput{Env: env, Privileged: privileged}, nil)
+		req, err := request.New(request.Input{Env: env, Privileged: privileged}, nil)
 		if err != nil {
 			if req != nil || !strings.HasPrefix(err.Error(), "reading NVIDIA_") && !strings.HasPrefix(err.Error(), "reading CUDA_VERSION") {
 				t.Fatalf("NewRequest(%q) = %v, %v", env, req, err)
 			}
 			return
 		}
-		args := req.CLIArgs(nil, nvcontainer.Container{PID: 1, Rootfs: "/r"})
+		args := nvcontainer.CLIArgs(req, nil, nvcontainer.Container{PID: 1, Rootfs: "/r"})
 		if req.IsGPU() != (args != nil) {
 			t.Fatalf("NewRequest(%q): IsGPU %v but args %q", env, req.IsGPU(), args)
 		}

@@ -1,4 +1,4 @@
-package nvcontainer
+package requirement
 
 import (
 	"fmt"
@@ -69,9 +69,9 @@ func matchOperator(run string) (comparator, bool) {
 
 // evalTerm is evaluate_rule plus the rule callbacks of configure.c. A
 // non-empty fact names the unknown fact that made the term false.
-func evalTerm(expr string, s span, f *RequireFacts, dev *RequireDevice) (bool, string, error) {
+func evalTerm(expr string, s span, f *Facts, dev *Device) (bool, string, error) {
 	bad := func(reason string) error {
-		return &InvalidRequirementError{Requirement: expr, Term: s.text, Offset: s.off, Reason: reason}
+		return &InvalidError{Requirement: expr, Term: s.text, Offset: s.off, Reason: reason}
 	}
 	t, reason := parseTerm(s.text)
 	if reason != "" {
@@ -126,7 +126,7 @@ type ruleResult struct {
 
 // evalRule applies the rule for t's key. Arch and brand pass without a
 // device, as in configure.c; a fact that is unknown makes the term false.
-func evalRule(t term, f *RequireFacts, dev *RequireDevice) ruleResult {
+func evalRule(t term, f *Facts, dev *Device) ruleResult {
 	switch lookupKey(t.key) {
 	case keyCUDA:
 		r := hostVersion("CUDA version", f.CUDAVersion, t)
@@ -301,10 +301,10 @@ func lower(c byte) byte {
 	return c
 }
 
-// validateTerm is the strict check behind ValidateRequirement.
+// validateTerm is the strict check behind Validate.
 func validateTerm(expr string, s span) error {
 	bad := func(reason string) error {
-		return &InvalidRequirementError{Requirement: expr, Term: s.text, Offset: s.off, Reason: reason}
+		return &InvalidError{Requirement: expr, Term: s.text, Offset: s.off, Reason: reason}
 	}
 	t, reason := parseTerm(s.text)
 	if reason == "" {

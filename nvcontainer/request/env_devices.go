@@ -1,4 +1,4 @@
-package nvcontainer
+package request
 
 import (
 	"errors"
@@ -78,7 +78,7 @@ var ErrInvalidDevice = errors.New("invalid device")
 // The hook passes items on unchecked; ParseDevices refuses only items that
 // could not be one argument on nvidia-container-cli's command line: those
 // with a space or a byte outside printable ASCII, and lists of more than
-// [MaxDevices] distinct items ([ErrRequestTooLarge]).
+// [MaxDevices] distinct items ([ErrTooLarge]).
 func ParseDevices(list string) (Devices, error) {
 	return parseDevices(list, MaxDevices, "devices", "MaxDevices")
 }
@@ -117,7 +117,7 @@ func splitList(list string, max int, what, bound string) ([]string, error) {
 		}
 		if len(ids) == max {
 			return nil, fmt.Errorf("parsing device list %s: more than %s (%d) %s: %w",
-				shortQuote(list), bound, max, what, ErrRequestTooLarge)
+				shortQuote(list), bound, max, what, ErrTooLarge)
 		}
 		seen[item] = true
 		ids = append(ids, item)
@@ -143,7 +143,7 @@ const maxIMEXChannel = 1 << 20
 // NVIDIA_VISIBLE_DEVICES, where "all", "none", "void" and the empty list
 // mean no explicit channel (the hook sends no --imex-channel), and every
 // other item must be a decimal channel number below 2^20. More than
-// [MaxIMEXChannels] distinct items is an error ([ErrRequestTooLarge]).
+// [MaxIMEXChannels] distinct items is an error ([ErrTooLarge]).
 func ParseIMEXChannels(list string) ([]uint32, error) {
 	d, err := parseDevices(list, MaxIMEXChannels, "IMEX channels", "MaxIMEXChannels")
 	if err != nil || d.Mode != DevicesList {

@@ -11,49 +11,8 @@ import (
 
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/nvcontainer"
+	"github.com/go-nvc/nvc/nvcontainer/request"
 )
-
-// The state and spec parsers are internal/oci's (tested there); these
-// tests check what nvcontainer adds: its names for them, the container a
-// hook's state and spec give, and the request.
-
-func TestReadStateTooLarge(t *testing.T) {
-	big := `{"bundle":"/b","id":"` + strings.Repeat("x", nvcontainer.MaxStateSize) + `"}`
-	_, err := nvcontainer.ReadState(context.Background(), strings.NewReader(big))
-	if !errors.Is(err, nvcontainer.ErrTooLarge) {
-		t.Fatalf("oversized state: %v", err)
-	}
-}
-
-const minimalSpec = `{"ociVersion":"1.0.2","process":{"env":["PATH=/bin"]},"root":{"path":"rootfs"}}`
-
-// Privileged = CAP_SYS_ADMIN in the bounding set; OCI 1.0.0-rc1…rc4 used a
-// flat list (as NVIDIA's runtime hook reads it).
-func TestPrivileged(t *testing.T) {
-	tests := []struct {
-		name string
-		spec string
-		want bool
-	}{
-		{"no capabilities", minimalSpec, false},
-		{"bounding has CAP_SYS_ADMIN", `{"ociVersion":"1.2.0","process":{"capabilities":{"bounding":["CAP_CHOWN","CAP_SYS_ADMIN"]}},"root":{"path":"r"}}`, true},
-		{"only effective has it", `{"ociVersion":"1.2.0","process":{"capabilities":{"effective":["CAP_SYS_ADMIN"],"bounding":["CAP_CHOWN"]}},"root":{"path":"r"}}`, false},
-		{"flat rc list with it", `{"ociVersion":"1.0.0-rc2","process":{"env":["A=1"],"capabilities":["CAP_SYS_ADMIN"]},"root":{"path":"r"}}`, true},
-		{"flat rc list without it", `{"ociVersion":"1.0.0-rc2","process":{"capabilities":["CAP_KILL"]},"root":{"path":"r"}}`, false},
-	}
-	for _, tt := range tests {
-		spec, err := nvcontainer.ParseSpec([]byte(tt.spec))
-		if err != nil {
-			t.Fatalf("%s: %v", tt.name, err)
-		}
-		if got := nvcontainer.Privileged(spec); got != tt.want {
-			t.Errorf("%s: Privileged = %v, want %v", tt.name, got, tt.want)
-		}
-	}
-	if nvcontainer.Privileged(nil) {
-		t.Error("nil spec is privileged")
-	}
-}
 
 // crun's state root comes first, as in the toolkit's hooks; root.path is
 // used when the state has none (runc).
@@ -71,13 +30,13 @@ func TestContainerFor(t *testing.T) {
 		{"", &specs.Root{Path: "./rootfs//x/.."}, "/run/b/rootfs"},    // cleaned
 	}
 	for _, tt := range tests {
-		st := &nvcontainer.State{Bundle: "/run/b", PID: 9, Root: tt.crunRoot}
+		st := &request.State{Bundle: "/run/b", PID: 9, Root: tt.crunRoot}
 		ctr, err := nvcontainer.ContainerFor(st, &specs.Spec{Root: tt.root})
 		if err != nil || ctr.Rootfs != tt.want || ctr.PID != 9 {
 			t.Errorf("state root %q, root.path %q: %+v, %v; want %q", tt.crunRoot, tt.root.Path, ctr, err, tt.want)
 		}
 	}
-	for _, st := range []*nvcontainer.State{{Bundle: "/b"}, {Bundle: "/b", Root: "/"}} {
+	for _, st := range []*request.State{{Bundle: "/b"}, {Bundle: "/b", Root: "/"}} {
 		if _, err := nvcontainer.ContainerFor(st, &specs.Spec{Root: &specs.Root{}}); !errors.Is(err, nvcontainer.ErrInvalidRootfs) {
 			t.Errorf("state %+v: %v, want ErrInvalidRootfs", st, err)
 		}
@@ -109,7 +68,7 @@ func TestRequestFromHook(t *testing.T) {
 	// Unprivileged: the MIG request is refused, naming the bundle.
 	bundle = testutil.Bundle(t, `{"ociVersion":"1.0.2","root":{"path":"/r"},"process":{"env":["NVIDIA_VISIBLE_DEVICES=0","NVIDIA_MIG_CONFIG_DEVICES=all"]}}`)
 	_, _, err = nvcontainer.RequestFromHook(context.Background(), strings.NewReader(`{"bundle":"`+bundle+`"}`), nil)
-	if !errors.Is(err, nvcontainer.ErrUnprivileged) || !strings.Contains(err.Error(), bundle) {
+	if !errors.Is(err, request.ErrUnprivileged) || !strings.Contains(err.Error(), bundle) {
 		t.Errorf("unprivileged MIG request: %v", err)
 	}
 

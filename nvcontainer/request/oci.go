@@ -1,4 +1,4 @@
-package nvcontainer
+package request
 
 import (
 	"context"
@@ -21,13 +21,11 @@ const (
 	MaxSpecSize = oci.MaxSpecSize
 )
 
-// ErrTooLarge is matched (with errors.Is) when input exceeds its limit.
+// ErrTooLarge is matched (with errors.Is) when input exceeds its limit:
+// an OCI state or spec past [MaxStateSize] or [MaxSpecSize], or a request
+// past one of the bounds [MaxDevices], [MaxIMEXChannels], [MaxEnvValue],
+// [MaxEnvSize], and [MaxRequirements] for NVIDIA_REQUIRE_*.
 var ErrTooLarge = oci.ErrTooLarge
-
-// ErrInvalidRootfs is matched when a container's root filesystem is
-// unusable: by [ContainerFor] and [RequestFromHook] when neither the state
-// nor the spec gives one (or it is "/"), and by [CLIContainer].
-var ErrInvalidRootfs = oci.ErrInvalidRootfs
 
 // State is the OCI container state a runtime writes to a hook's stdin.
 type State struct {
@@ -107,41 +105,3 @@ func LoadSpec(bundle string) (*specs.Spec, error) { return oci.LoadSpec(bundle) 
 // capabilities given as a flat list (runtime-spec 1.0.0-rc1 to rc4) is read
 // as the bounding, effective and permitted sets.
 func ParseSpec(data []byte) (*specs.Spec, error) { return oci.ParseSpec(data) }
-
-// ContainerFor returns the container a hook's state and spec describe: the
-// state's PID and its root filesystem — crun's state "root" when set (the
-// NVIDIA Container Toolkit's order: crun reports the root it resolved),
-// else the spec's root.path, joined to the bundle directory when relative.
-// A rootfs that is missing or "/" is an error matching [ErrInvalidRootfs].
-func ContainerFor(st *State, spec *specs.Spec) (Container, error) {
-	rootfs, err := oci.Rootfs((*oci.State)(st), spec)
-	if err != nil {
-		return Container{}, err
-	}
-	return Container{PID: st.PID, Rootfs: rootfs}, nil
-}
-
-// RequestFromHook does what nvidia-container-runtime-hook prestart does
-// before it executes nvidia-container-cli: it reads the OCI state from
-// stdin, loads the bundle's config.json, and builds the request and the
-// container from them. cfg nil means [DefaultConfig]. ctx bounds the read
-// of stdin (see [ReadState]).
-func RequestFromHook(ctx context.Context, stdin io.Reader, cfg *Config) (*Request, Container, error) {
-	st, err := ReadState(ctx, stdin)
-	if err != nil {
-		return nil, Container{}, err
-	}
-	spec, err := LoadSpec(st.BundleDir())
-	if err != nil {
-		return nil, Container{}, err
-	}
-	ctr, err := ContainerFor(st, spec)
-	if err != nil {
-		return nil, Container{}, err
-	}
-	req, err := RequestFromSpec(spec, cfg)
-	if err != nil {
-		return nil, Container{}, fmt.Errorf("building the request of bundle %s: %w", st.BundleDir(), err)
-	}
-	return req, ctr, nil
-}

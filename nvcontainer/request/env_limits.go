@@ -1,4 +1,4 @@
-package nvcontainer
+package request
 
 import (
 	"errors"
@@ -13,7 +13,7 @@ import (
 // (7 MiB, inside the runtime spec's limits) made one container start write
 // about a million log lines. The bounds are far above what a host has.
 // Requests past them are refused with an error naming the variable and
-// the bound, which matches [ErrRequestTooLarge].
+// the bound, which matches [ErrTooLarge].
 const (
 	// MaxDevices bounds the distinct device IDs of one list
 	// (NVIDIA_VISIBLE_DEVICES, NV_GPU, the swarm variables, device volume
@@ -36,11 +36,6 @@ const (
 	MaxEnvSize = 1 << 20
 )
 
-// ErrRequestTooLarge is matched (with errors.Is) by the error for a
-// request past one of the bounds above: [MaxDevices], [MaxIMEXChannels],
-// [MaxEnvValue], [MaxEnvSize], and [MaxRequirements] for NVIDIA_REQUIRE_*.
-var ErrRequestTooLarge = errors.New("request too large")
-
 // requestVar reports whether the request reads the variable key: the
 // NVIDIA_* variables, NV_GPU, CUDA_VERSION and the swarm variables.
 func requestVar(key string, swarm []string) bool {
@@ -59,7 +54,7 @@ func requestVar(key string, swarm []string) bool {
 func checkEnvValue(key, value string) error {
 	if len(value) > MaxEnvValue {
 		return fmt.Errorf("reading %s: value of %d bytes, more than MaxEnvValue (%d): %w",
-			key, len(value), MaxEnvValue, ErrRequestTooLarge)
+			key, len(value), MaxEnvValue, ErrTooLarge)
 	}
 	return nil
 }
@@ -73,3 +68,11 @@ func shortQuote(s string) string {
 	}
 	return strconv.Quote(s[:n]) + fmt.Sprintf("... (%d bytes)", len(s))
 }
+
+// MaxRequirements is how many --require options nvidia-container-cli
+// configure accepts.
+const MaxRequirements = 32
+
+// ErrTooManyRequirements is matched by the error of
+// nvidia-container-cli configure flags (nvcli) for more than [MaxRequirements] requirements.
+var ErrTooManyRequirements = errors.New("too many requirements")
