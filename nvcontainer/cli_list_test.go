@@ -123,7 +123,7 @@ func TestListErrors(t *testing.T) {
 	h := newTestHost(t, nil)
 	tests := []struct {
 		opts  nvcontainer.ListOptions
-		stage string
+		stage nvcontainer.Stage
 		text  string
 	}{
 		{nvcontainer.ListOptions{Devices: []string{"0,9"}}, nvcontainer.StageDevice, "device error: 9: unknown device"},

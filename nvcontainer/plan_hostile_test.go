@@ -106,7 +106,10 @@ func TestPlanRootfsSymlink(t *testing.T) {
 	if err := os.Symlink(dir, link); err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct{ rootfs, stage string }{
+	for _, tc := range []struct {
+		rootfs string
+		stage  nvcontainer.Stage
+	}{
 		{link, nvcontainer.StageContainer},
 		{filepath.Join(dir, "missing"), nvcontainer.StageContainer},
 		{"/", nvcontainer.StageInput},

@@ -20,16 +20,19 @@ import (
 // runtime should leave the container alone.
 var ErrNotGPUContainer = errors.New("not a GPU container")
 
-// The stages of NewPlan, named after the prefixes nvidia-container-cli puts
-// before its error messages.
+// Stage is a stage of NewPlan, named after the prefix nvidia-container-cli
+// puts before its error message for it.
+type Stage string
+
+// The stages of NewPlan.
 const (
-	StageInput       = "input"       // a nil host or request, a void request
-	StageDevice      = "device"      // an unknown or refused device ID
-	StageMIGConfig   = "mig-config"  // a refused NVIDIA_MIG_CONFIG_DEVICES
-	StageMIGMonitor  = "mig-monitor" // a refused NVIDIA_MIG_MONITOR_DEVICES
-	StageRequirement = "requirement" // an unmet or invalid NVIDIA_REQUIRE_*
-	StageContainer   = "container"   // the rootfs cannot be inspected
-	StageDetection   = "detection"   // the driver's files or procfs cannot be read
+	StageInput       Stage = "input"       // a nil host or request, a void request
+	StageDevice      Stage = "device"      // an unknown or refused device ID
+	StageMIGConfig   Stage = "mig-config"  // a refused NVIDIA_MIG_CONFIG_DEVICES
+	StageMIGMonitor  Stage = "mig-monitor" // a refused NVIDIA_MIG_MONITOR_DEVICES
+	StageRequirement Stage = "requirement" // an unmet or invalid NVIDIA_REQUIRE_*
+	StageContainer   Stage = "container"   // the rootfs cannot be inspected
+	StageDetection   Stage = "detection"   // the driver's files or procfs cannot be read
 )
 
 // PlanError is an error NewPlan returns: the stage that failed and why.
@@ -38,8 +41,8 @@ const (
 // your driver to a newer version, or use an earlier cuda container" or
 // "device error: 9: unknown device".
 type PlanError struct {
-	// Stage is one of the Stage constants.
-	Stage string
+	// Stage is the stage that failed.
+	Stage Stage
 	// Err is the cause: a *devices.DeviceIDError, an *requirement.UnsatisfiedError, an
 	// *requirement.InvalidError, ErrNotGPUContainer, or an I/O error.
 	Err error
@@ -54,16 +57,16 @@ func (e *PlanError) Error() string {
 	var id *devices.DeviceIDError
 	if e.Stage == StageDevice || e.Stage == StageMIGConfig || e.Stage == StageMIGMonitor {
 		if errors.As(e.Err, &id) {
-			return e.Stage + " error: " + id.ID + ": " + id.Reason
+			return string(e.Stage) + " error: " + id.ID + ": " + id.Reason
 		}
 	}
-	return e.Stage + " error: " + e.Err.Error()
+	return string(e.Stage) + " error: " + e.Err.Error()
 }
 
 // Unwrap returns e.Err.
 func (e *PlanError) Unwrap() error { return e.Err }
 
-func stageErr(stage string, err error) error {
+func stageErr(stage Stage, err error) error {
 	return &PlanError{Stage: stage, Err: err}
 }
 

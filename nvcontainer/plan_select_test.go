@@ -70,7 +70,7 @@ func TestPlanErrors(t *testing.T) {
 	h := newTestHost(t, nil)
 	for _, tc := range []struct {
 		env   []string
-		stage string
+		stage nvcontainer.Stage
 		msg   string
 		is    error
 	}{
