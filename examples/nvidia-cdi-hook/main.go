@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -13,7 +14,7 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/sys/unix"
 
-	"github.com/go-nvc/nvc/internal/oci"
+	"github.com/go-nvc/nvc/nvcontainer/cdihook"
 )
 
 // command is one subcommand: its flags and what it does with the
@@ -23,17 +24,9 @@ type command struct {
 	flags   func(fs *pflag.FlagSet) action
 }
 
-// action is what a subcommand does with the container's root filesystem.
-type action func(rootfs string, h *hookEnv) error
-
-// hookEnv is what every action gets besides the root: the logger and the
-// knobs tests turn.
-type hookEnv struct {
-	log *slog.Logger
-	// mask chooses how disable-device-node-modification mounts its copy;
-	// zero: maskAuto.
-	mask maskMethod
-}
+// action is what a subcommand does with the container's root filesystem;
+// it logs to log.
+type action func(ctx context.Context, rootfs string, log *slog.Logger) error
 
 // commandOrder is the order of the usage text (the toolkit's).
 var commandOrder = []string{"create-symlinks", "enable-cuda-compat", "update-ldcache", "disable-device-node-modification"}
@@ -55,11 +48,6 @@ func main() {
 // before run returns, so that the runtime writing the state never finds
 // the pipe closed (crun reported such a hook as failed).
 func run(args []string, stdin io.Reader, stderr io.Writer, debugEnv string) int {
-	return runEnv(args, stdin, stderr, debugEnv, hookEnv{})
-}
-
-// runEnv is run with the knobs of env (its logger is made here).
-func runEnv(args []string, stdin io.Reader, stderr io.Writer, debugEnv string, env hookEnv) int {
 	defer drain(stdin)
 	global := pflag.NewFlagSet("nvidia-cdi-hook", pflag.ContinueOnError)
 	global.SetInterspersed(false)
@@ -71,7 +59,7 @@ func runEnv(args []string, stdin io.Reader, stderr io.Writer, debugEnv string, e
 	if err := global.Parse(args); err != nil {
 		return parseFailed(err, stderr, "")
 	}
-	env.log = newLogger(stderr, *debug, *quiet)
+	log := newLogger(stderr, *debug, *quiet)
 	if global.NArg() == 0 {
 		usage(stderr, global)
 		return 1
@@ -79,13 +67,13 @@ func runEnv(args []string, stdin io.Reader, stderr io.Writer, debugEnv string, e
 	name := global.Arg(0)
 	cmd, ok := commands[name]
 	if !ok {
-		env.log.Warn("unknown hook; ignored so that newer specs still run", "hook", name)
+		log.Warn("unknown hook; ignored so that newer specs still run", "hook", name)
 		return 0
 	}
-	return runCommand(name, cmd, global.Args()[1:], stdin, stderr, &env)
+	return runCommand(name, cmd, global.Args()[1:], stdin, stderr, log)
 }
 
-func runCommand(name string, cmd command, args []string, stdin io.Reader, stderr io.Writer, env *hookEnv) int {
+func runCommand(name string, cmd command, args []string, stdin io.Reader, stderr io.Writer, log *slog.Logger) int {
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	stateFile := fs.String("container-spec", "", "read the OCI state from `FILE` instead of stdin")
@@ -94,13 +82,13 @@ func runCommand(name string, cmd command, args []string, stdin io.Reader, stderr
 		return parseFailed(err, stderr, name)
 	}
 	if fs.NArg() > 0 {
-		env.log.Warn("unexpected arguments; hook not run", "hook", name, "args", fs.Args())
+		log.Warn("unexpected arguments; hook not run", "hook", name, "args", fs.Args())
 		return 0
 	}
 	if act == nil {
 		return 0
 	}
-	if err := runOnRoot(*stateFile, stdin, act, env); err != nil {
+	if err := runOnRoot(context.Background(), *stateFile, stdin, act, log); err != nil {
 		fmt.Fprintf(stderr, "nvidia-cdi-hook %s: %v\n", name, err)
 		return 1
 	}
@@ -108,30 +96,18 @@ func runCommand(name string, cmd command, args []string, stdin io.Reader, stderr
 }
 
 // runOnRoot finds the container's root from the state and runs act on it.
-func runOnRoot(stateFile string, stdin io.Reader, act action, env *hookEnv) error {
+func runOnRoot(ctx context.Context, stateFile string, stdin io.Reader, act action, log *slog.Logger) error {
 	in, closeIn, err := stateInput(stateFile, stdin)
 	if err != nil {
 		return err
 	}
 	defer closeIn()
-	rootfs, err := containerRoot(in)
+	rootfs, err := cdihook.ContainerRoot(ctx, in)
 	if err != nil {
 		return err
 	}
-	env.log.Debug("container root", "path", rootfs)
-	return act(rootfs, env)
-}
-
-// containerRoot returns the container's root filesystem for the OCI state
-// read from r, as internal/oci finds it: crun's "root" field, else root.path
-// of the bundle's config.json, joined to the bundle when relative; an empty
-// root or "/" is refused, so the hook never rewrites the host's own files.
-func containerRoot(r io.Reader) (string, error) {
-	st, err := oci.ReadState(r)
-	if err != nil {
-		return "", err
-	}
-	return oci.LoadRootfs(st)
+	log.Debug("container root", "path", rootfs)
+	return act(ctx, rootfs, log)
 }
 
 func stateInput(file string, stdin io.Reader) (io.Reader, func(), error) {

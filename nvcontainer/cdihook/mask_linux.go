@@ -1,6 +1,4 @@
-//go:build !cgo
-
-package main
+package cdihook
 
 import (
 	"errors"

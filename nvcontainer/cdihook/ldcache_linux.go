@@ -1,0 +1,57 @@
+package cdihook
+
+import (
+	"context"
+
+	"github.com/go-nvc/nvc/internal/rootfs"
+	"github.com/go-nvc/nvc/ldcache"
+)
+
+// LDCacheOptions are the directories [UpdateLDCache] adds.
+type LDCacheOptions struct {
+	// Folders are directories in the container holding the driver's
+	// libraries, scanned after the compat dirs and before the image's own
+	// configuration; always scanned, never taken from the old cache.
+	// Nil: none (the cache then lists the compat dirs and what the image
+	// configures).
+	Folders []string
+}
+
+// LDCacheResult says what [UpdateLDCache] scanned first.
+type LDCacheResult struct {
+	// CompatDirs are the directories the root's
+	// /etc/ld.so.conf.d/00-compat-*.conf files list (files in name order),
+	// scanned before the folders.
+	CompatDirs []string
+}
+
+// UpdateLDCache rebuilds the /etc/ld.so.cache of the container whose root
+// filesystem is rootfs, in Go with package ldcache (no ldconfig is run),
+// writing only inside the root: the compat dirs [EnableCUDACompat] listed
+// are scanned first, then opts.Folders, then the root's own configuration,
+// so that the image's newer libcuda.so.1 wins over the driver's. The
+// cache is updated incrementally: the old cache's entries are reused for
+// the directories not changed since it was written. In a musl root the
+// directories go first in its loader path file instead. ctx stops the
+// scan; the cache is then left as it was. A nil opts means no folders.
+func UpdateLDCache(ctx context.Context, rootfsPath string, opts *LDCacheOptions) (LDCacheResult, error) {
+	if opts == nil {
+		opts = &LDCacheOptions{}
+	}
+	first, err := compatDirs(rootfsPath)
+	if err != nil {
+		return LDCacheResult{}, err
+	}
+	res := LDCacheResult{CompatDirs: first}
+	return res, ldcache.Update(ctx, rootfsPath, &ldcache.UpdateOptions{FirstDirs: first, Dirs: opts.Folders, Incremental: true})
+}
+
+// compatDirs opens the root and reads its compat dirs.
+func compatDirs(rootfsPath string) ([]string, error) {
+	root, err := rootfs.Open(rootfsPath, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	return readCompatConfs(root)
+}
