@@ -5,13 +5,14 @@
 # beside them: runtimes mount and unmount in the host namespace, and several
 # packages' tests compare the host's mount table before and after their work.
 #
-# STATIC_PKGS compile only with CGO_ENABLED=0 (every file is !cgo: a cgo
-# build of the CDI hook must be impossible, see its package doc); with cgo
-# on, `go list ./...` leaves them out, so they are tested on their own.
+# STATIC_PKGS are tested with CGO_ENABLED=0: the CDI hook compiles only so
+# (every file is !cgo: a cgo build of it must be impossible, see its package
+# doc; with cgo on, `go list ./...` leaves it out), and nvcontainer/cdihook,
+# its logic, is tested as the hook ships it, once.
 GO ?= go
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo -E env "PATH=$$PATH")
-STATIC_PKGS = ./examples/nvidia-cdi-hook
-PKGS = $(shell $(GO) list ./... | grep -v -e '/e2e$$' -e '/examples/nvidia-cdi-hook$$')
+STATIC_PKGS = ./examples/nvidia-cdi-hook ./nvcontainer/cdihook
+PKGS = $(shell $(GO) list ./... | grep -v -e '/e2e$$' -e '/examples/nvidia-cdi-hook$$' -e '/nvcontainer/cdihook$$')
 
 .PHONY: test
 test:

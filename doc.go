@@ -52,5 +52,6 @@
 // without a GPU), nvidia-container-runtime-hook (an OCI hook),
 // nvidia-container-runtime (a runc/crun wrapper), nvidia-ctk (CDI
 // generation), nvidia-cdi-hook (the static createContainer hook CDI specs
-// call) and ldconfig (a glibc-compatible ldconfig over package ldcache).
+// call, over nvcontainer/cdihook) and ldconfig (a glibc-compatible
+// ldconfig over package ldcache).
 package nvc

@@ -23,16 +23,13 @@
 //
 // A static binary has no dynamic loader, so LD_PRELOAD or LD_LIBRARY_PATH
 // leaking from a container's environment into the hook's cannot load code
-// into it (CVE-2025-23266). A cgo build cannot be made: every file of this
-// package, tests included, is constrained to !cgo, so with cgo on (the go
-// command's default where a C compiler is found) `go build
-// ./examples/nvidia-cdi-hook` fails with "build constraints exclude all Go
-// files". A check at run time would come too late: the loader runs an
-// LD_PRELOAD constructor before main. `go build ./...` and `go vet ./...`
-// skip a package whose files are all excluded, so they still work with cgo
-// on and leave this one out; vet and test it with CGO_ENABLED=0 (the
-// Makefile and .ci/run do). Generated specs also give every hook an
-// explicit environment.
+// into it (CVE-2025-23266); generated specs also give every hook an
+// explicit environment. A cgo build cannot be made: every file of this
+// package, tests included, is constrained to !cgo, so with cgo on `go
+// build ./examples/nvidia-cdi-hook` fails with "build constraints exclude
+// all Go files" (a check at run time would come after an LD_PRELOAD
+// constructor ran), and `go build ./...` or `go vet ./...` skip it; vet
+// and test it with CGO_ENABLED=0, as the Makefile and .ci/run do.
 //
 // As NVIDIA's nvidia-cdi-hook does, an unknown subcommand or flag prints a
 // warning and exits 0, so that a spec written by a newer generator still
@@ -42,6 +39,5 @@
 // go to stderr and exit 1.
 //
 // It needs root, Linux 5.6 and, to mask params, Linux 5.12 (see package
-// cdihook). nvidia-container-runtime-hook is the prestart hook of the
-// legacy (non-CDI) flow.
+// cdihook). The legacy (non-CDI) flow uses nvidia-container-runtime-hook.
 package main

@@ -11,8 +11,7 @@ import (
 	"github.com/go-nvc/nvc/nvcontainer/cdihook"
 )
 
-// updateLDCacheFlags declares update-ldcache's flags and returns its
-// action, cdihook.UpdateLDCache.
+// updateLDCacheFlags declares update-ldcache's flags; its action is cdihook.UpdateLDCache.
 func updateLDCacheFlags(fs *pflag.FlagSet) action {
 	folders := fs.StringArray("folder", nil, "container `DIR` holding driver libraries (repeatable)")
 	ldconfig := fs.String("ldconfig-path", "", "accepted for NVIDIA's specs and ignored: no ldconfig is run")
@@ -28,9 +27,8 @@ func updateLDCacheFlags(fs *pflag.FlagSet) action {
 	}
 }
 
-// createSymlinksFlags declares create-symlinks' flags and returns its
-// action, cdihook.CreateSymlinks; the links kept as the image has them
-// are logged.
+// createSymlinksFlags declares create-symlinks' flags; its action is
+// cdihook.CreateSymlinks, logging the links kept as the image has them.
 func createSymlinksFlags(fs *pflag.FlagSet) action {
 	args := fs.StringArray("link", nil, "create `TARGET::LINK`, LINK a path in the container (repeatable)")
 	return func(ctx context.Context, rootfs string, log *slog.Logger) error {
@@ -49,8 +47,7 @@ func createSymlinksFlags(fs *pflag.FlagSet) action {
 	}
 }
 
-// cudaCompatFlags declares enable-cuda-compat's flags and returns its
-// action, cdihook.EnableCUDACompat.
+// cudaCompatFlags declares enable-cuda-compat's flags; its action is cdihook.EnableCUDACompat.
 func cudaCompatFlags(fs *pflag.FlagSet) action {
 	driver := fs.String("host-driver-version", "", "the host driver's `VERSION` (550.54.15); empty: do nothing")
 	return func(ctx context.Context, rootfs string, log *slog.Logger) error {
@@ -70,9 +67,8 @@ func cudaCompatFlags(fs *pflag.FlagSet) action {
 	}
 }
 
-// deviceNodesFlags declares disable-device-node-modification's flags and
-// returns its action, cdihook.DisableDeviceNodeModification. A container
-// left unmasked where the host needs it is warned about.
+// deviceNodesFlags declares disable-device-node-modification's flags; its action is
+// cdihook.DisableDeviceNodeModification, warning of a container left unmasked.
 func deviceNodesFlags(flags *pflag.FlagSet) action {
 	procRoot := flags.String("proc-root", "/proc", "the host's procfs `DIR`, where driver/nvidia/params is read (never the container's)")
 	return func(ctx context.Context, rootfs string, log *slog.Logger) error {

@@ -24,8 +24,7 @@ type command struct {
 	flags   func(fs *pflag.FlagSet) action
 }
 
-// action is what a subcommand does with the container's root filesystem;
-// it logs to log.
+// action is what a subcommand does with the container's root filesystem.
 type action func(ctx context.Context, rootfs string, log *slog.Logger) error
 
 // commandOrder is the order of the usage text (the toolkit's).
@@ -97,11 +96,11 @@ func runCommand(name string, cmd command, args []string, stdin io.Reader, stderr
 
 // runOnRoot finds the container's root from the state and runs act on it.
 func runOnRoot(ctx context.Context, stateFile string, stdin io.Reader, act action, log *slog.Logger) error {
-	in, closeIn, err := stateInput(stateFile, stdin)
+	in, err := stateInput(stateFile, stdin)
 	if err != nil {
 		return err
 	}
-	defer closeIn()
+	defer in.Close()
 	rootfs, err := cdihook.ContainerRoot(ctx, in)
 	if err != nil {
 		return err
@@ -110,15 +109,16 @@ func runOnRoot(ctx context.Context, stateFile string, stdin io.Reader, act actio
 	return act(ctx, rootfs, log)
 }
 
-func stateInput(file string, stdin io.Reader) (io.Reader, func(), error) {
+// stateInput is the --container-spec file, or stdin.
+func stateInput(file string, stdin io.Reader) (io.ReadCloser, error) {
 	if file == "" || file == "-" {
-		return stdin, func() {}, nil
+		return io.NopCloser(stdin), nil
 	}
 	f, err := os.Open(file)
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading OCI state: %w", err)
+		return nil, fmt.Errorf("reading OCI state: %w", err)
 	}
-	return f, func() { f.Close() }, nil
+	return f, nil
 }
 
 // parseFailed handles a flag error: help exits 0, an unknown flag warns

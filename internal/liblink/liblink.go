@@ -16,7 +16,8 @@
 //     libGLX_indirect.so.0), as libnvidia-container keeps it, and reported
 //     so that the caller can say so.
 //
-// It is cgo-free: the static nvidia-cdi-hook imports it.
+// It is cgo-free: nvcontainer/cdihook, the static nvidia-cdi-hook's logic,
+// imports it.
 package liblink
 
 import (

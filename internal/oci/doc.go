@@ -3,8 +3,8 @@
 // from the two, the container's root filesystem.
 //
 // It is shared by package nvcontainer (the prestart hook's request) and by
-// examples/nvidia-cdi-hook, a static hook that needs nothing else of
-// nvcontainer. The package therefore imports nothing but the standard
+// package nvcontainer/cdihook (the static CDI hook's actions), which needs
+// nothing else of nvcontainer. The package therefore imports nothing but the standard
 // library, runtime-spec's types and internal/sentinel (the shared error
 // identities, itself standard library only); keep it so.
 //
