@@ -11,7 +11,7 @@ import (
 )
 
 // EnableCUDACompat applies the CUDA compat rule (see the package doc) to
-// the container whose root filesystem is rootfs: when [CompatDir] holds
+// the container whose root filesystem is rootfsPath: when [CompatDir] holds
 // exactly one regular file libcuda.so.X.Y.Z and X is greater than the
 // major of opts.HostDriverVersion, it writes [CompatConf] naming
 // [CompatDir], for [UpdateLDCache] to scan first; otherwise it makes sure

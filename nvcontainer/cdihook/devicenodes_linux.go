@@ -14,7 +14,7 @@ import (
 )
 
 // DisableDeviceNodeModification keeps libnvidia-ml in the container whose
-// root filesystem is rootfs from creating device nodes: when the host's
+// root filesystem is rootfsPath from creating device nodes: when the host's
 // <ProcRoot>/driver/nvidia/params says ModifyDeviceFiles: 1, it mounts a
 // read-only copy saying 0 (the rest verbatim) over the container's
 // [ParamsPath], found inside the root without following its last

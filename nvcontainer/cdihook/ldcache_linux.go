@@ -26,7 +26,7 @@ type LDCacheResult struct {
 }
 
 // UpdateLDCache rebuilds the /etc/ld.so.cache of the container whose root
-// filesystem is rootfs, in Go with package ldcache (no ldconfig is run),
+// filesystem is rootfsPath, in Go with package ldcache (no ldconfig is run),
 // writing only inside the root: the compat dirs [EnableCUDACompat] listed
 // are scanned first, then opts.Folders, then the root's own configuration,
 // so that the image's newer libcuda.so.1 wins over the driver's. The

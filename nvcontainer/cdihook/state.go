@@ -9,8 +9,9 @@ import (
 	"github.com/go-nvc/nvc/internal/sentinel"
 )
 
-// MaxStateSize bounds the OCI state [ContainerRoot] reads.
-const MaxStateSize = oci.MaxStateSize
+// MaxStateSize bounds the OCI state [ContainerRoot] reads, far above a
+// real one.
+const MaxStateSize = 1 << 20
 
 // ErrInvalidRootfs is matched when the state and the spec give no usable
 // root filesystem (none, or "/"). It is nvcontainer.ErrInvalidRootfs.

@@ -9,7 +9,7 @@ import (
 )
 
 // CreateSymlinks makes each of opts.Links a symlink in the container whose
-// root filesystem is rootfs, with the rule Apply (package nvcontainer)
+// root filesystem is rootfsPath, with the rule Apply (package nvcontainer)
 // shares: a SONAME link (libnvidia-ml.so.1 -> libnvidia-ml.so.550.54.15)
 // is created, or replaces a symlink the image has there, atomically; a
 // regular file or directory the image ships there is left alone and is
