@@ -37,9 +37,13 @@
 //     /proc/driver/nvidia and /dev; device selection with
 //     NVIDIA_VISIBLE_DEVICES syntax; host node creation.
 //   - [github.com/go-nvc/nvc/nvcontainer]: requests (environment, OCI spec and
-//     hook state, config.toml, CLI flags), requirement checks
+//     hook state, CLI flags), requirement checks
 //     (NVIDIA_REQUIRE_*), the plan, applying it inside a container's mount
 //     namespace all or nothing, and CDI output.
+//   - [github.com/go-nvc/nvc/nvcontainer/toolkit]: the NVIDIA Container
+//     Toolkit's glue: config.toml, the runtime hook's request and the
+//     nvidia-container-cli command line it would execute, runc's argv,
+//     adding the hook to a bundle's config.json. It applies nothing itself.
 //
 // Dependencies point one way: nvcontainer → {driver, devices} → {ldcache,
 // capabilities} → internal. Only Apply, device node creation and the

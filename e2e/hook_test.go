@@ -76,7 +76,7 @@ func TestHookDryRun(t *testing.T) {
 	assert.Equal(t, request.CompatLdconfig, p.CUDACompat.Mode, "plan from the hook's command line: compat")
 }
 
-// splitShell undoes nvcontainer.FormatCommand's single quotes.
+// splitShell undoes toolkit.FormatCommand's single quotes.
 func splitShell(t *testing.T, line string) []string {
 	t.Helper()
 	var args []string

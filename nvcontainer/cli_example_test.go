@@ -6,8 +6,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/opencontainers/runtime-spec/specs-go"
-
 	"github.com/go-nvc/nvc/capabilities"
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/nvcontainer"
@@ -54,26 +52,6 @@ func ExampleList() {
 	// /usr/bin/nv-fabricmanager
 	// /usr/bin/nvidia-cuda-mps-control
 	// /usr/bin/nvidia-cuda-mps-server
-}
-
-// A runc wrapper finds the bundle of `create` and `run` as runc does and
-// adds its prestart hook, with an environment of its own, to config.json.
-func ExampleAddHook() {
-	args := nvcontainer.ParseRuntimeArgs([]string{"--root", "/run/runc", "create", "--bundle", "/b", "ctr1"})
-	fmt.Println(args.Command, args.Bundle, args.IsCreate())
-
-	config := []byte(`{"ociVersion":"1.0.2","process":{"args":["sh"]},"root":{"path":"rootfs"}}`)
-	hook := specs.Hook{Path: "/usr/bin/nvidia-container-runtime-hook",
-		Args: []string{"nvidia-container-runtime-hook", "prestart"}, Env: []string{"PATH=/usr/bin:/bin"}}
-	out, changed, err := nvcontainer.AddHook(config, "prestart", hook)
-	if err != nil {
-		log.Fatal(err)
-	}
-	_, again, _ := nvcontainer.AddHook(out, "prestart", hook)
-	fmt.Println(changed, again)
-	// Output:
-	// create /b true
-	// true false
 }
 
 // What `nvidia-container-cli info --csv` prints on a simulated DGX A100

@@ -9,6 +9,7 @@ import (
 	"github.com/go-nvc/nvc/capabilities"
 	"github.com/go-nvc/nvc/nvcontainer"
 	"github.com/go-nvc/nvc/nvcontainer/request"
+	"github.com/go-nvc/nvc/nvcontainer/toolkit"
 )
 
 func TestConfigureFlagsRequest(t *testing.T) {
@@ -106,7 +107,7 @@ func TestConfigureFlagsRoundTrip(t *testing.T) {
 	for _, env := range envs {
 		want := privReq(t, env...)
 		want.CUDACompatMode = request.CompatLdconfig
-		args := nvcontainer.CLIArgs(want, nil, nvcontainer.Container{PID: 7, Rootfs: "/r"})
+		args := toolkit.CLIArgs(want, nil, nvcontainer.Container{PID: 7, Rootfs: "/r"})
 		got, err := flagsFromArgs(t, args).Request()
 		if err != nil {
 			t.Fatalf("%q: %v", args, err)

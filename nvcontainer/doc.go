@@ -9,13 +9,12 @@
 //
 // Package request builds a [request.Request] from an environment, an OCI
 // spec or a hook's state, with the runtime hook's rules; package
-// requirement checks NVIDIA_REQUIRE_* expressions. [RequestFromHook] and
-// [ContainerFor] read both the request and the container from a hook's
-// stdin.
+// requirement checks NVIDIA_REQUIRE_* expressions. Package toolkit is the
+// NVIDIA Container Toolkit's side: config.toml, the runtime hook's reading
+// of its stdin (toolkit.RequestFromHook) and the nvidia-container-cli
+// command line the hook would execute (toolkit.CLIArgs).
 //
-// A request prints as the nvidia-container-cli command line the runtime hook
-// would execute (nvcontainer.CLIArgs), so a dry run shows exactly what the
-// original toolchain would have done. The rest of nvidia-container-cli's
+// The rest of nvidia-container-cli's
 // contract is here too, for tools that stand in for it: [ConfigureFlags]
 // and [CLIContainer] read configure's options, [List] and [WriteInfo]
 // print list and info, [PrepareHost] is --load-kmods, and [CLIErrorFor]

@@ -1,6 +1,9 @@
 package nvcontainer
 
-import "github.com/go-nvc/nvc/internal/sentinel"
+import (
+	"github.com/go-nvc/nvc/internal/oci"
+	"github.com/go-nvc/nvc/internal/sentinel"
+)
 
 // ErrPermission is matched (with errors.Is) when Apply or host preparation
 // is refused for want of a privilege: entering the container's mount
@@ -9,3 +12,9 @@ import "github.com/go-nvc/nvc/internal/sentinel"
 // capability. It matches fs.ErrPermission too, and is the same value as
 // devices.ErrPermission.
 var ErrPermission = sentinel.ErrPermission
+
+// ErrInvalidRootfs is matched when a container's root filesystem is
+// unusable: by [NewPlan] when it is relative or "/", by [CLIContainer], and
+// by toolkit.ContainerFor and toolkit.RequestFromHook when neither the
+// state nor the spec gives one (or it is "/").
+var ErrInvalidRootfs = oci.ErrInvalidRootfs

@@ -13,6 +13,7 @@ import (
 	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/nvcontainer"
 	"github.com/go-nvc/nvc/nvcontainer/request"
+	"github.com/go-nvc/nvc/nvcontainer/toolkit"
 )
 
 func main() {
@@ -30,7 +31,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("nvidia-container-runtime-hook", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o options
-	fs.StringVar(&o.config, "config", "", "the config file (default: $NVIDIA_CTK_CONFIG_FILE_PATH or "+nvcontainer.DefaultConfigPath+")")
+	fs.StringVar(&o.config, "config", "", "the config file (default: $NVIDIA_CTK_CONFIG_FILE_PATH or "+toolkit.DefaultConfigPath+")")
 	fs.BoolVar(&o.debug, "debug", false, "log to stderr")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "print the equivalent nvidia-container-cli command and change nothing")
 	if err := fs.Parse(args); err != nil {
@@ -52,7 +53,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 func prestart(o *options, stdin io.Reader, stdout, stderr io.Writer) error {
-	cfg, file, err := nvcontainer.FindConfig(o.config, os.Environ())
+	cfg, file, err := toolkit.FindConfig(o.config, os.Environ())
 	if err != nil {
 		return err
 	}
@@ -70,14 +71,14 @@ func prestart(o *options, stdin io.Reader, stdout, stderr io.Writer) error {
 
 // configureFromHook reads the request and configures the container, or
 // prints the command line with -dry-run.
-func configureFromHook(o *options, cfg *nvcontainer.Config, file string, stdin io.Reader, stdout io.Writer, log *slog.Logger) error {
-	roots, err := nvcontainer.LoadHostRoots(file)
+func configureFromHook(o *options, cfg *toolkit.Config, file string, stdin io.Reader, stdout io.Writer, log *slog.Logger) error {
+	roots, err := toolkit.LoadHostRoots(file)
 	if err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	req, ctr, err := nvcontainer.RequestFromHook(ctx, stdin, cfg)
+	req, ctr, err := toolkit.RequestFromHook(ctx, stdin, cfg)
 	if err != nil {
 		return err
 	}
@@ -101,19 +102,19 @@ func configureFromHook(o *options, cfg *nvcontainer.Config, file string, stdin i
 }
 
 // printCommand prints the command line NVIDIA's hook would execute.
-func printCommand(cfg *nvcontainer.Config, req *request.Request, ctr nvcontainer.Container, stdout io.Writer) error {
+func printCommand(cfg *toolkit.Config, req *request.Request, ctr nvcontainer.Container, stdout io.Writer) error {
 	c := *cfg
-	c.CLI.Ldconfig = nvcontainer.NormalizeLDConfigPath(c.CLI.Ldconfig, func(p string) bool {
+	c.CLI.Ldconfig = toolkit.NormalizeLDConfigPath(c.CLI.Ldconfig, func(p string) bool {
 		_, err := os.Stat(p)
 		return err == nil
 	})
-	_, err := fmt.Fprintln(stdout, nvcontainer.FormatCommand(nvcontainer.CLIArgs(req, &c, ctr)))
+	_, err := fmt.Fprintln(stdout, toolkit.FormatCommand(toolkit.CLIArgs(req, &c, ctr)))
 	return err
 }
 
 // configure opens the host, plans and applies: what nvidia-container-cli
 // configure does, in this process.
-func configure(cfg *nvcontainer.Config, roots *nvcontainer.HostRoots, req *request.Request, ctr nvcontainer.Container, log *slog.Logger) error {
+func configure(cfg *toolkit.Config, roots *toolkit.HostRoots, req *request.Request, ctr nvcontainer.Container, log *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	opts := &nvcontainer.HostOptions{Backend: roots.Backend, LoadModules: !cfg.CLI.NoLoadKmods, IMEXChannels: req.IMEXChannels,

@@ -12,8 +12,8 @@ import (
 	"github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/go-nvc/nvc/driver"
-	"github.com/go-nvc/nvc/nvcontainer"
 	"github.com/go-nvc/nvc/nvcontainer/request"
+	"github.com/go-nvc/nvc/nvcontainer/toolkit"
 )
 
 func main() {
@@ -24,12 +24,12 @@ func main() {
 }
 
 func run(args []string) error {
-	cfg, file, err := nvcontainer.FindConfig("", os.Environ())
+	cfg, file, err := toolkit.FindConfig("", os.Environ())
 	if err != nil {
 		return err
 	}
 	log := openLog(cfg.Runtime.Debug)
-	ra := nvcontainer.ParseRuntimeArgs(args)
+	ra := toolkit.ParseRuntimeArgs(args)
 	log.Info("invoked", "args", args, "command", ra.Command, "config", file)
 	if ra.IsCreate() {
 		if err := addHook(ra.Bundle, cfg, file, log); err != nil {
@@ -46,7 +46,7 @@ func run(args []string) error {
 
 // addHook registers the hook in the bundle's config.json when the
 // container asks for GPUs.
-func addHook(bundle string, cfg *nvcontainer.Config, cfgFile string, log *slog.Logger) error {
+func addHook(bundle string, cfg *toolkit.Config, cfgFile string, log *slog.Logger) error {
 	if bundle == "" {
 		bundle = "."
 	}
@@ -71,7 +71,7 @@ func addHook(bundle string, cfg *nvcontainer.Config, cfgFile string, log *slog.L
 	if err != nil {
 		return err
 	}
-	out, changed, err := nvcontainer.AddHook(data, "prestart", hook)
+	out, changed, err := toolkit.AddHook(data, "prestart", hook)
 	if err != nil || !changed {
 		return err
 	}
@@ -81,7 +81,7 @@ func addHook(bundle string, cfg *nvcontainer.Config, cfgFile string, log *slog.L
 
 // hookFor is the prestart hook: an absolute path, the config it must read,
 // and an environment of its own.
-func hookFor(cfg *nvcontainer.Config, cfgFile string) (specs.Hook, error) {
+func hookFor(cfg *toolkit.Config, cfgFile string) (specs.Hook, error) {
 	path, err := exec.LookPath(cfg.Hook.Path)
 	if err != nil {
 		return specs.Hook{}, fmt.Errorf("finding the hook: %w", err)

@@ -17,10 +17,10 @@
 //   - [FromEnv] from an environment list alone;
 //   - [FromSpec] from an OCI runtime spec (process.env, mounts,
 //     CAP_SYS_ADMIN in the bounding set as "privileged");
-//   - nvcontainer.RequestFromHook from the OCI state a runtime writes to a hook's
+//   - toolkit.RequestFromHook from the OCI state a runtime writes to a hook's
 //     stdin, with the spec read from the bundle's config.json; the
 //     container's rootfs is crun's state "root" when present, else the
-//     spec's root.path (nvcontainer.ContainerFor), as in the toolkit's hooks.
+//     spec's root.path (toolkit.ContainerFor), as in the toolkit's hooks.
 //
 // The environment rules, in brief (those of NVIDIA's runtime hook):
 // NVIDIA_VISIBLE_DEVICES selects GPUs, with "void" beating "all" beating

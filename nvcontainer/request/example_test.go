@@ -5,6 +5,7 @@ import (
 
 	"github.com/go-nvc/nvc/nvcontainer"
 	"github.com/go-nvc/nvc/nvcontainer/request"
+	"github.com/go-nvc/nvc/nvcontainer/toolkit"
 )
 
 // An environment becomes a request, and the request the command line
@@ -23,8 +24,8 @@ func ExampleFromEnv() {
 	fmt.Println("devices:", req.Devices)
 	fmt.Println("capabilities:", req.Capabilities)
 	fmt.Println("requirements:", req.Requirements)
-	args := nvcontainer.CLIArgs(req, nil, nvcontainer.Container{PID: 4242, Rootfs: "/run/bundle/rootfs"})
-	fmt.Println(nvcontainer.FormatCommand(args))
+	args := toolkit.CLIArgs(req, nil, nvcontainer.Container{PID: 4242, Rootfs: "/run/bundle/rootfs"})
+	fmt.Println(toolkit.FormatCommand(args))
 	// Output:
 	// GPU container: true
 	// devices: 1,0,2

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-nvc/nvc/nvcontainer"
 	"github.com/go-nvc/nvc/nvcontainer/request"
+	"github.com/go-nvc/nvc/nvcontainer/toolkit"
 )
 
 // quotedPrefix is how an error quotes an input an image chose: whole up to
@@ -124,7 +125,7 @@ func FuzzNewRequest(f *testing.F) {
 			}
 			return
 		}
-		args := nvcontainer.CLIArgs(req, nil, nvcontainer.Container{PID: 1, Rootfs: "/r"})
+		args := toolkit.CLIArgs(req, nil, nvcontainer.Container{PID: 1, Rootfs: "/r"})
 		if req.IsGPU() != (args != nil) {
 			t.Fatalf("NewRequest(%q): IsGPU %v but args %q", env, req.IsGPU(), args)
 		}

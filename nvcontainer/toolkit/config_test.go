@@ -1,4 +1,4 @@
-package nvcontainer_test
+package toolkit_test
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-nvc/nvc/nvcontainer"
+	"github.com/go-nvc/nvc/nvcontainer/toolkit"
 )
 
 // ctkDefault is the file `nvidia-ctk config default` writes (toolkit 1.17),
@@ -60,24 +60,24 @@ path = "nvidia-ctk"
 `
 
 func TestDefaultConfigMatchesCTKDefault(t *testing.T) {
-	cfg, err := nvcontainer.ParseConfig([]byte(ctkDefault))
+	cfg, err := toolkit.ParseConfig([]byte(ctkDefault))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(cfg.Unknown) != 0 {
 		t.Errorf("unknown keys in the toolkit's own default: %q", cfg.Unknown)
 	}
-	if !reflect.DeepEqual(cfg, nvcontainer.DefaultConfig()) {
-		t.Errorf("parsed default differs from DefaultConfig:\n got %+v\nwant %+v", cfg, nvcontainer.DefaultConfig())
+	if !reflect.DeepEqual(cfg, toolkit.DefaultConfig()) {
+		t.Errorf("parsed default differs from DefaultConfig:\n got %+v\nwant %+v", cfg, toolkit.DefaultConfig())
 	}
-	d := nvcontainer.DefaultConfig()
+	d := toolkit.DefaultConfig()
 	if d.IgnoreEnvvarUnprivileged || d.CLI.NoLoadKmods || d.Runtime.Debug != "/dev/null" || d.AcceptDeviceListAsVolumeMounts {
 		t.Errorf("defaults differ from nvidia-ctk config default: %+v", d)
 	}
 }
 
 func TestParseConfig(t *testing.T) {
-	cfg, err := nvcontainer.ParseConfig([]byte(`
+	cfg, err := toolkit.ParseConfig([]byte(`
 accept-nvidia-visible-devices-as-volume-mounts = true
 accept-nvidia-visible-devices-envvar-when-unprivileged = false
 disable-require = true
@@ -119,10 +119,10 @@ x = 1
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := nvcontainer.DefaultConfig()
+	want := toolkit.DefaultConfig()
 	want.AcceptDeviceListAsVolumeMounts, want.IgnoreEnvvarUnprivileged, want.DisableRequire = true, true, true
 	want.SupportedDriverCapabilities, want.SwarmResource = "compute,utility", "DOCKER_RESOURCE_GPU"
-	want.CLI = nvcontainer.CLIConfig{
+	want.CLI = toolkit.CLIConfig{
 		Root: "/run/nvidia/driver", Ldcache: "/etc/ld.so.cache.d", NoLoadKmods: true, NoCgroups: true, NoPivot: true, User: "root:video",
 		Debug: "/var/log/nvc.log", Ldconfig: "@/sbin/ldconfig.real", Path: "/usr/local/bin/nvidia-container-cli", Environment: []string{"A=1"},
 	}
@@ -145,13 +145,13 @@ func TestParseConfigErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := nvcontainer.ParseConfig([]byte(tt.toml))
+			cfg, err := toolkit.ParseConfig([]byte(tt.toml))
 			if err == nil || cfg != nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("ParseConfig(%q) = %v, %v; want error containing %q", tt.toml, cfg, err, tt.want)
 			}
 		})
 	}
-	cfg, err := nvcontainer.ParseConfig([]byte("[nvidia-container-cli]\nldconfig = \"/sbin/ldconfig\"\n[features]\nallow-ldconfig-from-container = true\n"))
+	cfg, err := toolkit.ParseConfig([]byte("[nvidia-container-cli]\nldconfig = \"/sbin/ldconfig\"\n[features]\nallow-ldconfig-from-container = true\n"))
 	if err != nil || cfg.CLI.Ldconfig != "/sbin/ldconfig" {
 		t.Errorf("container ldconfig with the feature: %v", err)
 	}
@@ -169,11 +169,11 @@ func TestConfigPath(t *testing.T) {
 		{"flag first", "/a.toml", []string{"NVIDIA_CTK_CONFIG_FILE_PATH=/b.toml", "XDG_CONFIG_HOME=/x"}, "/a.toml", true},
 		{"then NVIDIA_CTK_CONFIG_FILE_PATH", "", []string{"NVIDIA_CTK_CONFIG_FILE_PATH=/b.toml", "XDG_CONFIG_HOME=/x"}, "/b.toml", true},
 		{"then XDG_CONFIG_HOME", "", []string{"XDG_CONFIG_HOME=/x"}, "/x/nvidia-container-runtime/config.toml", false},
-		{"empty values skipped", "", []string{"NVIDIA_CTK_CONFIG_FILE_PATH=", "XDG_CONFIG_HOME="}, nvcontainer.DefaultConfigPath, false},
+		{"empty values skipped", "", []string{"NVIDIA_CTK_CONFIG_FILE_PATH=", "XDG_CONFIG_HOME="}, toolkit.DefaultConfigPath, false},
 		{"else /etc", "", nil, "/etc/nvidia-container-runtime/config.toml", false},
 	}
 	for _, tt := range tests {
-		got, req := nvcontainer.ConfigPath(tt.flag, tt.env)
+		got, req := toolkit.ConfigPath(tt.flag, tt.env)
 		if got != tt.want || req != tt.required {
 			t.Errorf("%s: ConfigPath = %q, %v; want %q, %v", tt.name, got, req, tt.want, tt.required)
 		}
@@ -190,15 +190,15 @@ func TestFindConfig(t *testing.T) {
 	if err := os.WriteFile(file, []byte("disable-require = true\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, from, err := nvcontainer.FindConfig("", []string{"XDG_CONFIG_HOME=" + dir})
+	cfg, from, err := toolkit.FindConfig("", []string{"XDG_CONFIG_HOME=" + dir})
 	if err != nil || from != file || !cfg.DisableRequire {
 		t.Errorf("XDG config: %v, %q, %v", cfg, from, err)
 	}
-	cfg, from, err = nvcontainer.FindConfig("", []string{"XDG_CONFIG_HOME=" + filepath.Join(dir, "missing")})
-	if err != nil || from != "" || !reflect.DeepEqual(cfg, nvcontainer.DefaultConfig()) {
+	cfg, from, err = toolkit.FindConfig("", []string{"XDG_CONFIG_HOME=" + filepath.Join(dir, "missing")})
+	if err != nil || from != "" || !reflect.DeepEqual(cfg, toolkit.DefaultConfig()) {
 		t.Errorf("missing optional config should give the defaults: %v, %q, %v", cfg, from, err)
 	}
-	_, _, err = nvcontainer.FindConfig(filepath.Join(dir, "missing.toml"), nil)
+	_, _, err = toolkit.FindConfig(filepath.Join(dir, "missing.toml"), nil)
 	if !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing required config: %v", err)
 	}
@@ -206,7 +206,7 @@ func TestFindConfig(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("load-kmods = ="), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := nvcontainer.FindConfig("", []string{"NVIDIA_CTK_CONFIG_FILE_PATH=" + bad}); err == nil || !strings.Contains(err.Error(), bad) {
+	if _, _, err := toolkit.FindConfig("", []string{"NVIDIA_CTK_CONFIG_FILE_PATH=" + bad}); err == nil || !strings.Contains(err.Error(), bad) {
 		t.Errorf("bad config error should name the file: %v", err)
 	}
 }
@@ -227,7 +227,7 @@ func TestNormalizeLDConfigPath(t *testing.T) {
 		{"/sbin/ldconfig", has("/sbin/ldconfig.real"), "/sbin/ldconfig"},
 	}
 	for _, tt := range tests {
-		if got := nvcontainer.NormalizeLDConfigPath(tt.in, tt.exists); got != tt.want {
+		if got := toolkit.NormalizeLDConfigPath(tt.in, tt.exists); got != tt.want {
 			t.Errorf("NormalizeLDConfigPath(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}

@@ -1,13 +1,12 @@
-package nvcontainer_test
+package toolkit_test
 
 import (
 	"encoding/json"
 	"strings"
 	"testing"
 
+	"github.com/go-nvc/nvc/nvcontainer/toolkit"
 	"github.com/opencontainers/runtime-spec/specs-go"
-
-	"github.com/go-nvc/nvc/nvcontainer"
 )
 
 func TestParseRuntimeArgs(t *testing.T) {
@@ -31,7 +30,7 @@ func TestParseRuntimeArgs(t *testing.T) {
 		{"exec -b /b id sh", "exec", ""},
 	}
 	for _, tc := range tests {
-		got := nvcontainer.ParseRuntimeArgs(strings.Fields(tc.args))
+		got := toolkit.ParseRuntimeArgs(strings.Fields(tc.args))
 		if got.Command != tc.command || got.Bundle != tc.bundle {
 			t.Errorf("ParseRuntimeArgs(%q) = %+v, want command %q bundle %q", tc.args, got, tc.command, tc.bundle)
 		}
@@ -45,7 +44,7 @@ func TestAddHook(t *testing.T) {
 	hook := specs.Hook{Path: "/usr/bin/nvidia-container-runtime-hook", Args: []string{"nvidia-container-runtime-hook", "prestart"}, Env: []string{"PATH=/bin"}}
 	in := `{"ociVersion":"1.0.2","process":{"args":["sh"],"x-unknown":1},"root":{"path":"rootfs"},
 		"hooks":{"prestart":[{"path":"/first","x-hook-field":"kept"}],"poststop":[{"path":"/p"}]},"x-top":{"a":[1,2]}}`
-	out, changed, err := nvcontainer.AddHook([]byte(in), "prestart", hook)
+	out, changed, err := toolkit.AddHook([]byte(in), "prestart", hook)
 	if err != nil || !changed {
 		t.Fatalf("AddHook: changed %v, %v", changed, err)
 	}
@@ -67,12 +66,12 @@ func TestAddHook(t *testing.T) {
 	if len(doc.Hooks["poststop"]) != 1 || doc.Process["x-unknown"] != float64(1) || len(doc.XTop["a"]) != 2 {
 		t.Errorf("other members not kept: %s", out)
 	}
-	again, changed, err := nvcontainer.AddHook(out, "prestart", hook)
+	again, changed, err := toolkit.AddHook(out, "prestart", hook)
 	if err != nil || changed || string(again) != string(out) {
 		t.Errorf("second AddHook: changed %v, %v; want unchanged", changed, err)
 	}
 	for _, noHooks := range []string{`{"ociVersion":"1.0.2"}`, `{"hooks":null}`, `{"hooks":{"prestart":null}}`} {
-		out, changed, err := nvcontainer.AddHook([]byte(noHooks), "createRuntime", hook)
+		out, changed, err := toolkit.AddHook([]byte(noHooks), "createRuntime", hook)
 		var spec specs.Spec
 		if err == nil {
 			err = json.Unmarshal(out, &spec)
@@ -82,7 +81,7 @@ func TestAddHook(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{`[]`, `{"hooks":[]}`, `{"hooks":{"prestart":{}}}`, `{"hooks":{"prestart":[{"path":1}]}}`, `not json`} {
-		if _, _, err := nvcontainer.AddHook([]byte(bad), "prestart", hook); err == nil || !strings.Contains(err.Error(), "adding prestart hook") {
+		if _, _, err := toolkit.AddHook([]byte(bad), "prestart", hook); err == nil || !strings.Contains(err.Error(), "adding prestart hook") {
 			t.Errorf("AddHook(%s) error = %v, want one naming the step", bad, err)
 		}
 	}

@@ -1,4 +1,4 @@
-package nvcontainer_test
+package toolkit_test
 
 import (
 	"errors"
@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/go-nvc/nvc/devices"
-	"github.com/go-nvc/nvc/nvcontainer"
 	"github.com/go-nvc/nvc/nvcontainer/request"
+	"github.com/go-nvc/nvc/nvcontainer/toolkit"
 )
 
 func TestHostRoots(t *testing.T) {
@@ -23,15 +23,15 @@ proc-root = "/host/proc"
 dev-root = "/host/dev"
 backend = "procfs"
 `
-	r, err := nvcontainer.ParseHostRoots([]byte(file))
+	r, err := toolkit.ParseHostRoots([]byte(file))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if *r != (nvcontainer.HostRoots{ProcRoot: "/host/proc", DevRoot: "/host/dev", Backend: devices.Procfs}) {
+	if *r != (toolkit.HostRoots{ProcRoot: "/host/proc", DevRoot: "/host/dev", Backend: devices.Procfs}) {
 		t.Errorf("ParseHostRoots = %+v", *r)
 	}
 	// The toolkit's parser keeps reading the file and names our keys.
-	cfg, err := nvcontainer.ParseConfig([]byte(file))
+	cfg, err := toolkit.ParseConfig([]byte(file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,11 +40,11 @@ backend = "procfs"
 	}
 
 	for _, bad := range []string{"[nvc]\nbackend = \"cuda\"", "[nvc]\nproc-root = 1", "[nvc"} {
-		if _, err := nvcontainer.ParseHostRoots([]byte(bad)); err == nil {
+		if _, err := toolkit.ParseHostRoots([]byte(bad)); err == nil {
 			t.Errorf("ParseHostRoots(%q) succeeded", bad)
 		}
 	}
-	if _, err := nvcontainer.ParseHostRoots([]byte("[nvc]\nbackend = \"cuda\"")); !errors.Is(err, nvcontainer.ErrInvalidConfig) {
+	if _, err := toolkit.ParseHostRoots([]byte("[nvc]\nbackend = \"cuda\"")); !errors.Is(err, toolkit.ErrInvalidConfig) {
 		t.Errorf("unknown backend: %v, want ErrInvalidConfig", err)
 	}
 }
@@ -52,7 +52,7 @@ backend = "procfs"
 func TestLoadHostRoots(t *testing.T) {
 	dir := t.TempDir()
 	for _, p := range []string{"", filepath.Join(dir, "missing.toml")} {
-		if r, err := nvcontainer.LoadHostRoots(p); err != nil || *r != (nvcontainer.HostRoots{}) {
+		if r, err := toolkit.LoadHostRoots(p); err != nil || *r != (toolkit.HostRoots{}) {
 			t.Errorf("LoadHostRoots(%q) = %+v, %v; want the zero value", p, r, err)
 		}
 	}
@@ -60,13 +60,13 @@ func TestLoadHostRoots(t *testing.T) {
 	if err := os.WriteFile(file, []byte("[nvc]\ndev-root = \"/d\"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if r, err := nvcontainer.LoadHostRoots(file); err != nil || r.DevRoot != "/d" {
+	if r, err := toolkit.LoadHostRoots(file); err != nil || r.DevRoot != "/d" {
 		t.Errorf("LoadHostRoots = %+v, %v", r, err)
 	}
 	if err := os.WriteFile(file, []byte("[nvc]\nbackend = 3\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := nvcontainer.LoadHostRoots(file); err == nil {
+	if _, err := toolkit.LoadHostRoots(file); err == nil {
 		t.Error("LoadHostRoots of a bad file succeeded")
 	}
 }
@@ -77,8 +77,8 @@ func TestLoadConfigTooLarge(t *testing.T) {
 	if err := os.WriteFile(file, []byte("#"+strings.Repeat("x", 1<<20)+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := nvcontainer.LoadConfig(file)
-	_, err2 := nvcontainer.LoadHostRoots(file)
+	_, err := toolkit.LoadConfig(file)
+	_, err2 := toolkit.LoadHostRoots(file)
 	for _, err := range []error{err, err2} {
 		if !errors.Is(err, request.ErrTooLarge) || !strings.Contains(err.Error(), file) {
 			t.Errorf("oversized config: %v, want ErrTooLarge naming %s", err, file)

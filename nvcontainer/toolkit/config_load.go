@@ -1,4 +1,4 @@
-package nvcontainer
+package toolkit
 
 import (
 	"errors"

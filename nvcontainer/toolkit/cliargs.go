@@ -1,10 +1,11 @@
-package nvcontainer
+package toolkit
 
 import (
 	"strconv"
 	"strings"
 
 	"github.com/go-nvc/nvc/capabilities"
+	"github.com/go-nvc/nvc/nvcontainer"
 	"github.com/go-nvc/nvc/nvcontainer/request"
 )
 
@@ -31,7 +32,7 @@ const DefaultCLIPath = "nvidia-container-cli"
 // ldconfig path is used as configured: normalize it first with
 // [NormalizeLDConfigPath] to match a host with /sbin/ldconfig.real. The
 // hook's own -debug flag corresponds to cfg.CLI.Debug = "/dev/stderr".
-func CLIArgs(r *request.Request, cfg *Config, ctr Container) []string {
+func CLIArgs(r *request.Request, cfg *Config, ctr nvcontainer.Container) []string {
 	if !r.IsGPU() {
 		return nil
 	}

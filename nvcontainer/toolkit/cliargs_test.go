@@ -1,4 +1,4 @@
-package nvcontainer_test
+package toolkit_test
 
 import (
 	"os/exec"
@@ -9,14 +9,15 @@ import (
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/nvcontainer"
 	"github.com/go-nvc/nvc/nvcontainer/request"
+	"github.com/go-nvc/nvc/nvcontainer/toolkit"
 )
 
 // The command line the runtime hook would exec (NVIDIA's runtime
 // hook, and nvidia-container-cli's own usage line).
 func TestCLIArgs(t *testing.T) {
 	ctr := nvcontainer.Container{PID: 1234, Rootfs: "/run/b/rootfs"}
-	everything := func(c *nvcontainer.Config) {
-		c.CLI = nvcontainer.CLIConfig{
+	everything := func(c *toolkit.Config) {
+		c.CLI = toolkit.CLIConfig{
 			Path: "/usr/bin/nvidia-container-cli", Root: "/run/nvidia/driver", NoPivot: true,
 			Debug: "/dev/stderr", Ldcache: "/etc/ld.so.cache", User: "root:video", Ldconfig: "@/sbin/ldconfig.real", NoCgroups: true,
 		}
@@ -27,7 +28,7 @@ func TestCLIArgs(t *testing.T) {
 		name       string
 		env        []string
 		privileged bool
-		cfg        func(*nvcontainer.Config)
+		cfg        func(*toolkit.Config)
 		want       []string
 	}{
 		{
@@ -50,7 +51,7 @@ func TestCLIArgs(t *testing.T) {
 		{
 			name: "none: configure without --device",
 			env:  []string{"NVIDIA_VISIBLE_DEVICES=none", "NVIDIA_DRIVER_CAPABILITIES=video"},
-			cfg: func(c *nvcontainer.Config) {
+			cfg: func(c *toolkit.Config) {
 				c.CLI.NoLoadKmods, c.CLI.Ldconfig = true, ""
 				c.Runtime.Modes.Legacy.CUDACompatMode, c.Features.AllowCUDACompatLibsFromContainer = "none", true
 			},
@@ -59,7 +60,7 @@ func TestCLIArgs(t *testing.T) {
 		{
 			name: "disabled requirements are not passed",
 			env:  []string{"CUDA_VERSION=12.4", "NVIDIA_DISABLE_REQUIRE=1", "NVIDIA_REQUIRE_X=cuda>=99"},
-			cfg:  func(c *nvcontainer.Config) { c.SupportedDriverCapabilities = "utility" },
+			cfg:  func(c *toolkit.Config) { c.SupportedDriverCapabilities = "utility" },
 			want: []string{"nvidia-container-cli", "--load-kmods", "configure", "--cuda-compat-mode=ldconfig", "--ldconfig=@/sbin/ldconfig",
 				"--device=all", "--utility", "--pid=1234", "/run/b/rootfs"},
 		},
@@ -73,7 +74,7 @@ func TestCLIArgs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := nvcontainer.DefaultConfig()
+			cfg := toolkit.DefaultConfig()
 			if tt.cfg != nil {
 				tt.cfg(cfg)
 			}
@@ -81,7 +82,7 @@ func TestCLIArgs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := nvcontainer.CLIArgs(req, cfg, ctr); !slices.Equal(got, tt.want) {
+			if got := toolkit.CLIArgs(req, cfg, ctr); !slices.Equal(got, tt.want) {
 				t.Errorf("CLIArgs:\n got %q\nwant %q", got, tt.want)
 			}
 		})
@@ -91,7 +92,7 @@ func TestCLIArgs(t *testing.T) {
 func TestCLIArgsNilConfig(t *testing.T) {
 	req := &request.Request{Devices: request.Devices{Mode: request.DevicesList, IDs: []string{"GPU-1"}}}
 	want := []string{"nvidia-container-cli", "--load-kmods", "configure", "--ldconfig=@/sbin/ldconfig", "--device=GPU-1", "--pid=0", "/r"}
-	if got := nvcontainer.CLIArgs(req, nil, nvcontainer.Container{Rootfs: "/r"}); !slices.Equal(got, want) {
+	if got := toolkit.CLIArgs(req, nil, nvcontainer.Container{Rootfs: "/r"}); !slices.Equal(got, want) {
 		t.Errorf("CLIArgs(nil):\n got %q\nwant %q", got, want)
 	}
 }
@@ -99,7 +100,7 @@ func TestCLIArgsNilConfig(t *testing.T) {
 func TestFormatCommand(t *testing.T) {
 	args := []string{"nvidia-container-cli", "configure", "--require=cuda>=12.4 brand=tesla", "--device=0,1", "--pid=1", "/r o/o't", ""}
 	want := `nvidia-container-cli configure '--require=cuda>=12.4 brand=tesla' --device=0,1 --pid=1 '/r o/o'\''t' ''`
-	if got := nvcontainer.FormatCommand(args); got != want {
+	if got := toolkit.FormatCommand(args); got != want {
 		t.Errorf("FormatCommand:\n got %s\nwant %s", got, want)
 	}
 }
@@ -109,7 +110,7 @@ func TestFormatCommandShell(t *testing.T) {
 	sh := testutil.RequireCommand(t, "sh")
 	args := []string{"nvidia-container-cli", "--require=cuda>=12.4 brand=tesla,driver<471", "it's", `a"b\c$d` + "`e`", "*", "~x", "", "tab\there\nnl"}
 	script := `for a in "$@"; do printf '%s\0' "$a"; done`
-	out, err := exec.Command(sh, "-c", "set -- "+nvcontainer.FormatCommand(args)+"; "+script).Output()
+	out, err := exec.Command(sh, "-c", "set -- "+toolkit.FormatCommand(args)+"; "+script).Output()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,45 @@
+// Package toolkit is the NVIDIA Container Toolkit's side of a GPU
+// container: its config.toml, the decisions and the command line of its
+// runtime hook (nvidia-container-runtime-hook), the command line of the
+// low-level runtime its runc wrapper (nvidia-container-runtime) is given,
+// and the hook that wrapper adds to a bundle's config.json. It decides and
+// prints; it applies nothing itself: the plan and Apply are package
+// nvcontainer's.
+//
+// # config.toml
+//
+// [Config] is the toolkit's /etc/nvidia-container-runtime/config.toml with
+// the toolkit's keys (api/config/v1). [FindConfig] loads the file the hook
+// would read, in the hook's order ([ConfigPath]: its -config flag,
+// NVIDIA_CTK_CONFIG_FILE_PATH, $XDG_CONFIG_HOME, /etc); [LoadConfig] and
+// [ParseConfig] read a given file. The zero Config, a nil *Config and
+// [DefaultConfig] configure a container alike. [Config.RequestOptions] maps
+// the file onto the settings package request reads.
+//
+// This module's own keys sit beside the toolkit's in an [nvc] table
+// ([HostRoots]: the host's proc and dev roots and the discovery backend),
+// which the toolkit ignores; [LoadHostRoots] reads it from the file
+// FindConfig found.
+//
+// # The runtime hook
+//
+// [RequestFromHook] does what nvidia-container-runtime-hook prestart does
+// before it executes nvidia-container-cli: it reads the OCI state from
+// stdin, loads the bundle's config.json and builds the request and the
+// container ([ContainerFor]: crun's state root first, else the spec's
+// root.path). [CLIArgs] is the nvidia-container-cli command line the hook
+// would execute for that request, in the hook's order, so a dry run shows
+// exactly what the original toolchain would have done; [FormatCommand]
+// prints it for a shell and [NormalizeLDConfigPath] resolves the
+// configured ldconfig as the hook does.
+//
+// # The runtime wrapper
+//
+// [ParseRuntimeArgs] finds the subcommand and the bundle in a runc or crun
+// command line, as runc's flag parser reads them; [AddHook] adds a hook to
+// a bundle's config.json, keeping every member it does not know.
+//
+// Nothing here reads the process environment or acts on the system: the
+// environment and stdin are parameters, files are read only where asked
+// to, with bounded sizes, and the library does not log.
+package toolkit
