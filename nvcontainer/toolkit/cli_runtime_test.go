@@ -5,8 +5,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-nvc/nvc/nvcontainer/toolkit"
 	"github.com/opencontainers/runtime-spec/specs-go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/go-nvc/nvc/nvcontainer/toolkit"
 )
 
 func TestParseRuntimeArgs(t *testing.T) {
@@ -30,13 +33,12 @@ func TestParseRuntimeArgs(t *testing.T) {
 		{"exec -b /b id sh", "exec", ""},
 	}
 	for _, tc := range tests {
-		got := toolkit.ParseRuntimeArgs(strings.Fields(tc.args))
-		if got.Command != tc.command || got.Bundle != tc.bundle {
-			t.Errorf("ParseRuntimeArgs(%q) = %+v, want command %q bundle %q", tc.args, got, tc.command, tc.bundle)
-		}
-		if got.IsCreate() != (tc.command == "create" || tc.command == "run") {
-			t.Errorf("ParseRuntimeArgs(%q).IsCreate() = %v", tc.args, got.IsCreate())
-		}
+		t.Run(tc.args, func(t *testing.T) {
+			got := toolkit.ParseRuntimeArgs(strings.Fields(tc.args))
+			assert.Equal(t, tc.command, got.Command, "command")
+			assert.Equal(t, tc.bundle, got.Bundle, "bundle")
+			assert.Equal(t, tc.command == "create" || tc.command == "run", got.IsCreate(), "IsCreate")
+		})
 	}
 }
 
@@ -45,44 +47,46 @@ func TestAddHook(t *testing.T) {
 	in := `{"ociVersion":"1.0.2","process":{"args":["sh"],"x-unknown":1},"root":{"path":"rootfs"},
 		"hooks":{"prestart":[{"path":"/first","x-hook-field":"kept"}],"poststop":[{"path":"/p"}]},"x-top":{"a":[1,2]}}`
 	out, changed, err := toolkit.AddHook([]byte(in), "prestart", hook)
-	if err != nil || !changed {
-		t.Fatalf("AddHook: changed %v, %v", changed, err)
-	}
+	require.NoError(t, err)
+	require.True(t, changed, "AddHook: changed")
 	var doc struct {
 		Process map[string]any              `json:"process"`
 		Hooks   map[string][]map[string]any `json:"hooks"`
 		XTop    map[string][]int            `json:"x-top"`
 	}
-	if err := json.Unmarshal(out, &doc); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Unmarshal(out, &doc))
 	pre := doc.Hooks["prestart"]
-	if len(pre) != 2 || pre[0]["path"] != "/first" || pre[0]["x-hook-field"] != "kept" || pre[1]["path"] != hook.Path {
-		t.Errorf("prestart hooks = %v, want /first (with its unknown field) then ours", pre)
-	}
-	if env, _ := pre[1]["env"].([]any); len(env) != 1 || env[0] != "PATH=/bin" {
-		t.Errorf("our hook's env = %v, want explicit [PATH=/bin]", pre[1]["env"])
-	}
-	if len(doc.Hooks["poststop"]) != 1 || doc.Process["x-unknown"] != float64(1) || len(doc.XTop["a"]) != 2 {
-		t.Errorf("other members not kept: %s", out)
-	}
-	again, changed, err := toolkit.AddHook(out, "prestart", hook)
-	if err != nil || changed || string(again) != string(out) {
-		t.Errorf("second AddHook: changed %v, %v; want unchanged", changed, err)
-	}
+	require.Len(t, pre, 2, "prestart hooks: /first (with its unknown field) then ours")
+	assert.Equal(t, "/first", pre[0]["path"])
+	assert.Equal(t, "kept", pre[0]["x-hook-field"])
+	assert.Equal(t, hook.Path, pre[1]["path"])
+	assert.Equal(t, []any{"PATH=/bin"}, pre[1]["env"], "our hook's env, explicit")
+	assert.Len(t, doc.Hooks["poststop"], 1, "other members not kept: %s", out)
+	assert.Equal(t, float64(1), doc.Process["x-unknown"], "other members not kept: %s", out)
+	assert.Len(t, doc.XTop["a"], 2, "other members not kept: %s", out)
+
+	t.Run("again: unchanged", func(t *testing.T) {
+		again, changed, err := toolkit.AddHook(out, "prestart", hook)
+		require.NoError(t, err)
+		assert.False(t, changed)
+		assert.Equal(t, string(out), string(again))
+	})
 	for _, noHooks := range []string{`{"ociVersion":"1.0.2"}`, `{"hooks":null}`, `{"hooks":{"prestart":null}}`} {
-		out, changed, err := toolkit.AddHook([]byte(noHooks), "createRuntime", hook)
-		var spec specs.Spec
-		if err == nil {
-			err = json.Unmarshal(out, &spec)
-		}
-		if err != nil || !changed || spec.Hooks == nil || len(spec.Hooks.CreateRuntime) != 1 || spec.Hooks.CreateRuntime[0].Path != hook.Path {
-			t.Errorf("AddHook(%s): %s, changed %v, %v", noHooks, out, changed, err)
-		}
+		t.Run(noHooks, func(t *testing.T) {
+			out, changed, err := toolkit.AddHook([]byte(noHooks), "createRuntime", hook)
+			require.NoError(t, err)
+			assert.True(t, changed)
+			var spec specs.Spec
+			require.NoError(t, json.Unmarshal(out, &spec), "%s", out)
+			require.NotNil(t, spec.Hooks, "%s", out)
+			require.Len(t, spec.Hooks.CreateRuntime, 1, "%s", out)
+			assert.Equal(t, hook.Path, spec.Hooks.CreateRuntime[0].Path)
+		})
 	}
 	for _, bad := range []string{`[]`, `{"hooks":[]}`, `{"hooks":{"prestart":{}}}`, `{"hooks":{"prestart":[{"path":1}]}}`, `not json`} {
-		if _, _, err := toolkit.AddHook([]byte(bad), "prestart", hook); err == nil || !strings.Contains(err.Error(), "adding prestart hook") {
-			t.Errorf("AddHook(%s) error = %v, want one naming the step", bad, err)
-		}
+		t.Run(bad, func(t *testing.T) {
+			_, _, err := toolkit.AddHook([]byte(bad), "prestart", hook)
+			assert.ErrorContains(t, err, "adding prestart hook", "the error names the step")
+		})
 	}
 }

@@ -2,9 +2,11 @@ package toolkit_test
 
 import (
 	"os/exec"
-	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/nvcontainer"
@@ -79,12 +81,8 @@ func TestCLIArgs(t *testing.T) {
 				tt.cfg(cfg)
 			}
 			req, err := request.New(request.Input{Env: tt.env, Privileged: tt.privileged}, cfg.RequestOptions())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := toolkit.CLIArgs(req, cfg, ctr); !slices.Equal(got, tt.want) {
-				t.Errorf("CLIArgs:\n got %q\nwant %q", got, tt.want)
-			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, toolkit.CLIArgs(req, cfg, ctr), "CLIArgs")
 		})
 	}
 }
@@ -92,17 +90,13 @@ func TestCLIArgs(t *testing.T) {
 func TestCLIArgsNilConfig(t *testing.T) {
 	req := &request.Request{Devices: request.Devices{Mode: request.DevicesList, IDs: []string{"GPU-1"}}}
 	want := []string{"nvidia-container-cli", "--load-kmods", "configure", "--ldconfig=@/sbin/ldconfig", "--device=GPU-1", "--pid=0", "/r"}
-	if got := toolkit.CLIArgs(req, nil, nvcontainer.Container{Rootfs: "/r"}); !slices.Equal(got, want) {
-		t.Errorf("CLIArgs(nil):\n got %q\nwant %q", got, want)
-	}
+	assert.Equal(t, want, toolkit.CLIArgs(req, nil, nvcontainer.Container{Rootfs: "/r"}), "CLIArgs(nil)")
 }
 
 func TestFormatCommand(t *testing.T) {
 	args := []string{"nvidia-container-cli", "configure", "--require=cuda>=12.4 brand=tesla", "--device=0,1", "--pid=1", "/r o/o't", ""}
 	want := `nvidia-container-cli configure '--require=cuda>=12.4 brand=tesla' --device=0,1 --pid=1 '/r o/o'\''t' ''`
-	if got := toolkit.FormatCommand(args); got != want {
-		t.Errorf("FormatCommand:\n got %s\nwant %s", got, want)
-	}
+	assert.Equal(t, want, toolkit.FormatCommand(args))
 }
 
 // A POSIX shell (the peer) splits FormatCommand's output back into args.
@@ -111,11 +105,7 @@ func TestFormatCommandShell(t *testing.T) {
 	args := []string{"nvidia-container-cli", "--require=cuda>=12.4 brand=tesla,driver<471", "it's", `a"b\c$d` + "`e`", "*", "~x", "", "tab\there\nnl"}
 	script := `for a in "$@"; do printf '%s\0' "$a"; done`
 	out, err := exec.Command(sh, "-c", "set -- "+toolkit.FormatCommand(args)+"; "+script).Output()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	got := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
-	if !slices.Equal(got, args) {
-		t.Errorf("shell split %q, want %q", got, args)
-	}
+	assert.Equal(t, args, got, "shell split")
 }

@@ -1,12 +1,13 @@
 package toolkit_test
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/nvcontainer/request"
@@ -24,73 +25,56 @@ dev-root = "/host/dev"
 backend = "procfs"
 `
 	r, err := toolkit.ParseHostRoots([]byte(file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if *r != (toolkit.HostRoots{ProcRoot: "/host/proc", DevRoot: "/host/dev", Backend: devices.Procfs}) {
-		t.Errorf("ParseHostRoots = %+v", *r)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, toolkit.HostRoots{ProcRoot: "/host/proc", DevRoot: "/host/dev", Backend: devices.Procfs}, *r, "ParseHostRoots")
 	// The toolkit's parser keeps reading the file and names our keys.
 	cfg, err := toolkit.ParseConfig([]byte(file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cfg.CLI.Root != "/host" || !containsAll(cfg.Unknown, "nvc.backend", "nvc.dev-root", "nvc.proc-root") {
-		t.Errorf("ParseConfig: root %q, unknown %q", cfg.CLI.Root, cfg.Unknown)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, "/host", cfg.CLI.Root, "ParseConfig: root")
+	assert.Subset(t, cfg.Unknown, []string{"nvc.backend", "nvc.dev-root", "nvc.proc-root"}, "ParseConfig: unknown")
 
-	for _, bad := range []string{"[nvc]\nbackend = \"cuda\"", "[nvc]\nproc-root = 1", "[nvc"} {
-		if _, err := toolkit.ParseHostRoots([]byte(bad)); err == nil {
-			t.Errorf("ParseHostRoots(%q) succeeded", bad)
-		}
+	bad := []struct{ name, toml string }{
+		{"unknown backend", "[nvc]\nbackend = \"cuda\""},
+		{"proc-root not a string", "[nvc]\nproc-root = 1"},
+		{"broken table", "[nvc"},
 	}
-	if _, err := toolkit.ParseHostRoots([]byte("[nvc]\nbackend = \"cuda\"")); !errors.Is(err, toolkit.ErrInvalidConfig) {
-		t.Errorf("unknown backend: %v, want ErrInvalidConfig", err)
+	for _, tt := range bad {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := toolkit.ParseHostRoots([]byte(tt.toml))
+			assert.Error(t, err, "ParseHostRoots(%q) succeeded", tt.toml)
+		})
 	}
+	_, err = toolkit.ParseHostRoots([]byte("[nvc]\nbackend = \"cuda\""))
+	assert.ErrorIs(t, err, toolkit.ErrInvalidConfig, "unknown backend")
 }
 
 func TestLoadHostRoots(t *testing.T) {
 	dir := t.TempDir()
-	for _, p := range []string{"", filepath.Join(dir, "missing.toml")} {
-		if r, err := toolkit.LoadHostRoots(p); err != nil || *r != (toolkit.HostRoots{}) {
-			t.Errorf("LoadHostRoots(%q) = %+v, %v; want the zero value", p, r, err)
-		}
+	for name, p := range map[string]string{"no path": "", "missing file": filepath.Join(dir, "missing.toml")} {
+		t.Run(name, func(t *testing.T) {
+			r, err := toolkit.LoadHostRoots(p)
+			require.NoError(t, err)
+			assert.Equal(t, toolkit.HostRoots{}, *r, "LoadHostRoots(%q)", p)
+		})
 	}
 	file := filepath.Join(dir, "config.toml")
-	if err := os.WriteFile(file, []byte("[nvc]\ndev-root = \"/d\"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if r, err := toolkit.LoadHostRoots(file); err != nil || r.DevRoot != "/d" {
-		t.Errorf("LoadHostRoots = %+v, %v", r, err)
-	}
-	if err := os.WriteFile(file, []byte("[nvc]\nbackend = 3\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := toolkit.LoadHostRoots(file); err == nil {
-		t.Error("LoadHostRoots of a bad file succeeded")
-	}
+	require.NoError(t, os.WriteFile(file, []byte("[nvc]\ndev-root = \"/d\"\n"), 0o644))
+	r, err := toolkit.LoadHostRoots(file)
+	require.NoError(t, err)
+	assert.Equal(t, "/d", r.DevRoot)
+	require.NoError(t, os.WriteFile(file, []byte("[nvc]\nbackend = 3\n"), 0o644))
+	_, err = toolkit.LoadHostRoots(file)
+	assert.Error(t, err, "LoadHostRoots of a bad file succeeded")
 }
 
 // Both config loaders read at most 1 MiB and name the file.
 func TestLoadConfigTooLarge(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "config.toml")
-	if err := os.WriteFile(file, []byte("#"+strings.Repeat("x", 1<<20)+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(file, []byte("#"+strings.Repeat("x", 1<<20)+"\n"), 0o644))
 	_, err := toolkit.LoadConfig(file)
 	_, err2 := toolkit.LoadHostRoots(file)
-	for _, err := range []error{err, err2} {
-		if !errors.Is(err, request.ErrTooLarge) || !strings.Contains(err.Error(), file) {
-			t.Errorf("oversized config: %v, want ErrTooLarge naming %s", err, file)
-		}
+	for name, err := range map[string]error{"LoadConfig": err, "LoadHostRoots": err2} {
+		assert.ErrorIs(t, err, request.ErrTooLarge, "%s: oversized config", name)
+		assert.ErrorContains(t, err, file, "%s: error names the file", name)
 	}
-}
-
-func containsAll(list []string, want ...string) bool {
-	for _, w := range want {
-		if !slices.Contains(list, w) {
-			return false
-		}
-	}
-	return true
 }

@@ -1,14 +1,14 @@
 package toolkit_test
 
 import (
-	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/nvcontainer/toolkit"
 )
@@ -61,19 +61,14 @@ path = "nvidia-ctk"
 
 func TestDefaultConfigMatchesCTKDefault(t *testing.T) {
 	cfg, err := toolkit.ParseConfig([]byte(ctkDefault))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(cfg.Unknown) != 0 {
-		t.Errorf("unknown keys in the toolkit's own default: %q", cfg.Unknown)
-	}
-	if !reflect.DeepEqual(cfg, toolkit.DefaultConfig()) {
-		t.Errorf("parsed default differs from DefaultConfig:\n got %+v\nwant %+v", cfg, toolkit.DefaultConfig())
-	}
+	require.NoError(t, err)
+	assert.Empty(t, cfg.Unknown, "unknown keys in the toolkit's own default")
+	assert.Equal(t, toolkit.DefaultConfig(), cfg, "parsed default differs from DefaultConfig")
 	d := toolkit.DefaultConfig()
-	if d.IgnoreEnvvarUnprivileged || d.CLI.NoLoadKmods || d.Runtime.Debug != "/dev/null" || d.AcceptDeviceListAsVolumeMounts {
-		t.Errorf("defaults differ from nvidia-ctk config default: %+v", d)
-	}
+	assert.False(t, d.IgnoreEnvvarUnprivileged, "defaults: IgnoreEnvvarUnprivileged")
+	assert.False(t, d.CLI.NoLoadKmods, "defaults: NoLoadKmods")
+	assert.Equal(t, "/dev/null", d.Runtime.Debug, "defaults: Runtime.Debug")
+	assert.False(t, d.AcceptDeviceListAsVolumeMounts, "defaults: AcceptDeviceListAsVolumeMounts")
 }
 
 func TestParseConfig(t *testing.T) {
@@ -116,9 +111,7 @@ disable-imex-channel-creation = true
 [extra]
 x = 1
 `))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := toolkit.DefaultConfig()
 	want.AcceptDeviceListAsVolumeMounts, want.IgnoreEnvvarUnprivileged, want.DisableRequire = true, true, true
 	want.SupportedDriverCapabilities, want.SwarmResource = "compute,utility", "DOCKER_RESOURCE_GPU"
@@ -131,9 +124,7 @@ x = 1
 	want.Hook.Path = "/usr/bin/nvidia-container-runtime-hook"
 	want.Features.DisableIMEXChannelCreation = true
 	want.Unknown = []string{"colour", "extra", "extra.x", "nvidia-container-cli.shoe-size"}
-	if !reflect.DeepEqual(cfg, want) {
-		t.Errorf("ParseConfig:\n got %+v\nwant %+v", cfg, want)
-	}
+	assert.Equal(t, want, cfg)
 }
 
 func TestParseConfigErrors(t *testing.T) {
@@ -146,15 +137,15 @@ func TestParseConfigErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg, err := toolkit.ParseConfig([]byte(tt.toml))
-			if err == nil || cfg != nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("ParseConfig(%q) = %v, %v; want error containing %q", tt.toml, cfg, err, tt.want)
-			}
+			require.ErrorContains(t, err, tt.want, "ParseConfig(%q)", tt.toml)
+			assert.Nil(t, cfg, "ParseConfig(%q) config on error", tt.toml)
 		})
 	}
-	cfg, err := toolkit.ParseConfig([]byte("[nvidia-container-cli]\nldconfig = \"/sbin/ldconfig\"\n[features]\nallow-ldconfig-from-container = true\n"))
-	if err != nil || cfg.CLI.Ldconfig != "/sbin/ldconfig" {
-		t.Errorf("container ldconfig with the feature: %v", err)
-	}
+	t.Run("container ldconfig with the feature", func(t *testing.T) {
+		cfg, err := toolkit.ParseConfig([]byte("[nvidia-container-cli]\nldconfig = \"/sbin/ldconfig\"\n[features]\nallow-ldconfig-from-container = true\n"))
+		require.NoError(t, err)
+		assert.Equal(t, "/sbin/ldconfig", cfg.CLI.Ldconfig)
+	})
 }
 
 // The hook's lookup order (NVIDIA's runtime hook: the config path).
@@ -173,42 +164,42 @@ func TestConfigPath(t *testing.T) {
 		{"else /etc", "", nil, "/etc/nvidia-container-runtime/config.toml", false},
 	}
 	for _, tt := range tests {
-		got, req := toolkit.ConfigPath(tt.flag, tt.env)
-		if got != tt.want || req != tt.required {
-			t.Errorf("%s: ConfigPath = %q, %v; want %q, %v", tt.name, got, req, tt.want, tt.required)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			got, req := toolkit.ConfigPath(tt.flag, tt.env)
+			assert.Equal(t, tt.want, got, "path")
+			assert.Equal(t, tt.required, req, "required")
+		})
 	}
 }
 
 func TestFindConfig(t *testing.T) {
 	dir := t.TempDir()
 	xdg := filepath.Join(dir, "nvidia-container-runtime")
-	if err := os.MkdirAll(xdg, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.MkdirAll(xdg, 0o755))
 	file := filepath.Join(xdg, "config.toml")
-	if err := os.WriteFile(file, []byte("disable-require = true\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, from, err := toolkit.FindConfig("", []string{"XDG_CONFIG_HOME=" + dir})
-	if err != nil || from != file || !cfg.DisableRequire {
-		t.Errorf("XDG config: %v, %q, %v", cfg, from, err)
-	}
-	cfg, from, err = toolkit.FindConfig("", []string{"XDG_CONFIG_HOME=" + filepath.Join(dir, "missing")})
-	if err != nil || from != "" || !reflect.DeepEqual(cfg, toolkit.DefaultConfig()) {
-		t.Errorf("missing optional config should give the defaults: %v, %q, %v", cfg, from, err)
-	}
-	_, _, err = toolkit.FindConfig(filepath.Join(dir, "missing.toml"), nil)
-	if !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("missing required config: %v", err)
-	}
-	bad := filepath.Join(dir, "bad.toml")
-	if err := os.WriteFile(bad, []byte("load-kmods = ="), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := toolkit.FindConfig("", []string{"NVIDIA_CTK_CONFIG_FILE_PATH=" + bad}); err == nil || !strings.Contains(err.Error(), bad) {
-		t.Errorf("bad config error should name the file: %v", err)
-	}
+	require.NoError(t, os.WriteFile(file, []byte("disable-require = true\n"), 0o644))
+	t.Run("XDG config", func(t *testing.T) {
+		cfg, from, err := toolkit.FindConfig("", []string{"XDG_CONFIG_HOME=" + dir})
+		require.NoError(t, err)
+		assert.Equal(t, file, from)
+		assert.True(t, cfg.DisableRequire)
+	})
+	t.Run("missing optional config gives the defaults", func(t *testing.T) {
+		cfg, from, err := toolkit.FindConfig("", []string{"XDG_CONFIG_HOME=" + filepath.Join(dir, "missing")})
+		require.NoError(t, err)
+		assert.Empty(t, from)
+		assert.Equal(t, toolkit.DefaultConfig(), cfg)
+	})
+	t.Run("missing required config", func(t *testing.T) {
+		_, _, err := toolkit.FindConfig(filepath.Join(dir, "missing.toml"), nil)
+		assert.ErrorIs(t, err, fs.ErrNotExist)
+	})
+	t.Run("bad config error names the file", func(t *testing.T) {
+		bad := filepath.Join(dir, "bad.toml")
+		require.NoError(t, os.WriteFile(bad, []byte("load-kmods = ="), 0o644))
+		_, _, err := toolkit.FindConfig("", []string{"NVIDIA_CTK_CONFIG_FILE_PATH=" + bad})
+		assert.ErrorContains(t, err, bad)
+	})
 }
 
 func TestNormalizeLDConfigPath(t *testing.T) {
@@ -216,19 +207,20 @@ func TestNormalizeLDConfigPath(t *testing.T) {
 		return func(p string) bool { return slices.Contains(paths, p) }
 	}
 	tests := []struct {
+		name   string
 		in     string
 		exists func(string) bool
 		want   string
 	}{
-		{"@/sbin/ldconfig", has("/sbin/ldconfig.real"), "@/sbin/ldconfig.real"},
-		{"@/sbin/ldconfig", has(), "@/sbin/ldconfig"},
-		{"@/sbin/ldconfig.real", has(), "@/sbin/ldconfig"},
-		{"@/sbin/ldconfig.real", nil, "@/sbin/ldconfig"},
-		{"/sbin/ldconfig", has("/sbin/ldconfig.real"), "/sbin/ldconfig"},
+		{"host ldconfig.real exists", "@/sbin/ldconfig", has("/sbin/ldconfig.real"), "@/sbin/ldconfig.real"},
+		{"host ldconfig only", "@/sbin/ldconfig", has(), "@/sbin/ldconfig"},
+		{"configured .real missing", "@/sbin/ldconfig.real", has(), "@/sbin/ldconfig"},
+		{"no exists func", "@/sbin/ldconfig.real", nil, "@/sbin/ldconfig"},
+		{"container path kept", "/sbin/ldconfig", has("/sbin/ldconfig.real"), "/sbin/ldconfig"},
 	}
 	for _, tt := range tests {
-		if got := toolkit.NormalizeLDConfigPath(tt.in, tt.exists); got != tt.want {
-			t.Errorf("NormalizeLDConfigPath(%q) = %q, want %q", tt.in, got, tt.want)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, toolkit.NormalizeLDConfigPath(tt.in, tt.exists), "NormalizeLDConfigPath(%q)", tt.in)
+		})
 	}
 }

@@ -2,12 +2,13 @@ package toolkit_test
 
 import (
 	"context"
-	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/nvcontainer"
@@ -19,28 +20,31 @@ import (
 // used when the state has none (runc).
 func TestContainerFor(t *testing.T) {
 	tests := []struct {
+		name     string
 		crunRoot string
 		root     *specs.Root
 		want     string
 	}{
-		{"/crun/rootfs", &specs.Root{Path: "rootfs"}, "/crun/rootfs"}, // crun's root wins
-		{"/crun/rootfs/", &specs.Root{}, "/crun/rootfs"},              // and is cleaned
-		{"", &specs.Root{Path: "rootfs"}, "/run/b/rootfs"},            // relative root.path joins the bundle
-		{"", &specs.Root{Path: "/abs/rootfs/"}, "/abs/rootfs"},        // absolute stays
-		{"", &specs.Root{Path: "../other"}, "/run/other"},             // cleaned
-		{"", &specs.Root{Path: "./rootfs//x/.."}, "/run/b/rootfs"},    // cleaned
+		{"crun's root wins", "/crun/rootfs", &specs.Root{Path: "rootfs"}, "/crun/rootfs"},
+		{"crun's root is cleaned", "/crun/rootfs/", &specs.Root{}, "/crun/rootfs"},
+		{"relative root.path joins the bundle", "", &specs.Root{Path: "rootfs"}, "/run/b/rootfs"},
+		{"absolute root.path stays", "", &specs.Root{Path: "/abs/rootfs/"}, "/abs/rootfs"},
+		{"root.path is cleaned", "", &specs.Root{Path: "../other"}, "/run/other"},
+		{"root.path is cleaned inside", "", &specs.Root{Path: "./rootfs//x/.."}, "/run/b/rootfs"},
 	}
 	for _, tt := range tests {
-		st := &request.State{Bundle: "/run/b", PID: 9, Root: tt.crunRoot}
-		ctr, err := toolkit.ContainerFor(st, &specs.Spec{Root: tt.root})
-		if err != nil || ctr.Rootfs != tt.want || ctr.PID != 9 {
-			t.Errorf("state root %q, root.path %q: %+v, %v; want %q", tt.crunRoot, tt.root.Path, ctr, err, tt.want)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			st := &request.State{Bundle: "/run/b", PID: 9, Root: tt.crunRoot}
+			ctr, err := toolkit.ContainerFor(st, &specs.Spec{Root: tt.root})
+			require.NoError(t, err)
+			assert.Equal(t, nvcontainer.Container{PID: 9, Rootfs: tt.want}, ctr)
+		})
 	}
-	for _, st := range []*request.State{{Bundle: "/b"}, {Bundle: "/b", Root: "/"}} {
-		if _, err := toolkit.ContainerFor(st, &specs.Spec{Root: &specs.Root{}}); !errors.Is(err, nvcontainer.ErrInvalidRootfs) {
-			t.Errorf("state %+v: %v, want ErrInvalidRootfs", st, err)
-		}
+	for name, st := range map[string]*request.State{"no rootfs": {Bundle: "/b"}, "rootfs /": {Bundle: "/b", Root: "/"}} {
+		t.Run(name, func(t *testing.T) {
+			_, err := toolkit.ContainerFor(st, &specs.Spec{Root: &specs.Root{}})
+			assert.ErrorIs(t, err, nvcontainer.ErrInvalidRootfs, "state %+v", st)
+		})
 	}
 }
 
@@ -50,32 +54,28 @@ func TestRequestFromHook(t *testing.T) {
 		"capabilities":{"bounding":["CAP_SYS_ADMIN"]}}}`)
 	state := `{"ociVersion":"1.0.2","id":"x","pid":1234,"bundle":"` + bundle + `"}`
 	req, ctr, err := toolkit.RequestFromHook(context.Background(), strings.NewReader(state), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ctr.PID != 1234 || ctr.Rootfs != filepath.Join(bundle, "rootfs") {
-		t.Errorf("container = %+v", ctr)
-	}
-	if req.Devices.String() != "0,1" || req.MIGConfig != "all" || req.Capabilities.String() != "utility" {
-		t.Errorf("request = %+v", req)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, nvcontainer.Container{PID: 1234, Rootfs: filepath.Join(bundle, "rootfs")}, ctr)
+	assert.Equal(t, "0,1", req.Devices.String(), "request devices")
+	assert.Equal(t, "all", req.MIGConfig, "request MIG config")
+	assert.Equal(t, "utility", req.Capabilities.String(), "request capabilities")
 
-	// Under crun the state's root is the container's.
-	crun := `{"ociVersion":"1.0.2","pid":0,"bundle":"` + bundle + `","root":"/var/lib/crun/merged"}`
-	if _, ctr, err = toolkit.RequestFromHook(context.Background(), strings.NewReader(crun), nil); err != nil || ctr.Rootfs != "/var/lib/crun/merged" {
-		t.Errorf("crun state: container %+v, %v", ctr, err)
-	}
+	t.Run("under crun the state's root is the container's", func(t *testing.T) {
+		crun := `{"ociVersion":"1.0.2","pid":0,"bundle":"` + bundle + `","root":"/var/lib/crun/merged"}`
+		_, ctr, err := toolkit.RequestFromHook(context.Background(), strings.NewReader(crun), nil)
+		require.NoError(t, err)
+		assert.Equal(t, "/var/lib/crun/merged", ctr.Rootfs)
+	})
 
-	// Unprivileged: the MIG request is refused, naming the bundle.
-	bundle = testutil.Bundle(t, `{"ociVersion":"1.0.2","root":{"path":"/r"},"process":{"env":["NVIDIA_VISIBLE_DEVICES=0","NVIDIA_MIG_CONFIG_DEVICES=all"]}}`)
-	_, _, err = toolkit.RequestFromHook(context.Background(), strings.NewReader(`{"bundle":"`+bundle+`"}`), nil)
-	if !errors.Is(err, request.ErrUnprivileged) || !strings.Contains(err.Error(), bundle) {
-		t.Errorf("unprivileged MIG request: %v", err)
-	}
+	t.Run("unprivileged: the MIG request is refused, naming the bundle", func(t *testing.T) {
+		bundle := testutil.Bundle(t, `{"ociVersion":"1.0.2","root":{"path":"/r"},"process":{"env":["NVIDIA_VISIBLE_DEVICES=0","NVIDIA_MIG_CONFIG_DEVICES=all"]}}`)
+		_, _, err := toolkit.RequestFromHook(context.Background(), strings.NewReader(`{"bundle":"`+bundle+`"}`), nil)
+		assert.ErrorIs(t, err, request.ErrUnprivileged)
+		assert.ErrorContains(t, err, bundle)
+	})
 
-	// A missing config.json names the path.
-	_, _, err = toolkit.RequestFromHook(context.Background(), strings.NewReader(`{"bundle":"/nonexistent/b"}`), nil)
-	if err == nil || !strings.Contains(err.Error(), "/nonexistent/b/config.json") {
-		t.Errorf("missing spec: %v", err)
-	}
+	t.Run("a missing config.json names the path", func(t *testing.T) {
+		_, _, err := toolkit.RequestFromHook(context.Background(), strings.NewReader(`{"bundle":"/nonexistent/b"}`), nil)
+		assert.ErrorContains(t, err, "/nonexistent/b/config.json")
+	})
 }

@@ -2,12 +2,13 @@ package toolkit_test
 
 import (
 	"context"
-	"errors"
 	"io"
-	"reflect"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/capabilities"
 	"github.com/go-nvc/nvc/nvcontainer"
@@ -31,20 +32,14 @@ func TestZeroConfigIsDefault(t *testing.T) {
 	for name, in := range inputs {
 		t.Run(name, func(t *testing.T) {
 			want, err := request.New(in, toolkit.DefaultConfig().RequestOptions())
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			zeroCfg := (&toolkit.Config{}).RequestOptions()
 			for cname, opts := range map[string]*request.Options{"nil": nil, "zero": {}, "zero config": zeroCfg} {
 				got, err := request.New(in, opts)
-				if err != nil {
-					t.Fatalf("%s config: %v", cname, err)
-				}
-				if !reflect.DeepEqual(got, want) {
-					t.Errorf("%s config: request\n got %+v\nwant %+v", cname, got, want)
-				}
-				if !got.IsGPU() && name != "swarm variable absent" {
-					t.Errorf("%s config: not a GPU container", cname)
+				require.NoError(t, err, "%s config", cname)
+				assert.Equal(t, want, got, "%s config: request", cname)
+				if name != "swarm variable absent" {
+					assert.True(t, got.IsGPU(), "%s config: not a GPU container", cname)
 				}
 			}
 			defArgs := toolkit.CLIArgs(want, toolkit.DefaultConfig(), ctr)
@@ -52,9 +47,7 @@ func TestZeroConfigIsDefault(t *testing.T) {
 			// The zero Ldconfig passes no --ldconfig: nvidia-container-cli's
 			// own default is the same host ldconfig.
 			defArgs = slices.DeleteFunc(defArgs, func(a string) bool { return a == "--ldconfig=@/sbin/ldconfig" })
-			if !slices.Equal(zeroArgs, defArgs) {
-				t.Errorf("CLIArgs:\n zero    %q\n default %q", zeroArgs, defArgs)
-			}
+			assert.Equal(t, defArgs, zeroArgs, "CLIArgs: zero config against the default")
 		})
 	}
 }
@@ -70,34 +63,33 @@ load-kmods = false
 [nvidia-container-runtime.modes.legacy]
 cuda-compat-mode = ""
 `))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !cfg.IgnoreEnvvarUnprivileged || !cfg.CLI.NoLoadKmods || len(cfg.Unknown) != 0 {
-		t.Errorf("negated keys: ignore %v, no-load-kmods %v, unknown %q", cfg.IgnoreEnvvarUnprivileged, cfg.CLI.NoLoadKmods, cfg.Unknown)
-	}
-	if cfg.SupportedDriverCapabilities != "none" || cfg.Runtime.Modes.Legacy.CUDACompatMode != "none" {
-		t.Errorf("explicit empty values: caps %q, compat %q", cfg.SupportedDriverCapabilities, cfg.Runtime.Modes.Legacy.CUDACompatMode)
-	}
+	require.NoError(t, err)
+	assert.True(t, cfg.IgnoreEnvvarUnprivileged, "negated keys: IgnoreEnvvarUnprivileged")
+	assert.True(t, cfg.CLI.NoLoadKmods, "negated keys: NoLoadKmods")
+	assert.Empty(t, cfg.Unknown, "negated keys: unknown")
+	assert.Equal(t, "none", cfg.SupportedDriverCapabilities, "explicit empty capabilities")
+	assert.Equal(t, "none", cfg.Runtime.Modes.Legacy.CUDACompatMode, "explicit empty compat mode")
 	req, err := request.New(request.Input{Env: []string{"NVIDIA_VISIBLE_DEVICES=0"}, Privileged: true}, cfg.RequestOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if req.Capabilities != 0 || req.CUDACompatMode != request.CompatDisabled {
-		t.Errorf("request: caps %v, compat %q; want none, disabled", req.Capabilities, req.CUDACompatMode)
-	}
-	cfg, err = toolkit.ParseConfig([]byte("accept-nvidia-visible-devices-envvar-when-unprivileged = true\n[nvidia-container-cli]\nload-kmods = true\n"))
-	if err != nil || cfg.IgnoreEnvvarUnprivileged || cfg.CLI.NoLoadKmods {
-		t.Errorf("true keys: %+v, %v", cfg, err)
-	}
-	if _, err := toolkit.ParseConfig([]byte("[nvidia-container-cli]\nload-kmods = \"yes\"\n")); err == nil {
-		t.Error("load-kmods of the wrong type: no error")
-	}
-	var zero toolkit.Config
-	req, err = request.New(request.Input{Env: []string{"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_DRIVER_CAPABILITIES=all"}}, zero.RequestOptions())
-	if err != nil || req.Capabilities != capabilities.All {
-		t.Errorf("zero config, all capabilities: %v, %v", req, err)
-	}
+	require.NoError(t, err)
+	assert.Zero(t, req.Capabilities, "request: caps, want none")
+	assert.Equal(t, request.CompatDisabled, req.CUDACompatMode, "request: compat")
+
+	t.Run("true keys", func(t *testing.T) {
+		cfg, err := toolkit.ParseConfig([]byte("accept-nvidia-visible-devices-envvar-when-unprivileged = true\n[nvidia-container-cli]\nload-kmods = true\n"))
+		require.NoError(t, err)
+		assert.False(t, cfg.IgnoreEnvvarUnprivileged)
+		assert.False(t, cfg.CLI.NoLoadKmods)
+	})
+	t.Run("load-kmods of the wrong type", func(t *testing.T) {
+		_, err := toolkit.ParseConfig([]byte("[nvidia-container-cli]\nload-kmods = \"yes\"\n"))
+		assert.Error(t, err)
+	})
+	t.Run("zero config, all capabilities", func(t *testing.T) {
+		var zero toolkit.Config
+		req, err := request.New(request.Input{Env: []string{"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_DRIVER_CAPABILITIES=all"}}, zero.RequestOptions())
+		require.NoError(t, err)
+		assert.Equal(t, capabilities.All, req.Capabilities)
+	})
 }
 
 // A hook whose stdin never ends returns when its context is done.
@@ -108,11 +100,8 @@ func TestReadStateContext(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	_, err := request.ReadState(ctx, r)
-	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 5*time.Second {
-		t.Errorf("ReadState on a silent stdin: %v after %v; want the context's deadline", err, time.Since(start))
-	}
+	assert.ErrorIs(t, err, context.DeadlineExceeded, "ReadState on a silent stdin")
+	assert.Less(t, time.Since(start), 5*time.Second, "ReadState on a silent stdin returned late")
 	_, _, err = toolkit.RequestFromHook(ctx, r, nil)
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("RequestFromHook on a silent stdin: %v", err)
-	}
+	assert.ErrorIs(t, err, context.DeadlineExceeded, "RequestFromHook on a silent stdin")
 }
