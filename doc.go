@@ -13,7 +13,7 @@
 //	host := &nvcontainer.Host{Driver: drv, Devices: gpus} // or nvcontainer.OpenHost(ctx, nil, "")
 //	req, _ := request.FromEnv(env)        // NVIDIA_VISIBLE_DEVICES, NVIDIA_DRIVER_CAPABILITIES, ...
 //	plan, _ := nvcontainer.NewPlan(host, req, ctr, nil)
-//	err := plan.Apply(ctx, ctr, nil)                 // or plan.CDISpec(nil), or plan.JSON()
+//	err := plan.Apply(ctx, ctr, nil)                 // or cdispec.FromPlan(plan, nil), or plan.JSON()
 //
 // Everything before Apply is pure and fast: no mounts, no namespaces, no root.
 // The same plan feeds the CLI's list, a dry run, the CDI spec and the real
@@ -39,13 +39,16 @@
 //   - [github.com/go-nvc/nvc/nvcontainer]: requests (environment, OCI spec and
 //     hook state, CLI flags), requirement checks
 //     (NVIDIA_REQUIRE_*), the plan, applying it inside a container's mount
-//     namespace all or nothing, and CDI output.
+//     namespace all or nothing.
 //   - [github.com/go-nvc/nvc/nvcontainer/toolkit]: the NVIDIA Container
 //     Toolkit's glue: config.toml, the runtime hook's request and the
 //     nvidia-container-cli command line it would execute, runc's argv,
 //     adding the hook to a bundle's config.json. It applies nothing itself.
+//   - [github.com/go-nvc/nvc/nvcontainer/cdispec]: a plan, or a whole host,
+//     written as a CDI spec (device naming, the createContainer hooks),
+//     validated and encoded.
 //
-// Dependencies point one way: nvcontainer → {driver, devices} → {ldcache,
+// Dependencies point one way: cdispec → nvcontainer → {driver, devices} → {ldcache,
 // capabilities} → internal. Only Apply, device node creation and the
 // ldcache writers act on the system; everything else is pure.
 //

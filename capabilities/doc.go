@@ -25,7 +25,7 @@
 // An empty [Set] (the zero value) means no class, in every call of this
 // module that takes a Set: a request or plan with it gets the device nodes
 // and no driver file, driver.Driver.Files returns nothing for it, and
-// nvcontainer.NewCDISpec writes a spec without driver files. A caller that
+// cdispec.FromHost writes a spec without driver files. A caller that
 // wants a default says which: [Default], [HookDefault] or [All].
 //
 // An empty *list* (a string) is another matter: each tool has its own rule

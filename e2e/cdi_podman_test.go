@@ -18,7 +18,7 @@ import (
 
 	"github.com/go-nvc/nvc/internal/fakehost"
 	"github.com/go-nvc/nvc/internal/testutil"
-	"github.com/go-nvc/nvc/nvcontainer"
+	"github.com/go-nvc/nvc/nvcontainer/cdispec"
 )
 
 // cdiCase is a simulated host, our generator and hook, and the spec the
@@ -233,7 +233,7 @@ func (c *cdiCase) runWithoutLDCacheHook(t *testing.T, runtime string) {
 // with `nvidia-ctk cdi list`.
 func TestCDISpecValid(t *testing.T) {
 	c := newCDICase(t, uniqueClass(), "--device-name-strategy", "index,uuid,type-index")
-	assert.NoError(t, nvcontainer.ValidateCDISpec(c.spec), "ValidateCDISpec")
+	assert.NoError(t, cdispec.Validate(c.spec), "cdispec.Validate")
 	cache, err := cdi.NewCache(cdi.WithSpecDirs(filepath.Dir(c.file)), cdi.WithAutoRefresh(false))
 	if err != nil {
 		t.Logf("CDI cache errors (other specs may be present): %v", err)

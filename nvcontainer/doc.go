@@ -1,9 +1,9 @@
 // Package nvcontainer turns what a container asks for into what it gets: it
 // reads the request (NVIDIA_* environment, OCI runtime spec and hook state,
 // the toolkit's config.toml), checks NVIDIA_REQUIRE_* requirements, plans
-// the driver files and devices a container receives ([NewPlan]), applies the
-// plan inside the container's mount namespace ([Plan.Apply]), and writes it
-// out as a CDI spec ([Plan.CDISpec], [NewCDISpec]).
+// the driver files and devices a container receives ([NewPlan]), and applies
+// the plan inside the container's mount namespace ([Plan.Apply]). Package
+// cdispec writes a plan out as a CDI spec.
 //
 // # Requests and requirements
 //
@@ -31,7 +31,7 @@
 // decided first; a refusal is a [*PlanError] whose text is the CLI's own
 // ("requirement error: unsatisfied condition: …"). The rootfs is only read,
 // through in-root resolution. A plan made without a rootfs keeps host paths
-// and is what [Plan.CDISpec] writes as a CDI spec.
+// and is what cdispec.FromPlan writes as a CDI spec.
 //
 // # The plan as JSON
 //
@@ -67,14 +67,8 @@
 //
 // # CDI
 //
-// [Plan.CDISpec] and [NewCDISpec] write a CDI spec
-// (tags.cncf.io/container-device-interface, cdiVersion 0.5.0 so that podman
-// 4.3 loads it) with a device per GPU and MIG device under the naming
-// strategies of nvidia-ctk cdi generate, plus "all"; device nodes carry
-// hostPath, type, major and minor; the loader cache update and the symlinks
-// are createContainer hooks with an explicit environment.
-// [ValidateCDISpec] applies the CDI module's rules, [MarshalCDISpec]
-// encodes JSON or YAML.
+// Package cdispec (github.com/go-nvc/nvc/nvcontainer/cdispec) writes a
+// plan made without a rootfs, or every device of a host, as a CDI spec.
 //
 // # What it needs
 //

@@ -68,7 +68,7 @@ type PlanOptions struct {
 //
 // NewPlan makes plans; Plan.JSON prints one in the layout the package
 // documentation describes ("The plan as JSON") and ParsePlan reads it back;
-// Plan.CDISpec writes one as a CDI spec.
+// package cdispec writes one as a CDI spec (cdispec.FromPlan).
 type Plan struct {
 	// Version is PlanVersion.
 	Version int `json:"version"`

@@ -19,7 +19,8 @@ func (p *Plan) JSON() ([]byte, error) {
 }
 
 // indentJSON encodes v indented by two spaces, with a final newline and
-// without HTML escaping: the layout of a plan and of a CDI spec in JSON.
+// without HTML escaping: the layout of a plan in JSON (cdispec.Marshal
+// writes CDI specs the same way).
 func indentJSON(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"io/fs"
 	"reflect"
-	"slices"
-	"strings"
 	"testing"
 
 	"github.com/go-nvc/nvc/devices"
@@ -17,16 +15,6 @@ import (
 	"github.com/go-nvc/nvc/nvcontainer"
 	"github.com/go-nvc/nvc/nvcontainer/request"
 )
-
-// DefaultCDIHookEnv is a fresh slice each time: a caller changing it
-// changes no later spec.
-func TestDefaultCDIHookEnvFresh(t *testing.T) {
-	env := nvcontainer.DefaultCDIHookEnv()
-	env[0] = "LD_PRELOAD=/evil.so"
-	if got := nvcontainer.DefaultCDIHookEnv(); !slices.Equal(got, []string{"NVIDIA_CTK_DEBUG=false"}) {
-		t.Errorf("DefaultCDIHookEnv after a caller's change = %q", got)
-	}
-}
 
 // One sentinel per condition: the packages' errors for the same condition
 // match each other with errors.Is, and keep their own text.
@@ -81,31 +69,5 @@ func TestStateIsOwnType(t *testing.T) {
 	want := &request.State{OCIVersion: "1.0.2", ID: "c", Status: "creating", PID: 7, BundlePath: "/b", Root: "/r", Annotations: map[string]string{"a": "b"}}
 	if err != nil || !reflect.DeepEqual(st, want) || st.BundleDir() != "/b" {
 		t.Errorf("ParseState = %+v, %v; want %+v", st, err, want)
-	}
-}
-
-// An empty capability set means no class in NewCDISpec as in a plan: the
-// spec holds the device nodes and no driver file.
-func TestNewCDISpecEmptyCaps(t *testing.T) {
-	h := newTestHost(t, nil)
-	spec, err := nvcontainer.NewCDISpec(h.host, 0, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := nvcontainer.NewPlan(h.host, &request.Request{Devices: request.Devices{Mode: request.DevicesAll}}, nvcontainer.Container{}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := p.CDISpec(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(spec, want) {
-		t.Errorf("NewCDISpec(host, 0) differs from the plan of an empty capability set")
-	}
-	for _, m := range spec.ContainerEdits.Mounts {
-		if strings.Contains(m.HostPath, "libcuda") || strings.Contains(m.HostPath, "nvidia-smi") {
-			t.Errorf("empty capability set mounts %s", m.HostPath)
-		}
 	}
 }

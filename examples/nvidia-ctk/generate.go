@@ -18,6 +18,7 @@ import (
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/nvcontainer"
+	"github.com/go-nvc/nvc/nvcontainer/cdispec"
 	"github.com/go-nvc/nvc/nvcontainer/nvctest"
 	"github.com/go-nvc/nvc/nvcontainer/request"
 )
@@ -46,8 +47,8 @@ func generateCommand(args []string, stdout, stderr io.Writer, log *slog.Logger) 
 	fs.StringVar(&o.driverRoot, "driver-root", "/", "the root the driver is installed under")
 	fs.StringVar(&o.devRoot, "dev-root", "", "the root /dev is under (default: the driver root)")
 	fs.StringVar(&o.procRoot, "proc-root", "/proc", "where the host's procfs is")
-	fs.StringVar(&o.hookPath, "hook-path", nvcontainer.DefaultCDIHookPath, "host path of the createContainer hook (examples/nvidia-cdi-hook)")
-	fs.StringVar(&o.hookPath, "nvidia-cdi-hook-path", nvcontainer.DefaultCDIHookPath, "alias of --hook-path, as NVIDIA's tool names it")
+	fs.StringVar(&o.hookPath, "hook-path", cdispec.DefaultHookPath, "host path of the createContainer hook (examples/nvidia-cdi-hook)")
+	fs.StringVar(&o.hookPath, "nvidia-cdi-hook-path", cdispec.DefaultHookPath, "alias of --hook-path, as NVIDIA's tool names it")
 	fs.StringVar(&o.simulate, "simulate", "", "write the spec for a generated host: "+machineNames())
 	fs.StringArrayVar(&o.simulateMIG, "simulate-mig", nil, "with --simulate, a GPU in MIG mode and its MIG devices, as `INDEX=PROFILE,...` (repeatable)")
 	fs.BoolVar(&o.simulateKeep, "simulate-keep", false, "keep the --simulate host (the spec's host paths point into it; removed at exit otherwise)")
@@ -84,7 +85,7 @@ func generate(o *generateOptions, stdout, stderr io.Writer, log *slog.Logger) er
 	if err != nil {
 		return err
 	}
-	data, err := nvcontainer.MarshalCDISpec(spec, format)
+	data, err := cdispec.Marshal(spec, format)
 	if err != nil {
 		return err
 	}
@@ -101,7 +102,7 @@ func generate(o *generateOptions, stdout, stderr io.Writer, log *slog.Logger) er
 // GPUs without persistence mode), and again with NVML first
 // (devices.Auto) only when the spec names MIG devices by UUID, which
 // procfs lacks. A simulated host (d.NVML set) is opened with its NVML.
-func openSpecHost(d *driver.Options, opts *nvcontainer.CDIOptions) (*nvcontainer.Host, error) {
+func openSpecHost(d *driver.Options, opts *cdispec.Options) (*nvcontainer.Host, error) {
 	if d.NVML != nil {
 		return nvcontainer.OpenHost(context.Background(), d, "")
 	}
@@ -114,8 +115,8 @@ func openSpecHost(d *driver.Options, opts *nvcontainer.CDIOptions) (*nvcontainer
 
 // namesByUUID says whether the spec names devices by UUID (the default
 // strategies do).
-func namesByUUID(opts *nvcontainer.CDIOptions) bool {
-	return opts == nil || len(opts.NameStrategies) == 0 || slices.Contains(opts.NameStrategies, nvcontainer.CDINameUUID)
+func namesByUUID(opts *cdispec.Options) bool {
+	return opts == nil || len(opts.NameStrategies) == 0 || slices.Contains(opts.NameStrategies, cdispec.NameUUID)
 }
 
 func lacksMIGUUID(h *devices.Host) bool {
@@ -130,9 +131,9 @@ func lacksMIGUUID(h *devices.Host) bool {
 }
 
 // hostSpec plans every device and capability of host, as
-// nvcontainer.NewCDISpec does, prints the plan's warnings (a driver file
+// cdispec.FromHost does, prints the plan's warnings (a driver file
 // the host lacks) to stderr, and writes the plan as a CDI spec.
-func hostSpec(host *nvcontainer.Host, opts *nvcontainer.CDIOptions, stderr io.Writer) (*specs.Spec, error) {
+func hostSpec(host *nvcontainer.Host, opts *cdispec.Options, stderr io.Writer) (*specs.Spec, error) {
 	req := &request.Request{Devices: request.Devices{Mode: request.DevicesAll}, Capabilities: capabilities.All}
 	plan, err := nvcontainer.NewPlan(host, req, nvcontainer.Container{}, nil)
 	if err != nil {
@@ -141,16 +142,16 @@ func hostSpec(host *nvcontainer.Host, opts *nvcontainer.CDIOptions, stderr io.Wr
 	for _, w := range plan.Warnings {
 		fmt.Fprintf(stderr, "nvidia-ctk: warning: %s\n", w)
 	}
-	return plan.CDISpec(opts)
+	return cdispec.FromPlan(plan, opts)
 }
 
 // outputFormat is --format, or the --output file's extension, or yaml.
 func (o *generateOptions) outputFormat() (string, error) {
 	ext := strings.TrimPrefix(filepath.Ext(o.output), ".")
 	if ext == "yml" {
-		ext = nvcontainer.CDIFormatYAML
+		ext = cdispec.FormatYAML
 	}
-	known := []string{nvcontainer.CDIFormatJSON, nvcontainer.CDIFormatYAML}
+	known := []string{cdispec.FormatJSON, cdispec.FormatYAML}
 	switch {
 	case o.format != "" && !slices.Contains(known, o.format):
 		return "", fmt.Errorf("cdi generate: unknown --format %q (want json or yaml)", o.format)
@@ -161,18 +162,18 @@ func (o *generateOptions) outputFormat() (string, error) {
 	case slices.Contains(known, ext):
 		return ext, nil
 	}
-	return nvcontainer.CDIFormatYAML, nil
+	return cdispec.FormatYAML, nil
 }
 
-func (o *generateOptions) cdiOptions() (*nvcontainer.CDIOptions, error) {
-	c := &nvcontainer.CDIOptions{Kind: o.vendor + "/" + o.class, NoAllDevice: o.noAll, HookPath: o.hookPath}
-	known := []nvcontainer.CDINameStrategy{nvcontainer.CDINameIndex, nvcontainer.CDINameUUID, nvcontainer.CDINameTypeIndex}
+func (o *generateOptions) cdiOptions() (*cdispec.Options, error) {
+	c := &cdispec.Options{Kind: o.vendor + "/" + o.class, NoAllDevice: o.noAll, HookPath: o.hookPath}
+	known := []cdispec.NameStrategy{cdispec.NameIndex, cdispec.NameUUID, cdispec.NameTypeIndex}
 	for _, s := range o.strategies {
-		if !slices.Contains(known, nvcontainer.CDINameStrategy(s)) {
+		if !slices.Contains(known, cdispec.NameStrategy(s)) {
 			return nil, fmt.Errorf("cdi generate: unknown --device-name-strategy %q (want index, uuid or type-index)", s)
 		}
-		if !slices.Contains(c.NameStrategies, nvcontainer.CDINameStrategy(s)) {
-			c.NameStrategies = append(c.NameStrategies, nvcontainer.CDINameStrategy(s))
+		if !slices.Contains(c.NameStrategies, cdispec.NameStrategy(s)) {
+			c.NameStrategies = append(c.NameStrategies, cdispec.NameStrategy(s))
 		}
 	}
 	if len(c.NameStrategies) == 0 {

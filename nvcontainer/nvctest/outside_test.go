@@ -25,6 +25,7 @@ import (
 
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/nvcontainer"
+	"github.com/go-nvc/nvc/nvcontainer/cdispec"
 	"github.com/go-nvc/nvc/nvcontainer/nvctest"
 	"github.com/go-nvc/nvc/nvcontainer/request"
 )
@@ -43,11 +44,11 @@ func TestCDISpecOfSimulatedHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec, err := p.CDISpec(nil)
+	spec, err := cdispec.FromPlan(p, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := nvcontainer.MarshalCDISpec(spec, nvcontainer.CDIFormatYAML)
+	b, err := cdispec.Marshal(spec, cdispec.FormatYAML)
 	if err != nil {
 		t.Fatal(err)
 	}

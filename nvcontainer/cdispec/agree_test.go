@@ -1,7 +1,6 @@
-package nvcontainer_test
+package cdispec_test
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -11,13 +10,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	specs "tags.cncf.io/container-device-interface/specs-go"
 
 	"github.com/go-nvc/nvc/capabilities"
 	"github.com/go-nvc/nvc/devices"
-	"github.com/go-nvc/nvc/internal/fakehost"
-	"github.com/go-nvc/nvc/internal/fakenvml"
 	"github.com/go-nvc/nvc/nvcontainer"
+	"github.com/go-nvc/nvc/nvcontainer/cdispec"
+	"github.com/go-nvc/nvc/nvcontainer/nvctest"
 	"github.com/go-nvc/nvc/nvcontainer/request"
 )
 
@@ -78,8 +79,8 @@ func (g *grant) add(tb testing.TB, e *specs.ContainerEdits) {
 	tb.Helper()
 	for _, n := range e.DeviceNodes {
 		v := fmt.Sprintf("%s %d:%d", n.HostPath, n.Major, n.Minor)
-		if have, ok := g.nodes[n.Path]; ok && have != v {
-			tb.Errorf("node %s is %s and %s", n.Path, have, v)
+		if have, ok := g.nodes[n.Path]; ok {
+			assert.Equal(tb, have, v, "node %s given twice, differently", n.Path)
 		}
 		g.nodes[n.Path] = v
 		r := fmt.Sprintf("%d:%d", n.Major, n.Minor)
@@ -157,11 +158,11 @@ func specGrant(tb testing.TB, spec *specs.Spec, names []string) (*grant, error) 
 // migLayouts are each machine's MIG layout: GPU 1 with two GPU instances,
 // GPU 3 with a one-slice compute instance in a three-slice GPU instance,
 // GPU 5 in MIG mode without MIG devices.
-var migLayouts = map[string]map[int][]string{
-	"dgxa100": {1: {"3g.20gb", "1g.5gb"}, 3: {"1c.3g.20gb"}, 5: {}},
-	"dgxh100": {1: {"3g.40gb", "1g.10gb"}, 3: {"1c.3g.40gb"}, 5: {}},
-	"dgxh200": {1: {"3g.71gb", "1g.18gb"}, 3: {"1c.3g.71gb"}, 5: {}},
-	"dgxb200": {1: {"3g.90gb", "1g.23gb"}, 3: {"1c.3g.90gb"}, 5: {}},
+var migLayouts = map[nvctest.Machine]map[int][]string{
+	nvctest.DGXA100: {1: {"3g.20gb", "1g.5gb"}, 3: {"1c.3g.20gb"}, 5: {}},
+	nvctest.DGXH100: {1: {"3g.40gb", "1g.10gb"}, 3: {"1c.3g.40gb"}, 5: {}},
+	nvctest.DGXH200: {1: {"3g.71gb", "1g.18gb"}, 3: {"1c.3g.71gb"}, 5: {}},
+	nvctest.DGXB200: {1: {"3g.90gb", "1g.23gb"}, 3: {"1c.3g.90gb"}, 5: {}},
 }
 
 // deviceIDs are every ID the host offers for a device: each GPU's index
@@ -201,53 +202,44 @@ func selections(ids []string, f func([]string)) {
 // selection of up to three devices by every name the host offers (index,
 // UUID, gpu:mig, MIG UUID) and for "all",
 //
-//   - the spec written from the selection's plan (Plan.CDISpec) gives a
+//   - the spec written from the selection's plan (FromPlan) gives a
 //     container that asks it for the selected names exactly the plan's
 //     device nodes, mounts, environment, hooks and cgroup rules, and so
 //     does its "all" device;
-//   - the host's spec (NewCDISpec, what cdi generate writes) gives the
+//   - the host's spec (FromHost, what cdi generate writes) gives the
 //     same for the same names.
 func TestPlanAndCDIAgree(t *testing.T) {
-	for _, machine := range fakenvml.Machines() {
+	for _, machine := range nvctest.Machines() {
 		for _, mig := range []bool{false, true} {
-			name := machine
-			opts := &fakehost.Options{Machine: machine}
+			name := string(machine)
+			opts := &nvctest.Options{}
 			if mig {
 				name += "-mig"
 				opts.MIG = migLayouts[machine]
 			}
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
-				checkAgreement(t, opts)
+				checkAgreement(t, machine, opts)
 			})
 		}
 	}
 }
 
-func checkAgreement(t *testing.T, opts *fakehost.Options) {
-	fh, err := fakehost.Generate(t.TempDir(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := openTestHost(t, fh, devices.NVML)
-	hostSpec, err := nvcontainer.NewCDISpec(h.host, agreeCaps, nil)
-	if err != nil {
-		t.Fatalf("NewCDISpec: %v", err)
-	}
+func checkAgreement(t *testing.T, machine nvctest.Machine, opts *nvctest.Options) {
+	h := openTestHost(t, nvctest.NewHost(t, machine, opts), devices.NVML)
+	hostSpec, err := cdispec.FromHost(h.host, agreeCaps, nil)
+	require.NoError(t, err, "FromHost")
 	var count, failures int
 	selections(deviceIDs(h.host.Devices), func(ids []string) {
 		count++
 		if failures >= 10 {
 			return
 		}
-		if msg := agreement(t, h, hostSpec, ids); msg != "" {
+		if !assert.Empty(t, agreement(t, h, hostSpec, ids), "selection %s", strings.Join(ids, ",")) {
 			failures++
-			t.Errorf("selection %s: %s", strings.Join(ids, ","), msg)
 		}
 	})
-	if count < 100 {
-		t.Errorf("only %d selections", count)
-	}
+	assert.GreaterOrEqual(t, count, 100, "selections")
 	t.Logf("%d selections", count)
 }
 
@@ -259,7 +251,7 @@ var agreeCaps = capabilities.Of(capabilities.Compute, capabilities.Utility)
 // agreement compares the plan for ids with its own spec and the host's;
 // empty when all three agree.
 func agreement(t *testing.T, h *testHost, hostSpec *specs.Spec, ids []string) string {
-	req := &request.Request{Devices: request.Devices{Mode: request.DevicesList, IDs: ids}, Capabilities: agreeCaps}
+	req := listRequest(ids, agreeCaps)
 	if ids[0] == "all" {
 		req.Devices = request.Devices{Mode: request.DevicesAll}
 	}
@@ -268,9 +260,9 @@ func agreement(t *testing.T, h *testHost, hostSpec *specs.Spec, ids []string) st
 		return "plan: " + err.Error()
 	}
 	want := planGrant(p)
-	spec, err := p.CDISpec(nil)
+	spec, err := cdispec.FromPlan(p, nil)
 	if err != nil {
-		return "Plan.CDISpec: " + err.Error()
+		return "FromPlan: " + err.Error()
 	}
 	for _, c := range []struct {
 		what  string
@@ -297,27 +289,20 @@ func agreement(t *testing.T, h *testHost, hostSpec *specs.Spec, ids []string) st
 // (the mock makes one compute instance per GPU instance; the discovered
 // host is edited to share): each device's CDI edits hold the shared node.
 func TestPlanAndCDIAgreeSharedInstance(t *testing.T) {
-	fh, err := fakehost.Generate(t.TempDir(), &fakehost.Options{MIG: map[int][]string{1: {"3g.20gb", "1g.5gb"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := openTestHost(t, fh, devices.NVML)
+	sim := nvctest.NewHost(t, nvctest.DGXA100, &nvctest.Options{MIG: map[int][]string{1: {"3g.20gb", "1g.5gb"}}})
+	h := openTestHost(t, sim, devices.NVML)
 	gpu := &h.host.Devices.GPUs[1]
 	a, b := &gpu.MIGDevices[0], &gpu.MIGDevices[1]
 	b.GI, b.GIAccess = a.GI, a.GIAccess
-	hostSpec, err := nvcontainer.NewCDISpec(h.host, agreeCaps, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	hostSpec, err := cdispec.FromHost(h.host, agreeCaps, nil)
+	require.NoError(t, err, "FromHost")
 	ids := []string{"1", gpu.UUID, "1:0", a.UUID, "1:1", b.UUID}
 	selections(ids, func(ids []string) {
-		if msg := agreement(t, h, hostSpec, ids); msg != "" {
-			t.Errorf("selection %s: %s", strings.Join(ids, ","), msg)
-		}
+		assert.Empty(t, agreement(t, h, hostSpec, ids), "selection %s", strings.Join(ids, ","))
 	})
-	if n := nodePaths(cdiDevice(hostSpec, "1:1").ContainerEdits); !slices.Contains(n, a.GIAccess.Node.Path) {
-		t.Errorf("1:1 nodes %v lack the shared GPU instance node %s", n, a.GIAccess.Node.Path)
-	}
+	d := cdiDevice(hostSpec, "1:1")
+	require.NotNil(t, d, "device 1:1")
+	assert.Contains(t, nodePaths(d.ContainerEdits), a.GIAccess.Node.Path, "1:1 nodes lack the shared GPU instance node")
 }
 
 // TestCDIMIGWithoutCapsMajor checks a host whose /proc/devices lists no
@@ -326,53 +311,40 @@ func TestPlanAndCDIAgreeSharedInstance(t *testing.T) {
 // device is refused, naming it, rather than written without its access
 // nodes; whole GPUs, in MIG mode or not, still get a spec.
 func TestCDIMIGWithoutCapsMajor(t *testing.T) {
-	fh, err := fakehost.Generate(t.TempDir(), &fakehost.Options{MIG: map[int][]string{1: {"3g.20gb", "1g.5gb"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(fh.ProcRoot, "devices")
+	sim := nvctest.NewHost(t, nvctest.DGXA100, &nvctest.Options{MIG: map[int][]string{1: {"3g.20gb", "1g.5gb"}}})
+	file := filepath.Join(sim.ProcRoot, "devices")
 	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var lines []string
 	for l := range strings.Lines(string(data)) {
 		if f := strings.Fields(l); len(f) != 2 || f[1] != "nvidia-caps" {
 			lines = append(lines, l)
 		}
 	}
-	if err := os.WriteFile(file, []byte(strings.Join(lines, "")), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(file, []byte(strings.Join(lines, "")), 0o644))
 	for _, backend := range []devices.Backend{devices.NVML, devices.Procfs} {
 		t.Run(string(backend), func(t *testing.T) {
-			h := openTestHost(t, fh, backend)
-			if s := h.host.Devices.NVCapsStyle; s == devices.NVCapsDev {
-				t.Fatalf("caps style %s without an nvidia-caps major", s)
-			}
-			_, err := nvcontainer.NewCDISpec(h.host, agreeCaps, nil)
-			if !errors.Is(err, nvcontainer.ErrInvalidCDI) || !strings.Contains(err.Error(), "1:0") || !strings.Contains(err.Error(), "nvidia-caps") {
-				t.Errorf("NewCDISpec: %v, want an error naming MIG device 1:0 and nvidia-caps", err)
-			}
+			h := openTestHost(t, sim, backend)
+			require.NotEqual(t, devices.NVCapsDev, h.host.Devices.NVCapsStyle, "caps style without an nvidia-caps major")
+			_, err := cdispec.FromHost(h.host, agreeCaps, nil)
+			require.ErrorIs(t, err, cdispec.ErrInvalid, "FromHost: want an error naming MIG device 1:0 and nvidia-caps")
+			assert.Contains(t, err.Error(), "1:0", "FromHost's error names the MIG device")
+			assert.Contains(t, err.Error(), "nvidia-caps", "FromHost's error names nvidia-caps")
 			for _, ids := range [][]string{{"1:0"}, {"0", "1:1"}} {
-				p := h.plan(t, &request.Request{Devices: request.Devices{Mode: request.DevicesList, IDs: ids}, Capabilities: agreeCaps}, "", nil)
-				if _, err := p.CDISpec(nil); !errors.Is(err, nvcontainer.ErrInvalidCDI) {
-					t.Errorf("%s: CDISpec %v, want ErrInvalidCDI", ids, err)
-				}
+				t.Run("refused "+strings.Join(ids, ","), func(t *testing.T) {
+					_, err := cdispec.FromPlan(h.plan(t, listRequest(ids, agreeCaps), "", nil), nil)
+					assert.ErrorIs(t, err, cdispec.ErrInvalid)
+				})
 			}
 			for _, ids := range [][]string{{"0"}, {"1"}, {"0", "1"}} {
-				p := h.plan(t, &request.Request{Devices: request.Devices{Mode: request.DevicesList, IDs: ids}, Capabilities: agreeCaps}, "", nil)
-				spec, err := p.CDISpec(nil)
-				if err != nil {
-					t.Fatalf("%s: %v", ids, err)
-				}
-				g, err := specGrant(t, spec, ids)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if d := g.diff(planGrant(p)); d != "" {
-					t.Errorf("%s: %s", ids, d)
-				}
+				t.Run("written "+strings.Join(ids, ","), func(t *testing.T) {
+					p := h.plan(t, listRequest(ids, agreeCaps), "", nil)
+					spec, err := cdispec.FromPlan(p, nil)
+					require.NoError(t, err)
+					g, err := specGrant(t, spec, ids)
+					require.NoError(t, err)
+					assert.Empty(t, g.diff(planGrant(p)), "spec and plan differ")
+				})
 			}
 		})
 	}

@@ -1,12 +1,14 @@
-package nvcontainer
+package cdispec
 
 import (
 	"fmt"
 	"path"
 	"slices"
+	"strings"
 
 	"github.com/go-nvc/nvc/capabilities"
 	"github.com/go-nvc/nvc/devices"
+	"github.com/go-nvc/nvc/nvcontainer"
 	"github.com/go-nvc/nvc/nvcontainer/request"
 	specs "tags.cncf.io/container-device-interface/specs-go"
 )
@@ -28,19 +30,19 @@ var cdiBindOptions = []string{"rbind", "rprivate"}
 
 // commonEdits are the spec-wide edits: shared nodes, driver files, the
 // hooks, and NVIDIA_VISIBLE_DEVICES=void.
-func (p *Plan) commonEdits(o *CDIOptions) specs.ContainerEdits {
+func commonEdits(p *nvcontainer.Plan, o *Options) specs.ContainerEdits {
 	e := specs.ContainerEdits{Env: []string{cdiVoidEnv}}
 	for _, m := range p.Mounts {
 		if m.For != "" {
 			continue
 		}
-		if m.Kind == MountDevice {
+		if m.Kind == nvcontainer.MountDevice {
 			e.DeviceNodes = append(e.DeviceNodes, cdiNode(m))
 			continue
 		}
 		e.Mounts = append(e.Mounts, cdiMount(m))
 	}
-	e.Hooks = p.cdiHooks(o)
+	e.Hooks = cdiHooks(p, o)
 	return e
 }
 
@@ -48,14 +50,14 @@ func (p *Plan) commonEdits(o *CDIOptions) specs.ContainerEdits {
 // it (and, for a MIG device, for its parent GPU). A MIG device without
 // access nodes of its own is refused: the spec would give it a GPU node a
 // container cannot use it through.
-func (p *Plan) deviceEdits(d cdiDevice) (*specs.ContainerEdits, error) {
+func deviceEdits(p *nvcontainer.Plan, d cdiDevice) (*specs.ContainerEdits, error) {
 	e := &specs.ContainerEdits{}
 	own := 0
 	for _, m := range p.Mounts {
-		if m.Kind != MountDevice {
+		if m.Kind != nvcontainer.MountDevice {
 			continue
 		}
-		fors := m.devices()
+		fors := mountDevices(m)
 		if slices.ContainsFunc(d.fors, func(id string) bool { return slices.Contains(fors, id) }) {
 			e.DeviceNodes = append(e.DeviceNodes, cdiNode(m))
 		}
@@ -64,25 +66,34 @@ func (p *Plan) deviceEdits(d cdiDevice) (*specs.ContainerEdits, error) {
 		}
 	}
 	if len(e.DeviceNodes) == 0 {
-		return nil, fmt.Errorf("writing CDI device %s: the plan has no device node for it (made with NoDevbind?): %w", d.index, ErrInvalidCDI)
+		return nil, fmt.Errorf("writing CDI device %s: the plan has no device node for it (made with NoDevbind?): %w", d.index, ErrInvalid)
 	}
 	if d.mig != "" && own < migAccessNodes {
 		return nil, fmt.Errorf("writing CDI device %s: the plan has %d of the %d nvidia-caps access nodes of its GPU and compute instance "+
-			"(does the host's %s list nvidia-caps?): %w", d.index, own, migAccessNodes, devices.ProcDevices, ErrInvalidCDI)
+			"(does the host's %s list nvidia-caps?): %w", d.index, own, migAccessNodes, devices.ProcDevices, ErrInvalid)
 	}
 	return e, nil
+}
+
+// mountDevices are the index IDs of the devices m is for (Mount.For);
+// none for what every device shares.
+func mountDevices(m nvcontainer.Mount) []string {
+	if m.For == "" {
+		return nil
+	}
+	return strings.Split(m.For, ",")
 }
 
 // migAccessNodes is how many nvidia-caps nodes a MIG device is used
 // through: its GPU instance's access and its compute instance's.
 const migAccessNodes = 2
 
-func cdiNode(m Mount) *specs.DeviceNode {
+func cdiNode(m nvcontainer.Mount) *specs.DeviceNode {
 	return &specs.DeviceNode{Path: m.Target, HostPath: m.Source, Type: "c",
 		Major: int64(m.Device.Major), Minor: int64(m.Device.Minor), Permissions: cdiPermissions}
 }
 
-func cdiMount(m Mount) *specs.Mount {
+func cdiMount(m nvcontainer.Mount) *specs.Mount {
 	opts := append(slices.Clone(m.Options), cdiBindOptions...)
 	return &specs.Mount{HostPath: m.Source, ContainerPath: m.Target, Options: opts}
 }
@@ -92,7 +103,7 @@ func cdiMount(m Mount) *specs.Mount {
 // enable-cuda-compat for the image's forward-compatibility libraries,
 // update-ldcache for its loader cache dirs (first dirs first), and
 // disable-device-node-modification for the /proc/driver/nvidia mask.
-func (p *Plan) cdiHooks(o *CDIOptions) []*specs.Hook {
+func cdiHooks(p *nvcontainer.Plan, o *Options) []*specs.Hook {
 	var hooks []*specs.Hook
 	if len(p.Symlinks) > 0 {
 		args := []string{hookCreateLinks}
@@ -101,7 +112,7 @@ func (p *Plan) cdiHooks(o *CDIOptions) []*specs.Hook {
 		}
 		hooks = append(hooks, o.hook(args))
 	}
-	if p.needsCompatHook() {
+	if needsCompatHook(p) {
 		hooks = append(hooks, o.hook([]string{hookCUDACompat, "--host-driver-version", p.Driver.Version}))
 	}
 	dirs := append(slices.Clone(p.LDCache.FirstDirs), p.LDCache.Dirs...)
@@ -112,7 +123,7 @@ func (p *Plan) cdiHooks(o *CDIOptions) []*specs.Hook {
 		}
 		hooks = append(hooks, o.hook(args))
 	}
-	if p.masksProcDriver() {
+	if masksProcDriver(p) {
 		hooks = append(hooks, o.hook([]string{hookNoDeviceNodes}))
 	}
 	return hooks
@@ -122,7 +133,7 @@ func (p *Plan) cdiHooks(o *CDIOptions) []*specs.Hook {
 // forward compatibility itself: compute is asked for, the mode is not
 // disabled, the driver version is known, and the plan did not already use
 // compat libraries of an image it inspected.
-func (p *Plan) needsCompatHook() bool {
+func needsCompatHook(p *nvcontainer.Plan) bool {
 	return p.Capabilities.Expand().Has(capabilities.Compute) && p.CUDACompat.Mode != request.CompatDisabled &&
 		!p.CUDACompat.Used && p.Driver.Version != ""
 }
@@ -130,7 +141,7 @@ func (p *Plan) needsCompatHook() bool {
 // masksProcDriver reports whether the plan masks /proc/driver/nvidia, whose
 // params copy stops the driver from making device nodes in the container
 // (none on WSL). CDI cannot carry the tmpfs; the hook does its part.
-func (p *Plan) masksProcDriver() bool {
+func masksProcDriver(p *nvcontainer.Plan) bool {
 	for _, t := range p.Tmpfs {
 		if t.Target == devices.ProcDriver {
 			return true
@@ -141,7 +152,7 @@ func (p *Plan) masksProcDriver() bool {
 
 // hook is a createContainer hook running HookPath with args and the
 // explicit environment.
-func (o *CDIOptions) hook(args []string) *specs.Hook {
+func (o *Options) hook(args []string) *specs.Hook {
 	argv := append([]string{path.Base(o.HookPath)}, args...)
 	return &specs.Hook{HookName: cdiHookName, Path: o.HookPath, Args: argv, Env: slices.Clone(o.HookEnv)}
 }
