@@ -48,9 +48,10 @@
 //     written as a CDI spec (device naming, the createContainer hooks),
 //     validated and encoded.
 //
-// Dependencies point one way: cdispec → nvcontainer → {driver, devices} →
-// {ldcache, capabilities} → internal. Only Apply, device node creation and
-// the ldcache writers act on the system; everything else is pure.
+// Dependencies point one way: {cdispec, toolkit} → nvcontainer → {driver,
+// devices} → {ldcache, capabilities} → internal. Only Apply, device node
+// creation and the ldcache writers act on the system; everything else is
+// pure.
 //
 // # Programs
 //
