@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/internal/testutil/container"
 )
 
@@ -25,25 +28,15 @@ func TestApplyAgainConverges(t *testing.T) {
 	p.CgroupRules = nil
 	once, twice := startIn(t, fedoraLayout, false), startIn(t, fedoraLayout, false)
 	for _, stale := range []string{"etc/.ld.so.cache.nvc-0123456789ab", "usr/lib64/.libcuda.so.1.nvc-00000000abcd"} {
-		if err := os.WriteFile(twice.Path(stale), []byte("stale"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.WriteFile(twice.Path(stale), []byte("stale"), 0o644))
 	}
-	if err := os.WriteFile(twice.Path("etc/.keep.nvc-1"), []byte("not ours"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(twice.Path("etc/.keep.nvc-1"), []byte("not ours"), 0o644))
 	for i, c := range []*container.Container{once, twice, twice} {
-		if err := p.Apply(context.Background(), ctrOf(c), nil); err != nil {
-			t.Fatalf("Apply %d: %v", i, err)
-		}
+		require.NoError(t, p.Apply(context.Background(), ctrOf(c), nil), "Apply %d", i)
 	}
 	want, got := rootfsMounts(t, once), rootfsMounts(t, twice)
-	if !slices.Equal(got, want) {
-		t.Errorf("mounts after two Applies:\n%s\nafter one:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
-	for _, e := range checkApplied(twice, p) {
-		t.Error(e)
-	}
+	assert.Equal(t, want, got, "mounts after two Applies (actual) and after one (expected)")
+	assert.Empty(t, checkApplied(twice, p), "the rootfs after two Applies")
 	tree := layoutOf(t, twice.HostRootfs)
 	var others []string
 	for _, l := range strings.Split(tree, "\n") {
@@ -51,15 +44,10 @@ func TestApplyAgainConverges(t *testing.T) {
 			others = append(others, l)
 		}
 	}
-	if wantTree := layoutOf(t, once.HostRootfs); strings.Join(others, "\n") != wantTree {
-		t.Errorf("tree after two Applies differs from one's:\n%s", lineDiff(wantTree, strings.Join(others, "\n")))
-	}
-	if strings.Contains(tree, "nvc-0123456789ab") || strings.Contains(tree, "nvc-00000000abcd") {
-		t.Errorf("stale temporaries left:\n%s", tree)
-	}
-	if !strings.Contains(tree, "etc/.keep.nvc-1") {
-		t.Errorf("a file that is not a temporary of ours was removed")
-	}
+	assert.Equal(t, layoutOf(t, once.HostRootfs), strings.Join(others, "\n"), "tree after two Applies differs from one's")
+	assert.NotContains(t, tree, "nvc-0123456789ab", "stale temporaries left")
+	assert.NotContains(t, tree, "nvc-00000000abcd", "stale temporaries left")
+	assert.Contains(t, tree, "etc/.keep.nvc-1", "a file that is not a temporary of ours was removed")
 }
 
 // rootfsMounts is c's mounts in its rootfs as sorted lines of mountpoint

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
 	"github.com/go-nvc/nvc/internal/testutil"
@@ -27,15 +28,9 @@ func (h *testHost) addGPUs(tb testing.TB, p *Plan, n int) {
 		busID := fmt.Sprintf("00000000:%02x:00.0", i+1)
 		proc := filepath.Join(dir, "gpus", busID[4:])
 		node := filepath.Join(dir, "nvidia"+strconv.Itoa(i))
-		if err := os.MkdirAll(proc, 0o555); err != nil {
-			tb.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(proc, "information"), []byte("Model: simulated\n"), 0o444); err != nil {
-			tb.Fatal(err)
-		}
-		if err := unix.Mknod(node, unix.S_IFCHR|0o666, int(unix.Mkdev(195, uint32(i)))); err != nil {
-			tb.Fatal(err)
-		}
+		require.NoError(tb, os.MkdirAll(proc, 0o555))
+		require.NoError(tb, os.WriteFile(filepath.Join(proc, "information"), []byte("Model: simulated\n"), 0o444))
+		require.NoError(tb, unix.Mknod(node, unix.S_IFCHR|0o666, int(unix.Mkdev(195, uint32(i)))))
 		p.GPUs = append(p.GPUs, PlannedGPU{Index: i, Minor: uint32(i), BusID: busID})
 		p.Tmpfs[0].Mounts = append(p.Tmpfs[0].Mounts, Mount{Kind: MountProc, Source: proc,
 			Target: "/proc/driver/nvidia/gpus/" + busID[4:], Options: procOpts, Dir: true})
@@ -117,9 +112,7 @@ func benchApply(b *testing.B, p *Plan, fsys benchFS, opts *ApplyOptions) {
 		b.StartTimer()
 		o, done := stepTimer(opts, steps)
 		t0 := time.Now()
-		if err := p.Apply(context.Background(), ctrOf(c), o); err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, p.Apply(context.Background(), ctrOf(c), o))
 		times = append(times, time.Since(t0))
 		b.StopTimer()
 		cpu += cpuTime(b) - cpu0
@@ -145,9 +138,7 @@ func median(d []time.Duration) time.Duration {
 // cpuTime is the user and system time the process has used so far.
 func cpuTime(tb testing.TB) time.Duration {
 	var ru unix.Rusage
-	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, unix.Getrusage(unix.RUSAGE_SELF, &ru))
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
@@ -169,21 +160,15 @@ func createdEntries(p *Plan) int {
 // that filesystem.
 func createFloor(tb testing.TB, dir string, n int) time.Duration {
 	d, err := os.MkdirTemp(dir, "floor-")
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	defer os.RemoveAll(d)
 	dfd, err := unix.Open(d, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	defer unix.Close(dfd)
 	t0 := time.Now()
 	for i := range n {
 		fd, err := unix.Openat(dfd, "f"+strconv.Itoa(i), unix.O_RDONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o644)
-		if err != nil {
-			tb.Fatal(err)
-		}
+		require.NoError(tb, err)
 		unix.Close(fd)
 	}
 	return time.Since(t0)
@@ -216,15 +201,11 @@ func BenchmarkLDCache(b *testing.B) {
 	h := newTestHost(b)
 	p := h.testPlan(b, fedoraLayout, 8)
 	c := startIn(b, fedoraLayout, true)
-	if err := p.Apply(context.Background(), ctrOf(c), nil); err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, p.Apply(context.Background(), ctrOf(c), nil))
 	only := &Plan{Version: PlanVersion, LDCache: p.LDCache}
 	b.Run("apply", func(b *testing.B) {
 		for b.Loop() {
-			if err := only.Apply(context.Background(), ctrOf(c), nil); err != nil {
-				b.Fatal(err)
-			}
+			require.NoError(b, only.Apply(context.Background(), ctrOf(c), nil))
 		}
 	})
 	ldconfig := testutil.RequireCommand(b, "ldconfig")
@@ -232,9 +213,8 @@ func BenchmarkLDCache(b *testing.B) {
 	args := append([]string{"-r", root, "-X", "-C", "/etc/ld.so.cache"}, p.LDCache.Dirs...)
 	b.Run("ldconfig", func(b *testing.B) {
 		for b.Loop() {
-			if out, err := exec.Command(ldconfig, args...).CombinedOutput(); err != nil {
-				b.Fatalf("ldconfig: %v: %s", err, out)
-			}
+			out, err := exec.Command(ldconfig, args...).CombinedOutput()
+			require.NoError(b, err, "ldconfig: %s", out)
 		}
 	})
 }

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/moby/sys/mountinfo"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/internal/testutil/container"
@@ -36,9 +38,7 @@ func newDevicesCgroup(tb testing.TB) devicesCgroup {
 	var b [6]byte
 	rand.Read(b[:])
 	dir := filepath.Join(mounts[0].Mountpoint, "nvc-apply-"+hex.EncodeToString(b[:]))
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, os.Mkdir(dir, 0o755))
 	tb.Cleanup(func() { os.Remove(dir) })
 	cg := devicesCgroup(dir)
 	cg.write(tb, "devices.deny", "a")
@@ -47,9 +47,7 @@ func newDevicesCgroup(tb testing.TB) devicesCgroup {
 
 func (cg devicesCgroup) write(tb testing.TB, name, line string) {
 	tb.Helper()
-	if err := os.WriteFile(filepath.Join(string(cg), name), []byte(line), 0); err != nil {
-		tb.Fatalf("writing %q to %s: %v", line, name, err)
-	}
+	require.NoError(tb, os.WriteFile(filepath.Join(string(cg), name), []byte(line), 0), "writing %q to %s", line, name)
 }
 
 func (cg devicesCgroup) list(tb testing.TB) string {
@@ -94,22 +92,12 @@ func TestApplyCgroupRules(t *testing.T) {
 	c := startIn(t, fedoraLayout, true)
 	cg.write(t, "cgroup.procs", strconv.Itoa(c.PID))
 	gpu0, gpu5 := filepath.Join(h.DevRoot, "nvidia0"), filepath.Join(h.DevRoot, "nvidia5")
-	if got := cg.open(t, nil, gpu0); got != "EPERM" {
-		t.Fatalf("before Apply, opening nvidia0 in the cgroup: %s, want EPERM", got)
-	}
+	require.Equal(t, "EPERM", cg.open(t, nil, gpu0), "before Apply, opening nvidia0 in the cgroup")
 	p := h.testPlan(t, fedoraLayout, 2)
-	if err := p.Apply(context.Background(), ctrOf(c), nil); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(cg.list(t), "c 195:0 rw") {
-		t.Errorf("devices.list lacks c 195:0 rw:\n%s", cg.list(t))
-	}
+	require.NoError(t, p.Apply(context.Background(), ctrOf(c), nil))
+	assert.Contains(t, cg.list(t), "c 195:0 rw", "devices.list")
 	for path, want := range map[string]string{"/dev/nvidia0": "ENXIO", "/dev/nvidia1": "ENXIO", "/dev/nvidiactl": "ENXIO"} {
-		if got := cg.open(t, c, path); got != want {
-			t.Errorf("opening %s inside the container: %s, want %s", path, got, want)
-		}
+		assert.Equal(t, want, cg.open(t, c, path), "opening %s inside the container", path)
 	}
-	if got := cg.open(t, nil, gpu5); got != "EPERM" {
-		t.Errorf("opening nvidia5 (not planned): %s, want EPERM", got)
-	}
+	assert.Equal(t, "EPERM", cg.open(t, nil, gpu5), "opening nvidia5 (not planned)")
 }

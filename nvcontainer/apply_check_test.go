@@ -5,6 +5,9 @@ import (
 	"io/fs"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func validPlan() *Plan {
@@ -24,9 +27,7 @@ func validPlan() *Plan {
 
 func TestCheckPlan(t *testing.T) {
 	ctr := Container{PID: 1, Rootfs: "/rootfs"}
-	if err := checkPlan(validPlan(), ctr); err != nil {
-		t.Fatalf("valid plan: %v", err)
-	}
+	require.Nil(t, checkPlan(validPlan(), ctr), "valid plan")
 	for _, tc := range []struct {
 		name  string
 		edit  func(*Plan, *Container)
@@ -71,28 +72,23 @@ func TestCheckPlan(t *testing.T) {
 				tc.edit(p, &c)
 			}
 			err := checkPlan(p, c)
-			if err == nil || !errors.Is(err, tc.is) || err.Step != StepCheck || !strings.Contains(err.Error(), tc.words) {
-				t.Errorf("checkPlan = %v, want a check error matching %v and saying %q", err, tc.is, tc.words)
-			}
+			require.NotNil(t, err, "checkPlan, want a check error matching %v and saying %q", tc.is, tc.words)
+			assert.ErrorIs(t, err, tc.is, "checkPlan")
+			assert.Equal(t, StepCheck, err.Step, "checkPlan = %v, want a check error", err)
+			assert.ErrorContains(t, err, tc.words, "checkPlan")
 		})
 	}
 }
 
 func TestApplyErrorText(t *testing.T) {
 	e := &ApplyError{Step: StepMount, Path: "/usr/bin/nvidia-smi", Err: fs.ErrExist, kind: ErrWrongType}
-	if got, want := e.Error(), `applying plan: mount "/usr/bin/nvidia-smi": file already exists`; got != want {
-		t.Errorf("Error() = %q, want %q", got, want)
-	}
-	if !errors.Is(e, ErrWrongType) || !errors.Is(e, fs.ErrExist) || errors.Is(e, ErrInvalidPlan) {
-		t.Error("Is does not match the kind and the cause, or matches another sentinel")
-	}
+	assert.EqualError(t, e, `applying plan: mount "/usr/bin/nvidia-smi": file already exists`, "Error()")
+	assert.ErrorIs(t, e, ErrWrongType, "Is does not match the kind")
+	assert.ErrorIs(t, e, fs.ErrExist, "Is does not match the cause")
+	assert.NotErrorIs(t, e, ErrInvalidPlan, "Is matches another sentinel")
 	e.UndoErr = errors.New("detaching: busy")
-	if !strings.HasSuffix(e.Error(), " (undoing: detaching: busy)") {
-		t.Errorf("Error() with an undo error = %q", e.Error())
-	}
-	if got := (&ApplyError{Step: StepCommit, Err: errors.New("x")}).Error(); got != "applying plan: commit: x" {
-		t.Errorf("Error() without a path = %q", got)
-	}
+	assert.True(t, strings.HasSuffix(e.Error(), " (undoing: detaching: busy)"), "Error() with an undo error = %q", e.Error())
+	assert.EqualError(t, &ApplyError{Step: StepCommit, Err: errors.New("x")}, "applying plan: commit: x", "Error() without a path")
 }
 
 // TestImagePath: a cuda-compat mount's path inside the rootfs is its
@@ -100,21 +96,25 @@ func TestApplyErrorText(t *testing.T) {
 // planned rootfs.
 func TestImagePath(t *testing.T) {
 	for _, tc := range []struct {
+		name   string
 		rootfs string
 		m      Mount
 		want   string
 		ok     bool
 	}{
-		{"/r", Mount{Source: "/r/usr/local/cuda/compat/libcuda.so.560", ImagePath: "/opt/compat/libcuda.so.560"}, "/opt/compat/libcuda.so.560", true},
-		{"/r/", Mount{Source: "/r/usr/local/cuda/compat/libcuda.so.560"}, "/usr/local/cuda/compat/libcuda.so.560", true},
-		{"/", Mount{Source: "/usr/local/cuda/compat/libcuda.so.560"}, "/usr/local/cuda/compat/libcuda.so.560", true},
-		{"/r", Mount{Source: "/rr/libcuda.so.560"}, "", false},
-		{"", Mount{Source: "/libcuda.so.560"}, "", false},
+		{"image path", "/r", Mount{Source: "/r/usr/local/cuda/compat/libcuda.so.560", ImagePath: "/opt/compat/libcuda.so.560"}, "/opt/compat/libcuda.so.560", true},
+		{"source below rootfs with slash", "/r/", Mount{Source: "/r/usr/local/cuda/compat/libcuda.so.560"}, "/usr/local/cuda/compat/libcuda.so.560", true},
+		{"rootfs is root", "/", Mount{Source: "/usr/local/cuda/compat/libcuda.so.560"}, "/usr/local/cuda/compat/libcuda.so.560", true},
+		{"source outside rootfs", "/r", Mount{Source: "/rr/libcuda.so.560"}, "", false},
+		{"no rootfs", "", Mount{Source: "/libcuda.so.560"}, "", false},
 	} {
-		p := &Plan{Container: Container{Rootfs: tc.rootfs}}
-		got, ok := p.imagePath(tc.m)
-		if ok != tc.ok || (ok && got != tc.want) {
-			t.Errorf("imagePath(%q, %+v) = %q, %v; want %q, %v", tc.rootfs, tc.m, got, ok, tc.want, tc.ok)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			p := &Plan{Container: Container{Rootfs: tc.rootfs}}
+			got, ok := p.imagePath(tc.m)
+			require.Equal(t, tc.ok, ok, "imagePath(%q, %+v) = %q, ok", tc.rootfs, tc.m, got)
+			if ok {
+				assert.Equal(t, tc.want, got, "imagePath(%q, %+v)", tc.rootfs, tc.m)
+			}
+		})
 	}
 }

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/internal/elfwriter"
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/internal/testutil/container"
@@ -28,17 +31,13 @@ func startCompat(t *testing.T, pivot bool, tag string) *container.Container {
 	dir := newRootfs(t, fedoraLayout)
 	testutil.BuildTree(t, dir, "symlink "+compatDir+"/libcuda.so.1 "+compatLib)
 	file := filepath.Join(dir, compatDir, compatLib)
-	if err := elfwriter.WriteFile(file, elfwriter.Library("libcuda.so.1", "libc.so.6"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, elfwriter.WriteFile(file, elfwriter.Library("libcuda.so.1", "libc.so.6"), 0o644))
 	f, err := os.OpenFile(file, os.O_APPEND|os.O_WRONLY, 0)
 	if err == nil {
 		_, err = f.WriteString("\x00" + tag)
 		f.Close()
 	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return container.Start(t, &container.Options{Rootfs: dir, PivotRoot: pivot})
 }
 
@@ -47,17 +46,12 @@ func startCompat(t *testing.T, pivot bool, tag string) *container.Container {
 func compatMountPlan(t *testing.T, h *testHost, c *container.Container) *Plan {
 	t.Helper()
 	req, err := request.FromEnv([]string{"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_DRIVER_CAPABILITIES=compute,utility"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	req.CUDACompatMode = request.CompatMount
 	p, err := NewPlan(h.host, req, ctrOf(c), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !p.CUDACompat.Used || !hasMount(p, fedoraLayout.LibDir, "/"+compatLib) {
-		t.Fatalf("the plan does not mount the compat library: %+v", p.CUDACompat)
-	}
+	require.NoError(t, err)
+	require.True(t, p.CUDACompat.Used, "the plan does not use the compat library: %+v", p.CUDACompat)
+	require.True(t, hasMount(p, fedoraLayout.LibDir, "/"+compatLib), "the plan does not mount the compat library: %+v", p.CUDACompat)
 	return p
 }
 
@@ -79,25 +73,20 @@ func TestApplyCompatMount(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := startCompat(t, tc.pivot, tc.name)
 			before := c.MountInfo(t)
-			if err := p.Apply(context.Background(), ctrOf(c), &ApplyOptions{LegacyMounts: tc.legacy}); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, p.Apply(context.Background(), ctrOf(c), &ApplyOptions{LegacyMounts: tc.legacy}))
 			checkMountsInside(t, c, before, mountCount(p))
 			target := fedoraLayout.LibDir + "/" + compatLib
-			if m := c.MountAt(t, target); m == nil || !strings.Contains(","+m.Options+",", ",ro,") {
-				t.Errorf("%s: mounted %+v, want the compat library read-only", target, m)
+			if m := c.MountAt(t, target); assert.NotNil(t, m, "%s: not mounted, want the compat library read-only", target) {
+				assert.Contains(t, strings.Split(m.Options, ","), "ro", "%s: mounted %+v, want the compat library read-only", target, m)
 			}
 			want := readFile(t, c.Path(compatDir+"/"+compatLib))
-			if got := readFile(t, c.Path(target)); got != want {
-				t.Errorf("%s does not hold the image's compat library", target)
-			}
+			assert.Equal(t, want, readFile(t, c.Path(target)), "%s does not hold the image's compat library", target)
 			out, err := c.Exec(t, "sh", "-c", "LD_DEBUG=libs chroot "+c.Rootfs+" "+cudaProg+" 2>&1; echo rc=$?")
-			if err != nil || !strings.Contains(out, "rc=0") || !strings.Contains(out, "/usr/lib64/libcuda.so.1") {
-				t.Errorf("the loader did not load libcuda.so.1 from the library dir (%v):\n%s", err, out)
-			}
-			if got, _ := os.Readlink(c.Path(fedoraLayout.LibDir + "/libcuda.so.1")); got != compatLib {
-				t.Errorf("libcuda.so.1 -> %q, want the newer compat library %s", got, compatLib)
-			}
+			assert.NoError(t, err, "the loader did not load libcuda.so.1 from the library dir:\n%s", out)
+			assert.Contains(t, out, "rc=0", "the loader did not load libcuda.so.1 from the library dir")
+			assert.Contains(t, out, "/usr/lib64/libcuda.so.1", "the loader did not load libcuda.so.1 from the library dir")
+			got, _ := os.Readlink(c.Path(fedoraLayout.LibDir + "/libcuda.so.1"))
+			assert.Equal(t, compatLib, got, "libcuda.so.1 -> %q, want the newer compat library", got)
 		})
 	}
 }
@@ -124,19 +113,14 @@ func TestApplyCompatSwap(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := startCompat(t, false, tc.name)
 			p := compatMountPlan(t, h, c)
-			if err := os.RemoveAll(c.Path(tc.remove)); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, os.RemoveAll(c.Path(tc.remove)))
 			testutil.BuildTree(t, c.HostRootfs, tc.spec)
 			err := applyHostileWith(t, h, c, secret, func() error {
 				return p.Apply(context.Background(), ctrOf(c), nil)
 			})
-			if err == nil {
-				t.Error("Apply succeeded after the swap, want an error")
-			}
-			if data, _ := os.ReadFile(c.Path(fedoraLayout.LibDir + "/" + compatLib)); strings.Contains(string(data), "HOST SECRET") {
-				t.Error("the container reads the host's secret")
-			}
+			assert.Error(t, err, "Apply succeeded after the swap, want an error")
+			data, _ := os.ReadFile(c.Path(fedoraLayout.LibDir + "/" + compatLib))
+			assert.NotContains(t, string(data), "HOST SECRET", "the container reads the host's secret")
 		})
 	}
 }

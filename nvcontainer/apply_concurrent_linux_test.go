@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/moby/sys/mountinfo"
+	"github.com/stretchr/testify/assert"
 
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/internal/testutil/container"
@@ -55,16 +56,11 @@ func applyConcurrently(t *testing.T, p *Plan, n int) {
 	}
 	wg.Wait()
 	for i, c := range cs {
-		if errs[i] != nil {
-			t.Errorf("container %d: %v", i, errs[i])
+		if !assert.NoError(t, errs[i], "container %d", i) {
 			continue
 		}
-		for _, e := range checkApplied(c, p) {
-			t.Errorf("container %d: %s", i, e)
-		}
-		if added := newMounts(before[i], c.MountInfo(t)); len(added) != mountCount(p) {
-			t.Errorf("container %d: %d new mounts, want %d", i, len(added), mountCount(p))
-		}
+		assert.Empty(t, checkApplied(c, p), "container %d", i)
+		assert.Len(t, newMounts(before[i], c.MountInfo(t)), mountCount(p), "container %d: new mounts", i)
 	}
 }
 

@@ -2,10 +2,11 @@ package nvcontainer
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 
 	"github.com/go-nvc/nvc/internal/testutil"
 )
@@ -33,14 +34,14 @@ func TestApplyResolvesThroughDirMounts(t *testing.T) {
 	tree := layoutOf(t, c.HostRootfs)
 	err := p.Apply(context.Background(), ctrOf(c), nil)
 	var ae *ApplyError
-	if !errors.As(err, &ae) || ae.Step != StepMount || ae.Path != "/x/b" || !errors.Is(err, ErrVolume) {
-		t.Errorf("Apply = %v, want ErrVolume at mount \"/x/b\"", err)
+	if assert.ErrorAs(t, err, &ae, "Apply = %v, want ErrVolume at mount \"/x/b\"", err) {
+		assert.Equal(t, StepMount, ae.Step, "Apply = %v, want ErrVolume at mount \"/x/b\"", err)
+		assert.Equal(t, "/x/b", ae.Path, "Apply = %v, want ErrVolume at mount \"/x/b\"", err)
 	}
-	if _, err := os.Lstat(filepath.Join(c.HostRootfs, "x/b")); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("x/b was made below the directory mount: %v", err)
-	}
-	if added := newMounts(before, c.MountInfo(t)); len(added) > 0 || layoutOf(t, c.HostRootfs) != tree {
-		t.Errorf("a failed Apply changed the container: mounts %q", added)
-	}
+	assert.ErrorIs(t, err, ErrVolume, "Apply")
+	_, lerr := os.Lstat(filepath.Join(c.HostRootfs, "x/b"))
+	assert.ErrorIs(t, lerr, os.ErrNotExist, "x/b was made below the directory mount")
+	assert.Empty(t, newMounts(before, c.MountInfo(t)), "a failed Apply changed the container: mounts")
+	assert.Equal(t, tree, layoutOf(t, c.HostRootfs), "a failed Apply changed the container's tree")
 	host.check(t)
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
 	"github.com/go-nvc/nvc/internal/rootfs"
@@ -40,24 +42,17 @@ func TestApplyExhaustedDescriptors(t *testing.T) {
 		}
 		failures++
 		var ae *ApplyError
-		if !errors.As(err, &ae) || !errors.Is(err, unix.EMFILE) && !strings.Contains(err.Error(), "too many open files") {
-			t.Fatalf("limit %d: %v, want EMFILE", limit, err)
-		}
-		if ae.UndoErr != nil {
-			t.Errorf("limit %d: %v: undo failed: %v", limit, err, ae.UndoErr)
-		}
-		if after := layoutOf(t, dir); after != before {
-			t.Errorf("limit %d: %v: the rootfs changed:\n%s", limit, err, lineDiff(before, after))
-		}
-		if d := mountDiff(mounts, readFile(t, "/proc/self/mountinfo")); d != "" {
-			t.Errorf("limit %d: the mount table changed:\n%s", limit, d)
-		}
+		require.ErrorAs(t, err, &ae, "limit %d, want EMFILE", limit)
+		require.True(t, errors.Is(err, unix.EMFILE) || strings.Contains(err.Error(), "too many open files"), "limit %d: %v, want EMFILE", limit, err)
+		assert.NoError(t, ae.UndoErr, "limit %d: %v: undo failed", limit, err)
+		assert.Equal(t, before, layoutOf(t, dir), "limit %d: %v: the rootfs changed", limit, err)
+		assert.Empty(t, mountDiff(mounts, readFile(t, "/proc/self/mountinfo")), "limit %d: the mount table changed", limit)
 		os.RemoveAll(dir)
 		if t.Failed() {
 			return
 		}
 	}
-	t.Fatalf("Apply still fails with %d descriptors", open+400)
+	require.Failf(t, "Apply still fails", "with %d descriptors", open+400)
 }
 
 // applyWithLimit applies p to the rootfs dir with RLIMIT_NOFILE's soft
@@ -65,12 +60,8 @@ func TestApplyExhaustedDescriptors(t *testing.T) {
 func applyWithLimit(t *testing.T, p *Plan, dir string, limit uint64) error {
 	t.Helper()
 	var old unix.Rlimit
-	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &old); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: limit, Max: old.Max}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, unix.Getrlimit(unix.RLIMIT_NOFILE, &old))
+	require.NoError(t, unix.Setrlimit(unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: limit, Max: old.Max}))
 	defer unix.Setrlimit(unix.RLIMIT_NOFILE, &old)
 	return p.Apply(context.Background(), Container{Rootfs: dir, Mode: ModeRootfsOnly}, nil)
 }
@@ -80,9 +71,7 @@ func applyWithLimit(t *testing.T, p *Plan, dir string, limit uint64) error {
 func openFds(t *testing.T) int {
 	t.Helper()
 	des, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	used := map[int]bool{}
 	for _, de := range des {
 		var fd int
@@ -113,24 +102,18 @@ func TestApplyUndoNamesWhatItLeft(t *testing.T) {
 	intruder := dir + "/usr/share/glvnd/egl_vendor.d/intruder"
 	opts := &ApplyOptions{fault: func(s Step, _ string) error {
 		if s == StepCommit {
-			if err := os.WriteFile(intruder, []byte("x"), 0o644); err != nil {
-				t.Error(err)
-			}
+			assert.NoError(t, os.WriteFile(intruder, []byte("x"), 0o644))
 			return errFault
 		}
 		return nil
 	}}
 	err := p.Apply(context.Background(), Container{Rootfs: dir, Mode: ModeRootfsOnly}, opts)
 	var ae *ApplyError
-	if !errors.As(err, &ae) || !errors.Is(ae.UndoErr, rootfs.ErrLeftBehind) {
-		t.Fatalf("Apply = %v, want the fault and an undo error naming what was left", err)
-	}
+	require.ErrorAs(t, err, &ae, "Apply = %v, want the fault and an undo error naming what was left", err)
+	require.ErrorIs(t, ae.UndoErr, rootfs.ErrLeftBehind, "Apply = %v, want the fault and an undo error naming what was left", err)
 	for _, left := range []string{`"/usr/share/glvnd/egl_vendor.d"`, `"/usr/share/glvnd"`} {
-		if !strings.Contains(err.Error(), left) {
-			t.Errorf("the error does not name %s: %v", left, err)
-		}
+		assert.ErrorContains(t, err, left, "the error does not name %s", left)
 	}
-	if _, err := os.Stat(intruder); err != nil {
-		t.Errorf("undo removed what it did not create: %v", err)
-	}
+	_, serr := os.Stat(intruder)
+	assert.NoError(t, serr, "undo removed what it did not create")
 }

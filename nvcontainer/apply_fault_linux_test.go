@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/internal/testutil/container"
 )
 
@@ -69,18 +72,10 @@ func (ft *faultTarget) state(t *testing.T) (mounts, tree, list string) {
 func (ft *faultTarget) unchanged(t *testing.T, what string) {
 	t.Helper()
 	mounts, tree, list := ft.state(t)
-	if mounts != ft.mounts {
-		t.Errorf("%s: the container's mounts changed:\n%s", what, lineDiff(ft.mounts, mounts))
-	}
-	if tree != ft.tree {
-		t.Errorf("%s: the container's tree changed:\n%s", what, lineDiff(ft.tree, tree))
-	}
-	if list != ft.list {
-		t.Errorf("%s: devices.list changed:\n%s", what, lineDiff(ft.list, list))
-	}
-	if d := mountDiff(ft.host.mounts, readFile(t, "/proc/self/mountinfo")); d != "" {
-		t.Errorf("%s: the host's mount table changed:\n%s", what, d)
-	}
+	assert.Equal(t, ft.mounts, mounts, "%s: the container's mounts changed", what)
+	assert.Equal(t, ft.tree, tree, "%s: the container's tree changed", what)
+	assert.Equal(t, ft.list, list, "%s: devices.list changed", what)
+	assert.Empty(t, mountDiff(ft.host.mounts, readFile(t, "/proc/self/mountinfo")), "%s: the host's mount table changed", what)
 	checkThreads(t, ft.host.ns)
 }
 
@@ -91,9 +86,7 @@ func faultPoints(t *testing.T, h *testHost, p *Plan) ([]point, *faultTarget) {
 	t.Helper()
 	ft := newFaultTarget(t, h)
 	var all []point
-	if err := p.Apply(context.Background(), ctrOf(ft.c), faultAt(-1, &all, nil)); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, p.Apply(context.Background(), ctrOf(ft.c), faultAt(-1, &all, nil)))
 	return all, newFaultTarget(t, h)
 }
 
@@ -107,16 +100,13 @@ func TestApplyFaults(t *testing.T) {
 	h := newTestHost(t)
 	p := h.testPlan(t, fedoraLayout, 2)
 	all, ft := faultPoints(t, h, p)
-	if len(all) < mountCount(p) {
-		t.Fatalf("only %d fault points for %d mounts", len(all), mountCount(p))
-	}
+	require.GreaterOrEqual(t, len(all), mountCount(p), "only %d fault points for %d mounts", len(all), mountCount(p))
 	steps := map[Step]int{}
 	for k := range all {
 		var seen []point
 		err := p.Apply(context.Background(), ctrOf(ft.c), faultAt(k, &seen, func(point) error { return errFault }))
-		if len(seen) != k+1 || seen[k].step != all[k].step {
-			t.Fatalf("fault %d: Apply went through %d points, the last %v; want %d, the last at step %s", k, len(seen), seen[len(seen)-1], k+1, all[k].step)
-		}
+		require.Len(t, seen, k+1, "fault %d: Apply went through %d points, the last %v; want the last at step %s", k, len(seen), seen[len(seen)-1], all[k].step)
+		require.Equal(t, all[k].step, seen[k].step, "fault %d: Apply's last point %v", k, seen[k])
 		want := seen[k]
 		checkFault(t, k, want, err)
 		ft.unchanged(t, fmt.Sprintf("fault %d at %s %q", k, want.step, want.path))
@@ -132,14 +122,15 @@ func TestApplyFaults(t *testing.T) {
 func checkFault(t *testing.T, k int, want point, err error) {
 	t.Helper()
 	var ae *ApplyError
-	switch {
-	case !errors.As(err, &ae) || !errors.Is(err, errFault):
-		t.Errorf("fault %d: Apply = %v, want an ApplyError for the fault", k, err)
-	case ae.Step != want.step || ae.Path != want.path:
-		t.Errorf("fault %d: error names %s %q, want %s %q", k, ae.Step, ae.Path, want.step, want.path)
-	case ae.UndoErr != nil:
-		t.Errorf("fault %d: undo failed: %v", k, ae.UndoErr)
+	if !assert.ErrorAs(t, err, &ae, "fault %d: Apply = %v, want an ApplyError for the fault", k, err) ||
+		!assert.ErrorIs(t, err, errFault, "fault %d: Apply, want an ApplyError for the fault", k) {
+		return
 	}
+	if !assert.Equal(t, want.step, ae.Step, "fault %d: error names %s %q, want %s %q", k, ae.Step, ae.Path, want.step, want.path) ||
+		!assert.Equal(t, want.path, ae.Path, "fault %d: error names %s %q, want %s %q", k, ae.Step, ae.Path, want.step, want.path) {
+		return
+	}
+	assert.NoError(t, ae.UndoErr, "fault %d: undo failed", k)
 }
 
 // TestApplyPanicAndCancel: a panic inside Apply (host side or inside the
@@ -153,20 +144,13 @@ func TestApplyPanicAndCancel(t *testing.T) {
 	all, ft := faultPoints(t, h, p)
 	for _, k := range []int{indexOf(all, StepCgroup), indexOf(all, StepMount) + 5, len(all) - 1} {
 		var seen []point
-		func() {
-			defer func() {
-				if r := recover(); r == nil {
-					t.Errorf("point %d: no panic", k)
-				}
-			}()
+		assert.Panics(t, func() {
 			p.Apply(context.Background(), ctrOf(ft.c), faultAt(k, &seen, func(point) error { panic("boom") }))
-		}()
+		}, "point %d: no panic", k)
 		ft.unchanged(t, fmt.Sprintf("panic at %d", k))
 		ctx, cancel := context.WithCancel(context.Background())
 		err := p.Apply(ctx, ctrOf(ft.c), faultAt(k, &seen, func(point) error { cancel(); return nil }))
-		if !errors.Is(err, context.Canceled) {
-			t.Errorf("cancelled at %d: Apply = %v, want context.Canceled", k, err)
-		}
+		assert.ErrorIs(t, err, context.Canceled, "cancelled at %d: Apply", k)
 		ft.unchanged(t, fmt.Sprintf("cancel at %d", k))
 	}
 	ft.host.check(t)

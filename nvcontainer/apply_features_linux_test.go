@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/internal/elfwriter"
 	"github.com/go-nvc/nvc/internal/fakehost"
 	"github.com/go-nvc/nvc/internal/testutil"
@@ -17,14 +20,10 @@ import (
 func planFor(t *testing.T, h *Host, l Layout, env ...string) *Plan {
 	t.Helper()
 	req, err := request.New(request.Input{Env: env, Privileged: true}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	dir := newRootfs(t, l)
 	p, err := NewPlan(h, req, Container{Rootfs: dir}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return p
 }
 
@@ -38,24 +37,23 @@ func TestApplyMIG(t *testing.T) {
 	}
 	th := newTestHostWith(t, &fakehost.Options{RealNodes: true, MIG: map[int][]string{1: {"3g.20gb", "1g.5gb"}}})
 	h := th.host
-	for _, env := range [][]string{
-		{"NVIDIA_VISIBLE_DEVICES=1:0", "NVIDIA_DRIVER_CAPABILITIES=utility"},
-		{"NVIDIA_VISIBLE_DEVICES=1", "NVIDIA_DRIVER_CAPABILITIES=utility", "NVIDIA_MIG_CONFIG_DEVICES=all",
-			"NVIDIA_MIG_MONITOR_DEVICES=all", "NVIDIA_IMEX_CHANNELS=0"},
+	for _, tc := range []struct {
+		name string
+		env  []string
+	}{
+		{"mig device", []string{"NVIDIA_VISIBLE_DEVICES=1:0", "NVIDIA_DRIVER_CAPABILITIES=utility"}},
+		{"config and monitor all", []string{"NVIDIA_VISIBLE_DEVICES=1", "NVIDIA_DRIVER_CAPABILITIES=utility", "NVIDIA_MIG_CONFIG_DEVICES=all",
+			"NVIDIA_MIG_MONITOR_DEVICES=all", "NVIDIA_IMEX_CHANNELS=0"}},
 	} {
-		p := planFor(t, h, fedoraLayout, env...)
-		c := startIn(t, fedoraLayout, false)
-		host := recordHost(t, th.Root)
-		if err := p.Apply(context.Background(), ctrOf(c), nil); err != nil {
-			t.Fatalf("%q: %v", env, err)
-		}
-		host.check(t)
-		for _, e := range checkApplied(c, p) {
-			t.Errorf("%q: %s", env, e)
-		}
-		if !hasMount(p, "/proc/driver/nvidia/capabilities", "gpu1/mig/gi1/access") {
-			t.Errorf("%q: the plan has no MIG capability mount", env)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			p := planFor(t, h, fedoraLayout, tc.env...)
+			c := startIn(t, fedoraLayout, false)
+			host := recordHost(t, th.Root)
+			require.NoError(t, p.Apply(context.Background(), ctrOf(c), nil), "%q", tc.env)
+			host.check(t)
+			assert.Empty(t, checkApplied(c, p), "%q", tc.env)
+			assert.True(t, hasMount(p, "/proc/driver/nvidia/capabilities", "gpu1/mig/gi1/access"), "%q: the plan has no MIG capability mount", tc.env)
+		})
 	}
 }
 
@@ -83,28 +81,19 @@ func TestApplyCUDACompat(t *testing.T) {
 	}
 	h := newTestHost(t)
 	req, err := request.FromEnv([]string{"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_DRIVER_CAPABILITIES=compute,utility"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	c := startIn(t, fedoraLayout, false)
 	// As NVIDIA's cuda-compat packages ship it: the library and its
 	// SONAME link.
 	testutil.BuildTree(t, c.HostRootfs, "symlink usr/local/cuda/compat/libcuda.so.1 libcuda.so.560.28.03")
-	if err := elfwriter.WriteFile(filepath.Join(c.HostRootfs, "usr/local/cuda/compat/libcuda.so.560.28.03"), elfwriter.Library("libcuda.so.1", "libc.so.6"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, elfwriter.WriteFile(filepath.Join(c.HostRootfs, "usr/local/cuda/compat/libcuda.so.560.28.03"), elfwriter.Library("libcuda.so.1", "libc.so.6"), 0o644))
 	p, err := NewPlan(h.host, req, Container{PID: c.PID, Rootfs: c.HostRootfs}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !p.CUDACompat.Used || len(p.LDCache.FirstDirs) == 0 {
-		t.Fatalf("NewPlan did not use the compat libraries: %+v, loader cache %+v", p.CUDACompat, p.LDCache)
-	}
-	if err := p.Apply(context.Background(), ctrOf(c), nil); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.True(t, p.CUDACompat.Used, "NewPlan did not use the compat libraries: %+v, loader cache %+v", p.CUDACompat, p.LDCache)
+	require.NotEmpty(t, p.LDCache.FirstDirs, "NewPlan did not use the compat libraries: %+v, loader cache %+v", p.CUDACompat, p.LDCache)
+	require.NoError(t, p.Apply(context.Background(), ctrOf(c), nil))
 	out, err := c.Exec(t, "sh", "-c", "LD_DEBUG=libs chroot "+c.Rootfs+" "+cudaProg+" 2>&1; echo rc=$?")
-	if err != nil || !strings.Contains(out, "rc=0") || !strings.Contains(out, "trying file=/usr/local/cuda/compat/libcuda.so") {
-		t.Errorf("the loader did not take libcuda.so.1 from the compat dir (%v):\n%s", err, out)
-	}
+	assert.NoError(t, err, "the loader did not take libcuda.so.1 from the compat dir:\n%s", out)
+	assert.Contains(t, out, "rc=0", "the loader did not take libcuda.so.1 from the compat dir")
+	assert.Contains(t, out, "trying file=/usr/local/cuda/compat/libcuda.so", "the loader did not take libcuda.so.1 from the compat dir")
 }

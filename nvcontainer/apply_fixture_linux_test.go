@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/internal/fakehost"
@@ -37,17 +39,11 @@ func newTestHostWith(tb testing.TB, opts *fakehost.Options) *testHost {
 	tb.Helper()
 	testutil.RequireRoot(tb)
 	h, err := fakehost.Generate(tb.TempDir(), opts)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	d, err := driver.Open(&driver.Options{Root: h.Root, ProcRoot: h.ProcRoot, DevRoot: h.DevRoot})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	devs, err := devices.Discover(context.Background(), &devices.Options{Backend: devices.Procfs, DriverRoot: h.Root, ProcRoot: h.ProcRoot, DevRoot: h.DevRoot})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	return &testHost{Host: h, host: &Host{Driver: d, Devices: devs}}
 }
 
@@ -76,16 +72,11 @@ func (h *testHost) testPlan(tb testing.TB, l Layout, n int) *Plan {
 		visible = "none"
 	}
 	req, err := request.FromEnv([]string{"NVIDIA_VISIBLE_DEVICES=" + visible, "NVIDIA_DRIVER_CAPABILITIES=all"})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	p, err := NewPlan(h.host, req, Container{Rootfs: newRootfs(tb, l)}, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if p.Layout.LibDir != l.LibDir || p.Layout.BinDir != l.BinDir {
-		tb.Fatalf("NewPlan chose the layout %+v, want %+v", p.Layout, l)
-	}
+	require.NoError(tb, err)
+	require.Equal(tb, l.LibDir, p.Layout.LibDir, "NewPlan chose the layout %+v, want %+v", p.Layout, l)
+	require.Equal(tb, l.BinDir, p.Layout.BinDir, "NewPlan chose the layout %+v, want %+v", p.Layout, l)
 	return p
 }
 
@@ -133,14 +124,10 @@ func ctrOf(c *container.Container) Container {
 func runProg(tb testing.TB, c *container.Container) (int, string) {
 	tb.Helper()
 	out, err := c.Exec(tb, "sh", "-c", fmt.Sprintf("chroot %s %s; echo rc=$?", c.Rootfs, cudaProg))
-	if err != nil {
-		tb.Fatalf("running %s: %v: %s", cudaProg, err, out)
-	}
+	require.NoError(tb, err, "running %s: %s", cudaProg, out)
+	require.Contains(tb, out, "rc=", "no exit status")
 	var rc int
 	i := strings.LastIndex(out, "rc=")
-	if i < 0 {
-		tb.Fatalf("no exit status in %q", out)
-	}
 	fmt.Sscanf(out[i:], "rc=%d", &rc)
 	return rc, out
 }

@@ -2,13 +2,14 @@ package nvcontainer
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
 	"github.com/go-nvc/nvc/internal/testutil"
@@ -88,21 +89,19 @@ func TestApplyHostile(t *testing.T) {
 	}
 	h := newTestHost(t)
 	plans := map[bool]*Plan{true: h.testPlan(t, debianLayout, 8), false: h.testPlan(t, fedoraLayout, 8)}
-	if len(hostileLayouts) < 20 {
-		t.Fatalf("only %d hostile layouts", len(hostileLayouts))
-	}
+	require.GreaterOrEqual(t, len(hostileLayouts), 20, "only %d hostile layouts", len(hostileLayouts))
 	for _, tc := range hostileLayouts {
 		t.Run(tc.name, func(t *testing.T) {
 			decoy := testutil.RootTree(t, decoySpec)
 			c := startHostile(t, tc, decoy)
 			err := applyHostile(t, h, c, plans[tc.layout.Debian], decoy)
-			switch {
-			case tc.fail && err == nil:
-				t.Error("Apply succeeded, want an error")
-			case tc.is != nil && !errors.Is(err, tc.is):
-				t.Errorf("Apply = %v, want %v", err, tc.is)
-			case !tc.fail && err != nil:
-				t.Errorf("Apply = %v, want success", err)
+			if !tc.fail {
+				assert.NoError(t, err, "Apply, want success")
+				return
+			}
+			require.Error(t, err, "Apply succeeded, want an error")
+			if tc.is != nil {
+				assert.ErrorIs(t, err, tc.is, "Apply")
 			}
 		})
 	}
@@ -116,9 +115,7 @@ func startHostile(t *testing.T, tc hostile, decoy string) *container.Container {
 	}
 	dir := newRootfs(t, l)
 	for _, p := range tc.remove {
-		if err := os.RemoveAll(filepath.Join(dir, p)); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.RemoveAll(filepath.Join(dir, p)))
 	}
 	up := strings.Repeat("../", 24)
 	spec := strings.NewReplacer("UP/DECOY", up+decoy[1:], "DECOY", decoy).Replace(tc.spec)
@@ -144,17 +141,11 @@ func applyHostileWith(t *testing.T, h *testHost, c *container.Container, decoy s
 	host.check(t)
 	after := c.MountInfo(t)
 	for _, m := range newMounts(before, after) {
-		if !strings.HasPrefix(m, c.Rootfs+"/") {
-			t.Errorf("mount at %s, outside the rootfs %s", m, c.Rootfs)
-		}
+		assert.True(t, strings.HasPrefix(m, c.Rootfs+"/"), "mount at %s, outside the rootfs %s", m, c.Rootfs)
 	}
 	if err != nil {
-		if added := newMounts(before, after); len(added) > 0 {
-			t.Errorf("Apply failed (%v) but left mounts: %q", err, added)
-		}
-		if now := layoutOf(t, c.HostRootfs); now != tree {
-			t.Errorf("Apply failed (%v) but changed the rootfs:\n%s", err, lineDiff(tree, now))
-		}
+		assert.Empty(t, newMounts(before, after), "Apply failed (%v) but left mounts", err)
+		assert.Equal(t, tree, layoutOf(t, c.HostRootfs), "Apply failed (%v) but changed the rootfs", err)
 	}
 	return err
 }
@@ -176,21 +167,18 @@ func TestApplyRootfsSymlink(t *testing.T) {
 	decoy := testutil.RootTree(t, decoySpec)
 	c := startIn(t, fedoraLayout, false)
 	link := filepath.Join(t.TempDir(), "rootfs")
-	if err := os.Symlink(c.Rootfs, link); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.Symlink(c.Rootfs, link))
 	host := recordHost(t, decoy, h.Root)
 	before := c.MountInfo(t)
 	tree := layoutOf(t, c.HostRootfs)
 	err := p.Apply(context.Background(), Container{PID: c.PID, Rootfs: link}, nil)
 	var ae *ApplyError
-	if !errors.As(err, &ae) || ae.Step != StepEnter {
-		t.Errorf("Apply on a symlinked rootfs = %v, want a failed %s step", err, StepEnter)
+	if assert.ErrorAs(t, err, &ae, "Apply on a symlinked rootfs = %v, want a failed %s step", err, StepEnter) {
+		assert.Equal(t, StepEnter, ae.Step, "Apply on a symlinked rootfs = %v", err)
 	}
 	host.check(t)
-	if added := newMounts(before, c.MountInfo(t)); len(added) > 0 || layoutOf(t, c.HostRootfs) != tree {
-		t.Errorf("a refused Apply changed the container: mounts %q", added)
-	}
+	assert.Empty(t, newMounts(before, c.MountInfo(t)), "a refused Apply changed the container: mounts")
+	assert.Equal(t, tree, layoutOf(t, c.HostRootfs), "a refused Apply changed the container's tree")
 }
 
 // TestApplyRace swaps directories of the image for symlinks to the host

@@ -2,12 +2,14 @@ package nvcontainer
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/internal/testutil/container"
@@ -42,9 +44,8 @@ func TestApplyImageLinks(t *testing.T) {
 	l := debianLayout
 	p := h.testPlan(t, l, 1)
 	soname, glx := planLink(t, p, l.LibDir+"/libcuda.so.1"), planLink(t, p, l.LibDir+"/"+glxIndirect)
-	if !soname.Replace || glx.Replace {
-		t.Fatalf("the plan's links: %+v, %+v; want only the SONAME link replaced", soname, glx)
-	}
+	require.True(t, soname.Replace, "the plan's links: %+v, %+v; want only the SONAME link replaced", soname, glx)
+	require.False(t, glx.Replace, "the plan's links: %+v, %+v; want only the SONAME link replaced", soname, glx)
 	c := startWith(t, l, imageLinksIn(l))
 	lib := c.Path(l.LibDir)
 	before, staleIno := layoutOf(t, c.HostRootfs), ino(t, lib+"/libcuda.so.1")
@@ -55,22 +56,18 @@ func TestApplyImageLinks(t *testing.T) {
 		return nil
 	}})
 	var ae *ApplyError
-	if !errors.As(err, &ae) || !errors.Is(err, errFault) || ae.UndoErr != nil {
-		t.Fatalf("Apply failing at %s = %v, want the fault and a clean undo", StepLDCache, err)
-	}
-	if now := layoutOf(t, c.HostRootfs); now != before || ino(t, lib+"/libcuda.so.1") != staleIno {
-		t.Errorf("a failed Apply did not put the image's links back:\n%s", lineDiff(before, now))
-	}
-	if err := p.Apply(context.Background(), ctrOf(c), nil); err != nil {
-		t.Fatal(err)
-	}
+	require.ErrorAs(t, err, &ae, "Apply failing at %s = %v, want the fault and a clean undo", StepLDCache, err)
+	require.ErrorIs(t, err, errFault, "Apply failing at %s, want the fault and a clean undo", StepLDCache)
+	require.NoError(t, ae.UndoErr, "Apply failing at %s = %v, want the fault and a clean undo", StepLDCache, err)
+	assert.Equal(t, before, layoutOf(t, c.HostRootfs), "a failed Apply did not put the image's links back")
+	assert.Equal(t, staleIno, ino(t, lib+"/libcuda.so.1"), "a failed Apply did not put the image's stale libcuda.so.1 back")
+	require.NoError(t, p.Apply(context.Background(), ctrOf(c), nil))
 	wantLinks(t, lib, map[string]string{
 		"libcuda.so.1": soname.Target, glxIndirect: "libGLX_mesa.so.0",
 		"libcuda.so": "/usr/local/cuda/lib64/stubs/libcuda.so",
 	})
-	if rc, out := runProg(t, c); rc != 0 {
-		t.Errorf("%s with the re-pointed libcuda.so.1: exit %d: %s", cudaProg, rc, out)
-	}
+	rc, out := runProg(t, c)
+	assert.Equal(t, 0, rc, "%s with the re-pointed libcuda.so.1: exit status: %s", cudaProg, out)
 }
 
 func planLink(t *testing.T, p *Plan, at string) Symlink {
@@ -80,7 +77,7 @@ func planLink(t *testing.T, p *Plan, at string) Symlink {
 			return s
 		}
 	}
-	t.Fatalf("the plan has no link %s", at)
+	require.Failf(t, "the plan has no link", "%s", at)
 	return Symlink{}
 }
 
@@ -89,27 +86,20 @@ func planLink(t *testing.T, p *Plan, at string) Symlink {
 func wantLinks(t *testing.T, dir string, want map[string]string) {
 	t.Helper()
 	for name, target := range want {
-		if got, err := os.Readlink(path.Join(dir, name)); got != target {
-			t.Errorf("%s -> %q (%v), want %q", name, got, err, target)
-		}
+		got, err := os.Readlink(path.Join(dir, name))
+		assert.Equal(t, target, got, "%s -> %q (%v)", name, got, err)
 	}
 	des, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, de := range des {
-		if strings.HasPrefix(de.Name(), ".") {
-			t.Errorf("%s left in %s", de.Name(), dir)
-		}
+		assert.False(t, strings.HasPrefix(de.Name(), "."), "%s left in %s", de.Name(), dir)
 	}
 }
 
 func ino(t *testing.T, p string) uint64 {
 	t.Helper()
 	fi, err := os.Lstat(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return fi.Sys().(*syscall.Stat_t).Ino
 }
 

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/moby/sys/mountinfo"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
 	"github.com/go-nvc/nvc/internal/testutil/container"
@@ -46,30 +48,21 @@ func testApply(t *testing.T, h *testHost, l Layout, pivot, legacy bool) {
 	oldCache := readFile(t, c.Path("etc/ld.so.cache"))
 	before := c.MountInfo(t)
 	host := recordHost(t, h.Root)
-	if err := p.Apply(context.Background(), ctrOf(c), &ApplyOptions{LegacyMounts: legacy}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, p.Apply(context.Background(), ctrOf(c), &ApplyOptions{LegacyMounts: legacy}))
 	host.check(t)
-	for _, e := range checkApplied(c, p) {
-		t.Error(e)
-	}
+	assert.Empty(t, checkApplied(c, p), "the configured container")
 	checkMountsInside(t, c, before, mountCount(p))
 	checkFromInside(t, c, p)
-	if rc, out := runProg(t, c); rc != 0 {
-		t.Errorf("%s in the configured container: exit %d: %s", cudaProg, rc, out)
-	}
-	if rc, out := runProg(t, twin); rc != 127 {
-		t.Errorf("%s in the unconfigured twin: exit %d, want 127: %s", cudaProg, rc, out)
-	}
+	rc, out := runProg(t, c)
+	assert.Equal(t, 0, rc, "%s in the configured container: exit status: %s", cudaProg, out)
+	rc, out = runProg(t, twin)
+	assert.Equal(t, 127, rc, "%s in the unconfigured twin: exit status: %s", cudaProg, out)
 	if !l.Debian {
 		// /usr/lib64 is only in the cache we wrote: with the image's
 		// cache back, the loader no longer finds libcuda.so.1.
-		if err := os.WriteFile(c.Path("etc/ld.so.cache"), []byte(oldCache), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if rc, out := runProg(t, c); rc != 127 {
-			t.Errorf("%s with the image's own cache: exit %d, want 127: %s", cudaProg, rc, out)
-		}
+		require.NoError(t, os.WriteFile(c.Path("etc/ld.so.cache"), []byte(oldCache), 0o644))
+		rc, out := runProg(t, c)
+		assert.Equal(t, 127, rc, "%s with the image's own cache: exit status: %s", cudaProg, out)
 	}
 }
 
@@ -86,13 +79,9 @@ func mountCount(p *Plan) int {
 func checkMountsInside(t *testing.T, c *container.Container, before []*mountinfo.Info, want int) {
 	t.Helper()
 	added := newMounts(before, c.MountInfo(t))
-	if len(added) != want {
-		t.Errorf("%d new mounts, want %d", len(added), want)
-	}
+	assert.Len(t, added, want, "new mounts")
 	for _, m := range added {
-		if !strings.HasPrefix(m, strings.TrimSuffix(c.Rootfs, "/")+"/") {
-			t.Errorf("mount at %s, outside the rootfs %s", m, c.Rootfs)
-		}
+		assert.True(t, strings.HasPrefix(m, strings.TrimSuffix(c.Rootfs, "/")+"/"), "mount at %s, outside the rootfs %s", m, c.Rootfs)
 	}
 }
 
@@ -102,21 +91,17 @@ func checkFromInside(t *testing.T, c *container.Container, p *Plan) {
 	t.Helper()
 	root := strings.TrimSuffix(c.Rootfs, "/")
 	out, err := c.Exec(t, "ls", root+"/proc/driver/nvidia/gpus")
-	if got := strings.Fields(out); err != nil || len(got) != len(p.GPUs) {
-		t.Errorf("ls /proc/driver/nvidia/gpus in the container: %q, %v; want %d GPUs", out, err, len(p.GPUs))
-	}
+	assert.NoError(t, err, "ls /proc/driver/nvidia/gpus in the container: %q", out)
+	assert.Len(t, strings.Fields(out), len(p.GPUs), "ls /proc/driver/nvidia/gpus in the container: want one entry per GPU")
 	out, err = c.Exec(t, "grep", "ModifyDeviceFiles", root+"/proc/driver/nvidia/params")
-	if err != nil || !strings.Contains(out, "ModifyDeviceFiles: 0") {
-		t.Errorf("params in the container: %q, %v", out, err)
-	}
+	assert.NoError(t, err, "params in the container: %q", out)
+	assert.Contains(t, out, "ModifyDeviceFiles: 0", "params in the container")
 	out, err = c.Exec(t, "stat", "-c", "%t:%T", root+"/dev/nvidia7")
-	if err != nil || strings.TrimSpace(out) != "c3:7" {
-		t.Errorf("stat /dev/nvidia7 in the container: %q, %v; want c3:7 (195:7 in hex)", out, err)
-	}
+	assert.NoError(t, err, "stat /dev/nvidia7 in the container: %q", out)
+	assert.Equal(t, "c3:7", strings.TrimSpace(out), "stat /dev/nvidia7 in the container: want c3:7 (195:7 in hex)")
 	out, err = c.Exec(t, "sh", "-c", "echo x > "+root+"/usr/bin/nvidia-smi")
-	if err == nil || !strings.Contains(out, "Read-only") {
-		t.Errorf("writing nvidia-smi in the container: %q, %v; want a read-only file system", out, err)
-	}
+	assert.Error(t, err, "writing nvidia-smi in the container: %q; want a read-only file system", out)
+	assert.Contains(t, out, "Read-only", "writing nvidia-smi in the container: want a read-only file system")
 }
 
 // TestApplyOwner checks that what Apply creates belongs to the owner of
@@ -125,13 +110,11 @@ func TestApplyOwner(t *testing.T) {
 	h := newTestHost(t)
 	p := h.testPlan(t, fedoraLayout, 1)
 	c := container.Start(t, &container.Options{Rootfs: newRootfs(t, fedoraLayout), UID: 1000, GID: 1001})
-	if err := p.Apply(context.Background(), ctrOf(c), nil); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, p.Apply(context.Background(), ctrOf(c), nil))
 	for _, p := range []string{"lib/firmware/nvidia", "usr/share/glvnd", "usr/lib64/libcuda.so"} {
 		var st unix.Stat_t
-		if err := unix.Lstat(c.Path(p), &st); err != nil || st.Uid != 1000 || st.Gid != 1001 {
-			t.Errorf("%s: owner %d:%d (%v), want 1000:1001", p, st.Uid, st.Gid, err)
+		if assert.NoError(t, unix.Lstat(c.Path(p), &st), "%s", p) {
+			assert.Equal(t, [2]uint32{1000, 1001}, [2]uint32{st.Uid, st.Gid}, "%s: owner uid:gid", p)
 		}
 	}
 }

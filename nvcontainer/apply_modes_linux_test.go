@@ -3,7 +3,6 @@ package nvcontainer
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/moby/sys/mountinfo"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
 	"github.com/go-nvc/nvc/internal/mount"
@@ -40,36 +41,23 @@ func TestApplyOldKernel(t *testing.T) {
 	if err == nil {
 		err = os.WriteFile(file, b, 0o644)
 	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Setenv(envOldKernel, file) // the child inherits it
 	container.InPrivateMountNS(t)
 }
 
 func oldKernelChild(t *testing.T, file string) {
 	var p Plan
-	if err := json.Unmarshal([]byte(readFile(t, file)), &p); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Unmarshal([]byte(readFile(t, file)), &p))
 	c := startIn(t, fedoraLayout, false)
 	host := recordHost(t, filepath.Dir(file))
-	if err := container.DenyNewerSyscalls(); err != nil {
-		t.Fatal(err)
-	}
-	if mount.HasNewAPI() {
-		t.Fatal("the new mount API is still there")
-	}
-	if err := p.Apply(context.Background(), ctrOf(c), nil); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, container.DenyNewerSyscalls())
+	require.False(t, mount.HasNewAPI(), "the new mount API is still there")
+	require.NoError(t, p.Apply(context.Background(), ctrOf(c), nil))
 	host.check(t)
-	for _, e := range checkApplied(c, &p) {
-		t.Error(e)
-	}
-	if rc, out := runProg(t, c); rc != 0 {
-		t.Errorf("%s: exit %d: %s", cudaProg, rc, out)
-	}
+	assert.Empty(t, checkApplied(c, &p), "the container applied to on an old kernel")
+	rc, out := runProg(t, c)
+	assert.Equal(t, 0, rc, "%s: exit status: %s", cudaProg, out)
 }
 
 // envRootfsOnly makes TestApplyRootfsOnly's child do the work.
@@ -88,9 +76,8 @@ func TestApplyRootfsOnly(t *testing.T) {
 	cmd := exec.Command(unshare, "--mount", "--propagation", "private", os.Args[0], "-test.run=^TestApplyRootfsOnly$", "-test.v")
 	cmd.Env = append(os.Environ(), envRootfsOnly+"=1")
 	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "--- PASS: TestApplyRootfsOnly") {
-		t.Errorf("child: %v\n%s", err, out)
-	}
+	assert.NoError(t, err, "child:\n%s", out)
+	assert.Contains(t, string(out), "--- PASS: TestApplyRootfsOnly", "child")
 }
 
 func rootfsOnlyChild(t *testing.T) {
@@ -99,43 +86,29 @@ func rootfsOnlyChild(t *testing.T) {
 	dir := newRootfs(t, debianLayout)
 	t.Cleanup(func() { unmountBelow(t, dir) })
 	err := p.Apply(context.Background(), Container{Rootfs: dir, Mode: ModeRootfsOnly}, nil)
-	if !errors.Is(err, ErrNoProcess) {
-		t.Fatalf("Apply with cgroup rules and no process = %v, want ErrNoProcess", err)
-	}
+	require.ErrorIs(t, err, ErrNoProcess, "Apply with cgroup rules and no process")
 	p.CgroupRules = nil
 	before, err := mountinfo.GetMounts(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Apply(context.Background(), Container{Rootfs: dir, Mode: ModeRootfsOnly}, nil); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, p.Apply(context.Background(), Container{Rootfs: dir, Mode: ModeRootfsOnly}, nil))
 	self := &container.Container{PID: os.Getpid(), Rootfs: dir, HostRootfs: dir}
 	added := newMounts(before, self.MountInfo(t))
-	if len(added) != mountCount(p) {
-		t.Errorf("%d new mounts, want %d", len(added), mountCount(p))
-	}
+	assert.Len(t, added, mountCount(p), "new mounts")
 	for _, m := range added {
-		if !strings.HasPrefix(m, dir+"/") {
-			t.Errorf("mount at %s, outside the rootfs %s", m, dir)
-		}
+		assert.True(t, strings.HasPrefix(m, dir+"/"), "mount at %s, outside the rootfs %s", m, dir)
 	}
-	for _, e := range checkApplied(self, p) {
-		t.Error(e)
-	}
+	assert.Empty(t, checkApplied(self, p), "the rootfs applied to")
 }
 
 // unmountBelow detaches every mount of this process below dir, topmost
 // first.
 func unmountBelow(t *testing.T, dir string) {
 	mounts, err := mountinfo.GetMounts(mountinfo.PrefixFilter(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for i := len(mounts) - 1; i >= 0; i-- {
 		err := unix.Unmount(mounts[i].Mountpoint, unix.MNT_DETACH)
-		if err != nil && err != unix.ENOENT && err != unix.EINVAL {
-			t.Errorf("unmounting %s: %v", mounts[i].Mountpoint, err)
+		if err != unix.ENOENT && err != unix.EINVAL {
+			assert.NoError(t, err, "unmounting %s", mounts[i].Mountpoint)
 		}
 	}
 }

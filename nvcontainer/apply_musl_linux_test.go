@@ -2,11 +2,13 @@ package nvcontainer
 
 import (
 	"context"
-	"errors"
 	"os"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // muslImage makes a fedora-layout image a musl one (its loader is there)
@@ -27,9 +29,7 @@ func TestApplyMuslPathFile(t *testing.T) {
 	h := newTestHost(t)
 	p := h.testPlan(t, fedoraLayout, 1)
 	dirs := append(slices.Clip(p.LDCache.FirstDirs), p.LDCache.Dirs...)
-	if len(dirs) == 0 {
-		t.Fatal("the plan adds no directory to the loader's search")
-	}
+	require.NotEmpty(t, dirs, "the plan adds no directory to the loader's search")
 	c := startWith(t, fedoraLayout, muslImage)
 	before := layoutOf(t, c.HostRootfs)
 	err := p.Apply(context.Background(), ctrOf(c), &ApplyOptions{fault: func(s Step, _ string) error {
@@ -39,24 +39,16 @@ func TestApplyMuslPathFile(t *testing.T) {
 		return nil
 	}})
 	var ae *ApplyError
-	if !errors.As(err, &ae) || !errors.Is(err, errFault) || ae.UndoErr != nil {
-		t.Fatalf("Apply failing at %s = %v, want the fault and a clean undo", StepCommit, err)
-	}
-	if now := layoutOf(t, c.HostRootfs); now != before {
-		t.Errorf("a failed Apply left the musl image changed:\n%s", lineDiff(before, now))
-	}
-	if err := p.Apply(context.Background(), ctrOf(c), nil); err != nil {
-		t.Fatal(err)
-	}
+	require.ErrorAs(t, err, &ae, "Apply failing at %s = %v, want the fault and a clean undo", StepCommit, err)
+	require.ErrorIs(t, err, errFault, "Apply failing at %s, want the fault and a clean undo", StepCommit)
+	require.NoError(t, ae.UndoErr, "Apply failing at %s = %v, want the fault and a clean undo", StepCommit, err)
+	assert.Equal(t, before, layoutOf(t, c.HostRootfs), "a failed Apply left the musl image changed")
+	require.NoError(t, p.Apply(context.Background(), ctrOf(c), nil))
 	got, err := os.ReadFile(c.Path("/etc/ld-musl-x86_64.path"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := strings.Join(append(dirs, "/lib", "/usr/lib"), "\n") + "\n"
-	if string(got) != want {
-		t.Errorf("musl path file:\n%s\nwant:\n%s", got, want)
-	}
-	if cache, err := os.ReadFile(c.Path("/etc/ld.so.cache")); err != nil || len(cache) != 0 {
-		t.Errorf("the musl image's (empty) ld.so.cache was written: %d bytes, %v", len(cache), err)
-	}
+	assert.Equal(t, want, string(got), "musl path file")
+	cache, err := os.ReadFile(c.Path("/etc/ld.so.cache"))
+	assert.NoError(t, err, "the musl image's (empty) ld.so.cache")
+	assert.Empty(t, cache, "the musl image's (empty) ld.so.cache was written")
 }

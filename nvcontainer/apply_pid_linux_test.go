@@ -2,17 +2,18 @@ package nvcontainer
 
 import (
 	"context"
-	"errors"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/internal/testutil"
 )
@@ -32,9 +33,7 @@ func hostChild(t *testing.T, newNS bool, prog string, args ...string) *exec.Cmd 
 	if newNS {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS} // Go makes / rprivate
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {
 		cmd.Process.Kill()
 		cmd.Wait()
@@ -53,16 +52,14 @@ func zombie(t *testing.T) int {
 			return pid
 		}
 	}
-	t.Fatalf("child %d did not become a zombie", pid)
+	require.Failf(t, "no zombie", "child %d did not become a zombie", pid)
 	return 0
 }
 
 func pidMax(t *testing.T) int {
 	t.Helper()
 	n, err := readInt("/proc/sys/kernel/pid_max")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return n
 }
 
@@ -75,13 +72,12 @@ func refuses(t *testing.T, p *Plan, ctr Container, why string) {
 	t.Cleanup(func() { unmountBelow(t, ctr.Rootfs) })
 	before := testutil.MountsBelow(t, ctr.Rootfs)
 	err := p.Apply(context.Background(), ctr, nil)
-	if !errors.Is(err, ErrInvalidPID) || !strings.Contains(err.Error(), "container pid "+strconv.Itoa(ctr.PID)+": ") ||
-		!strings.Contains(err.Error(), why) {
-		t.Errorf("Apply(pid %d) = %v; want ErrInvalidPID naming the pid and saying %q", ctr.PID, err, why)
+	if assert.ErrorIs(t, err, ErrInvalidPID, "Apply(pid %d); want ErrInvalidPID naming the pid and saying %q", ctr.PID, why) {
+		assert.ErrorContains(t, err, "container pid "+strconv.Itoa(ctr.PID)+": ", "Apply(pid %d), want an error naming the pid", ctr.PID)
+		assert.ErrorContains(t, err, why, "Apply(pid %d), want an error saying why", ctr.PID)
 	}
-	if after := testutil.MountsBelow(t, ctr.Rootfs); !slices.Equal(before, after) {
-		t.Errorf("Apply(pid %d) left %d mounts on the host below the rootfs (before: %d): %v", ctr.PID, len(after), len(before), after)
-	}
+	after := testutil.MountsBelow(t, ctr.Rootfs)
+	assert.Equal(t, before, after, "Apply(pid %d) left %d mounts on the host below the rootfs (before: %d)", ctr.PID, len(after), len(before))
 }
 
 // TestApplyRefusesHostPIDs: with no cgroup rules (no-cgroups = true), pid
@@ -126,9 +122,7 @@ func TestApplyRefusesHostCgroup(t *testing.T) {
 	cg.write(t, "cgroup.procs", strconv.Itoa(sleep))
 	before := cg.list(t)
 	refuses(t, p, Container{PID: sleep, Rootfs: newRootfs(t, debianLayout)}, "shares the caller's mount namespace")
-	if after := cg.list(t); after != before {
-		t.Errorf("devices.list of the host process's cgroup changed:\nbefore %q\nafter  %q", before, after)
-	}
+	assert.Equal(t, before, cg.list(t), "devices.list of the host process's cgroup changed")
 }
 
 // TestApplyPIDExitsMidway: the container's process exits (and is reaped)
@@ -154,15 +148,12 @@ func TestApplyPIDExitsMidway(t *testing.T) {
 		return nil
 	}}
 	err := p.Apply(context.Background(), Container{PID: child.Process.Pid, Rootfs: rootfs}, opts)
-	if !killed || !errors.Is(err, ErrInvalidPID) || !strings.Contains(err.Error(), "container pid "+strconv.Itoa(child.Process.Pid)+": ") {
-		t.Errorf("Apply with the process gone after pinning = %v; want ErrInvalidPID naming the pid", err)
+	assert.True(t, killed, "Apply = %v without reaching %s: the process was not killed", err, StepOpen)
+	if assert.ErrorIs(t, err, ErrInvalidPID, "Apply with the process gone after pinning; want ErrInvalidPID naming the pid") {
+		assert.ErrorContains(t, err, "container pid "+strconv.Itoa(child.Process.Pid)+": ", "Apply with the process gone after pinning; want ErrInvalidPID naming the pid")
 	}
-	if after := cg.list(t); after != before {
-		t.Errorf("devices.list changed:\nbefore %q\nafter  %q", before, after)
-	}
-	if m := testutil.MountsBelow(t, rootfs); len(m) > 0 {
-		t.Errorf("mounts on the host below the rootfs: %v", m)
-	}
+	assert.Equal(t, before, cg.list(t), "devices.list changed")
+	assert.Empty(t, testutil.MountsBelow(t, rootfs), "mounts on the host below the rootfs")
 }
 
 // TestApplyPIDRacer kills the container's process (in its own private
@@ -186,17 +177,12 @@ func TestApplyPIDRacer(t *testing.T) {
 			child.Process.Kill()
 		}()
 		err := p.Apply(context.Background(), Container{PID: child.Process.Pid, Rootfs: rootfs}, nil)
-		switch {
-		case err == nil:
+		if err == nil {
 			done++
-		case errors.Is(err, ErrInvalidPID):
+		} else if assert.ErrorIs(t, err, ErrInvalidPID, "round %d (kill after %v); want nil or ErrInvalidPID", i, delay) {
 			refused++
-		default:
-			t.Errorf("round %d (kill after %v): %v; want nil or ErrInvalidPID", i, delay, err)
 		}
-		if m := testutil.MountsBelow(t, rootfs); len(m) > 0 {
-			t.Fatalf("round %d (kill after %v): mounts on the host below the rootfs: %v", i, delay, m)
-		}
+		require.Empty(t, testutil.MountsBelow(t, rootfs), "round %d (kill after %v): mounts on the host below the rootfs", i, delay)
 		child.Wait()
 	}
 	t.Logf("%d applied before the kill, %d refused", done, refused)
@@ -209,21 +195,27 @@ func TestCheckContainer(t *testing.T) {
 	testutil.RequireRoot(t)
 	c := startIn(t, debianLayout, false)
 	for _, tc := range []struct {
-		ctr Container
-		ok  bool
+		name string
+		ctr  Container
+		ok   bool
 	}{
-		{Container{PID: c.PID, Rootfs: "/r"}, true},
-		{Container{Rootfs: "/r", Mode: ModeRootfsOnly}, true},
-		{Container{Rootfs: "/r"}, false},
-		{Container{PID: os.Getpid(), Rootfs: "/r"}, false},
-		{Container{PID: c.PID, Rootfs: "/r", Mode: ModeStandalone}, false},
-		{Container{PID: c.PID, Rootfs: "/r", Mode: ModeRootfsOnly}, false},
-		{Container{PID: pidMax(t) + 1, Rootfs: "/r"}, false},
+		{"container process", Container{PID: c.PID, Rootfs: "/r"}, true},
+		{"rootfs-only", Container{Rootfs: "/r", Mode: ModeRootfsOnly}, true},
+		{"pid 0", Container{Rootfs: "/r"}, false},
+		{"own pid", Container{PID: os.Getpid(), Rootfs: "/r"}, false},
+		{"standalone, other namespace", Container{PID: c.PID, Rootfs: "/r", Mode: ModeStandalone}, false},
+		{"rootfs-only with a pid", Container{PID: c.PID, Rootfs: "/r", Mode: ModeRootfsOnly}, false},
+		{"above pid_max", Container{PID: pidMax(t) + 1, Rootfs: "/r"}, false},
 	} {
-		err := CheckContainer(tc.ctr, "")
-		if tc.ok != (err == nil) || (err != nil && (!errors.Is(err, ErrInvalidPID) || !strings.HasPrefix(err.Error(), "container pid "))) {
-			t.Errorf("CheckContainer(%+v) = %v; want ok %v, else ErrInvalidPID naming the pid", tc.ctr, err, tc.ok)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			err := CheckContainer(tc.ctr, "")
+			if tc.ok {
+				assert.NoError(t, err, "CheckContainer(%+v)", tc.ctr)
+				return
+			}
+			require.ErrorIs(t, err, ErrInvalidPID, "CheckContainer(%+v); want ErrInvalidPID naming the pid", tc.ctr)
+			assert.True(t, strings.HasPrefix(err.Error(), "container pid "), "CheckContainer(%+v) = %v; want ErrInvalidPID naming the pid", tc.ctr, err)
+		})
 	}
 }
 
@@ -242,19 +234,15 @@ func TestApplyStandalone(t *testing.T) {
 		p := h.testPlan(t, debianLayout, 2)
 		dir := newRootfs(t, debianLayout)
 		t.Cleanup(func() { unmountBelow(t, dir) })
-		if err := p.Apply(context.Background(), Container{PID: os.Getpid(), Rootfs: dir, Mode: ModeStandalone}, nil); err != nil {
-			t.Fatal(err)
-		}
-		if n := len(testutil.MountsBelow(t, dir)); n < mountCount(p) {
-			t.Errorf("%d mounts below the rootfs, want at least %d", n, mountCount(p))
-		}
+		require.NoError(t, p.Apply(context.Background(), Container{PID: os.Getpid(), Rootfs: dir, Mode: ModeStandalone}, nil))
+		n := len(testutil.MountsBelow(t, dir))
+		assert.GreaterOrEqual(t, n, mountCount(p), "%d mounts below the rootfs, want at least %d", n, mountCount(p))
 		return
 	}
 	unshare := testutil.RequireCommand(t, "unshare")
 	cmd := exec.Command(unshare, "--mount", "--propagation", "private", os.Args[0], "-test.run=^TestApplyStandalone$", "-test.v")
 	cmd.Env = append(os.Environ(), envStandalone+"=1")
 	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "--- PASS: TestApplyStandalone") {
-		t.Errorf("child: %v\n%s", err, out)
-	}
+	assert.NoError(t, err, "child:\n%s", out)
+	assert.Contains(t, string(out), "--- PASS: TestApplyStandalone", "child")
 }

@@ -2,12 +2,13 @@ package nvcontainer
 
 import (
 	"context"
-	"errors"
 	"os"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
 	"github.com/go-nvc/nvc/internal/testutil"
@@ -41,16 +42,12 @@ func TestApplySharedRootfs(t *testing.T) {
 		wg.Go(func() { <-start; failErr = p.Apply(context.Background(), ctrOf(failing), late) })
 		close(start)
 		wg.Wait()
-		if okErr != nil {
-			t.Fatalf("round %d: %v", round, okErr)
-		}
+		require.NoError(t, okErr, "round %d", round)
 		var ae *ApplyError
-		if !errors.As(failErr, &ae) || !errors.Is(failErr, errFault) || ae.UndoErr != nil {
-			t.Fatalf("round %d: the failing Apply = %v, want the fault and a clean undo", round, failErr)
-		}
-		for _, e := range checkApplied(ok, p) {
-			t.Errorf("round %d: the configured container: %s", round, e)
-		}
+		require.ErrorAs(t, failErr, &ae, "round %d: the failing Apply = %v, want the fault and a clean undo", round, failErr)
+		require.ErrorIs(t, failErr, errFault, "round %d: the failing Apply, want the fault and a clean undo", round)
+		require.NoError(t, ae.UndoErr, "round %d: the failing Apply = %v, want the fault and a clean undo", round, failErr)
+		assert.Empty(t, checkApplied(ok, p), "round %d: the configured container", round)
 		if t.Failed() {
 			return
 		}
@@ -66,25 +63,18 @@ func TestApplyWaitsForRootfsLock(t *testing.T) {
 	c := startIn(t, fedoraLayout, false)
 	before := layoutOf(t, c.HostRootfs)
 	f, err := os.Open(c.HostRootfs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer f.Close()
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, unix.Flock(int(f.Fd()), unix.LOCK_EX))
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	err = p.Apply(ctx, ctrOf(c), nil)
 	var ae *ApplyError
-	if !errors.As(err, &ae) || !errors.Is(err, context.DeadlineExceeded) || ae.Step != StepEnter || ae.UndoErr != nil {
-		t.Fatalf("Apply on a locked rootfs = %v, want a deadline at step enter", err)
-	}
-	if after := layoutOf(t, c.HostRootfs); after != before {
-		t.Errorf("Apply changed the locked rootfs:\n%s", lineDiff(before, after))
-	}
+	require.ErrorAs(t, err, &ae, "Apply on a locked rootfs = %v, want a deadline at step enter", err)
+	require.ErrorIs(t, err, context.DeadlineExceeded, "Apply on a locked rootfs, want a deadline at step enter")
+	require.Equal(t, StepEnter, ae.Step, "Apply on a locked rootfs = %v, want a deadline at step enter", err)
+	require.NoError(t, ae.UndoErr, "Apply on a locked rootfs = %v, want a deadline at step enter", err)
+	assert.Equal(t, before, layoutOf(t, c.HostRootfs), "Apply changed the locked rootfs")
 	unix.Flock(int(f.Fd()), unix.LOCK_UN)
-	if err := p.Apply(context.Background(), ctrOf(c), nil); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, p.Apply(context.Background(), ctrOf(c), nil))
 }

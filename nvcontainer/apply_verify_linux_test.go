@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/moby/sys/mountinfo"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
 	"github.com/go-nvc/nvc/internal/testutil/container"
@@ -160,9 +162,8 @@ func recordHost(tb testing.TB, dirs ...string) *hostState {
 	tb.Helper()
 	s := &hostState{mounts: readFile(tb, "/proc/self/mountinfo"), trees: map[string]container.Snapshot{}}
 	var err error
-	if s.ns, err = os.Readlink("/proc/self/ns/mnt"); err != nil {
-		tb.Fatal(err)
-	}
+	s.ns, err = os.Readlink("/proc/self/ns/mnt")
+	require.NoError(tb, err)
 	for _, d := range dirs {
 		s.trees[d] = container.SnapshotTree(tb, d)
 	}
@@ -172,13 +173,9 @@ func recordHost(tb testing.TB, dirs ...string) *hostState {
 // check fails tb where the host changed.
 func (s *hostState) check(tb testing.TB) {
 	tb.Helper()
-	if d := mountDiff(s.mounts, readFile(tb, "/proc/self/mountinfo")); d != "" {
-		tb.Errorf("the host's mount table changed:\n%s", d)
-	}
+	assert.Empty(tb, mountDiff(s.mounts, readFile(tb, "/proc/self/mountinfo")), "the host's mount table changed")
 	for d, before := range s.trees {
-		if diff := container.DiffSnapshots(before, container.SnapshotTree(tb, d)); len(diff) > 0 {
-			tb.Errorf("%s changed:\n%s", d, strings.Join(diff, "\n"))
-		}
+		assert.Empty(tb, container.DiffSnapshots(before, container.SnapshotTree(tb, d)), "%s changed", d)
 	}
 	checkThreads(tb, s.ns)
 }
@@ -195,15 +192,13 @@ func checkThreads(tb testing.TB, want string) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	tb.Errorf("threads in another mount namespace than the host's %s: %s", want, strings.Join(foreign, ", "))
+	assert.Empty(tb, foreign, "threads in another mount namespace than the host's %s", want)
 }
 
 func foreignThreads(tb testing.TB, want string) []string {
 	tb.Helper()
 	tasks, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	var out []string
 	for _, task := range tasks {
 		got, err := os.Readlink("/proc/self/task/" + task.Name() + "/ns/mnt")
@@ -217,9 +212,7 @@ func foreignThreads(tb testing.TB, want string) []string {
 func readFile(tb testing.TB, name string) string {
 	tb.Helper()
 	b, err := os.ReadFile(name)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	return string(b)
 }
 

@@ -3,13 +3,13 @@ package nvcontainer
 import (
 	"bufio"
 	"context"
-	"errors"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
 	"github.com/go-nvc/nvc/internal/testutil"
@@ -71,18 +71,15 @@ func (tc *volumeCase) run(t *testing.T, h *testHost) {
 	err := p.Apply(context.Background(), ctrOf(c), nil)
 	state.check(t)
 	if tc.is == nil {
-		if err != nil {
-			t.Fatalf("Apply: %v", err)
-		}
+		require.NoError(t, err, "Apply")
 		return
 	}
 	t.Logf("Apply: %v", err)
-	if !errors.Is(err, tc.is) || !strings.Contains(err.Error(), "volume mounted at "+strconv.Quote(tc.dir)) {
-		t.Errorf("Apply = %v, want %v naming the volume at %q", err, tc.is, tc.dir)
+	if assert.ErrorIs(t, err, tc.is, "Apply, want %v naming the volume at %q", tc.is, tc.dir) {
+		assert.ErrorContains(t, err, "volume mounted at "+strconv.Quote(tc.dir), "Apply, want %v naming the volume at %q", tc.is, tc.dir)
 	}
-	if added := newMounts(before, c.MountInfo(t)); len(added) > 0 || layoutOf(t, c.HostRootfs) != tree {
-		t.Errorf("a refused Apply changed the container: mounts %q", added)
-	}
+	assert.Empty(t, newMounts(before, c.MountInfo(t)), "a refused Apply changed the container: mounts")
+	assert.Equal(t, tree, layoutOf(t, c.HostRootfs), "a refused Apply changed the container's tree")
 }
 
 // bindHost bind-mounts host over dir in the container.
@@ -96,9 +93,7 @@ func bindHost(t *testing.T, c *container.Container, host, dir string) {
 // then gives the container.
 func mountHostTmpfs(t *testing.T, host string) {
 	t.Helper()
-	if err := unix.Mount("tmpfs", host, "tmpfs", 0, "mode=755"); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, unix.Mount("tmpfs", host, "tmpfs", 0, "mode=755"))
 	t.Cleanup(func() { unix.Unmount(host, unix.MNT_DETACH) })
 }
 
@@ -110,9 +105,8 @@ func freshTmpfs(t *testing.T, c *container.Container, _, dir string) {
 
 func containerExec(t *testing.T, c *container.Container, args ...string) {
 	t.Helper()
-	if out, err := c.Exec(t, args...); err != nil {
-		t.Fatalf("%q in the container: %v: %s", args, err, out)
-	}
+	out, err := c.Exec(t, args...)
+	require.NoError(t, err, "%q in the container: %s", args, out)
 }
 
 // existingFilePlan mounts a host library onto libfoo.so.1, which the
@@ -133,9 +127,8 @@ func TestApplySharedVolume(t *testing.T) {
 	}
 	host := testutil.Tree(t, volumeSpec)
 	for _, args := range [][]string{{"--bind", host, host}, {"--make-shared", host}} {
-		if out, err := exec.Command(testutil.RequireCommand(t, "mount"), args...).CombinedOutput(); err != nil {
-			t.Fatalf("mount %q: %v: %s", args, err, out)
-		}
+		out, err := exec.Command(testutil.RequireCommand(t, "mount"), args...).CombinedOutput()
+		require.NoError(t, err, "mount %q: %s", args, out)
 	}
 	t.Cleanup(func() { unix.Unmount(host, unix.MNT_DETACH) })
 	rootfs := newRootfs(t, debianLayout)
@@ -146,8 +139,8 @@ func TestApplySharedVolume(t *testing.T) {
 	err := existingFilePlan(t, nil).Apply(context.Background(), Container{PID: pid, Rootfs: rootfs}, nil)
 	state.check(t)
 	t.Logf("Apply: %v", err)
-	if !errors.Is(err, ErrSharedMount) || !strings.Contains(err.Error(), "mount at "+strconv.Quote(debianLayout.LibDir)) {
-		t.Errorf("Apply = %v, want ErrSharedMount naming the volume at %q", err, debianLayout.LibDir)
+	if assert.ErrorIs(t, err, ErrSharedMount, "Apply, want ErrSharedMount naming the volume at %q", debianLayout.LibDir) {
+		assert.ErrorContains(t, err, "mount at "+strconv.Quote(debianLayout.LibDir), "Apply, want ErrSharedMount naming the volume")
 	}
 }
 
@@ -159,27 +152,19 @@ func startPeerContainer(t *testing.T) int {
 	cmd := exec.Command(testutil.RequireCommand(t, "unshare"), "--mount", "--propagation", "unchanged",
 		container.Busybox, "sh", "-c", "echo ready; read x")
 	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { stdin.Close(); cmd.Wait() })
-	if line, _ := bufio.NewReader(stdout).ReadString('\n'); line != "ready\n" {
-		t.Fatalf("peer container did not start: %q", line)
-	}
+	line, _ := bufio.NewReader(stdout).ReadString('\n')
+	require.Equal(t, "ready\n", line, "peer container did not start")
 	return cmd.Process.Pid
 }
 
 func nsenter(t *testing.T, pid int, args ...string) {
 	t.Helper()
 	argv := append([]string{"-t", strconv.Itoa(pid), "-m", container.Busybox}, args...)
-	if out, err := exec.Command(testutil.RequireCommand(t, "nsenter"), argv...).CombinedOutput(); err != nil {
-		t.Fatalf("nsenter %q: %v: %s", args, err, out)
-	}
+	out, err := exec.Command(testutil.RequireCommand(t, "nsenter"), argv...).CombinedOutput()
+	require.NoError(t, err, "nsenter %q: %s", args, out)
 }

@@ -3,6 +3,8 @@ package nvcontainer
 import (
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/nvcontainer/request"
 )
@@ -29,8 +31,8 @@ func TestNeedsNVMLDiscovery(t *testing.T) {
 		{"MIG UUID known", nvml, list("MIG-x"), false},
 		{"no request", procfs, nil, false},
 	} {
-		if got := needsNVMLDiscovery(tc.h, tc.req); got != tc.want {
-			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, needsNVMLDiscovery(tc.h, tc.req), "needsNVMLDiscovery")
+		})
 	}
 }
