@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/capabilities"
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/internal/testutil"
@@ -39,9 +41,8 @@ func BenchmarkNewPlan(b *testing.B) {
 	req := capsRequest(capabilities.All)
 	b.Run("driver.Files", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := h.host.Driver.Files(capabilities.All); err != nil {
-				b.Fatal(err)
-			}
+			_, err := h.host.Driver.Files(capabilities.All)
+			require.NoError(b, err)
 		}
 	})
 	for _, n := range []int{1, 8, 64} {
@@ -49,9 +50,8 @@ func BenchmarkNewPlan(b *testing.B) {
 		b.Run(fmt.Sprintf("gpus=%d", n), func(b *testing.B) {
 			for b.Loop() {
 				p, err := nvcontainer.NewPlan(host, req, nvcontainer.Container{Rootfs: rootfs}, nil)
-				if err != nil || len(p.GPUs) != n {
-					b.Fatal(err)
-				}
+				require.NoError(b, err)
+				require.Len(b, p.GPUs, n)
 			}
 		})
 	}

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/capabilities"
 	"github.com/go-nvc/nvc/nvcontainer"
 )
@@ -95,38 +98,29 @@ func TestPlanCapabilities(t *testing.T) {
 		t.Run(tc.caps.String(), func(t *testing.T) {
 			p := h.plan(t, capsRequest(tc.caps), debianRootfs, nil)
 			for _, target := range tc.want {
-				if _, ok := findMount(p, target); !ok {
-					t.Errorf("no mount at %s", target)
-				}
+				_, ok := findMount(p, target)
+				assert.True(t, ok, "no mount at %s", target)
 			}
 			for _, target := range tc.notWant {
-				if _, ok := findMount(p, target); ok {
-					t.Errorf("unexpected mount at %s", target)
-				}
+				_, ok := findMount(p, target)
+				assert.False(t, ok, "unexpected mount at %s", target)
 			}
 			for _, l := range tc.links {
-				if _, ok := findLink(p, l); !ok {
-					t.Errorf("no symlink %s", l)
-				}
+				_, ok := findLink(p, l)
+				assert.True(t, ok, "no symlink %s", l)
 			}
 			for _, l := range tc.noLink {
-				if target, ok := findLink(p, l); ok {
-					t.Errorf("unexpected symlink %s -> %s", l, target)
-				}
+				target, ok := findLink(p, l)
+				assert.False(t, ok, "unexpected symlink %s -> %s", l, target)
 			}
 			for _, r := range tc.rules {
-				if !hasRule(p, r[0], r[1]) {
-					t.Errorf("no cgroup rule for %d:%d", r[0], r[1])
-				}
+				assert.True(t, hasRule(p, r[0], r[1]), "no cgroup rule for %d:%d", r[0], r[1])
 			}
 			for _, r := range tc.noRules {
-				if hasRule(p, r[0], r[1]) {
-					t.Errorf("unexpected cgroup rule for %d:%d", r[0], r[1])
-				}
+				assert.False(t, hasRule(p, r[0], r[1]), "unexpected cgroup rule for %d:%d", r[0], r[1])
 			}
-			if _, ok := findTmpfs(p, appRC); ok != tc.appProfile {
-				t.Errorf("application profile tmpfs: %v, want %v", ok, tc.appProfile)
-			}
+			_, ok := findTmpfs(p, appRC)
+			assert.Equal(t, tc.appProfile, ok, "application profile tmpfs")
 			checkInvariants(t, h, p)
 		})
 	}
@@ -148,18 +142,13 @@ func checkInvariants(t *testing.T, h *testHost, p *nvcontainer.Plan) {
 	all := slices.Clone(p.Mounts)
 	for _, tf := range p.Tmpfs {
 		all = append(all, tf.Mounts...)
-		if tf.Mode != 0o555 || strings.Join(tf.Options, ",") != "nosuid,nodev,noexec" {
-			t.Errorf("tmpfs %s: mode %o options %v", tf.Target, tf.Mode, tf.Options)
-		}
+		assert.Equal(t, uint32(0o555), tf.Mode, "tmpfs %s: mode %o", tf.Target, tf.Mode)
+		assert.Equal(t, "nosuid,nodev,noexec", strings.Join(tf.Options, ","), "tmpfs %s: options", tf.Target)
 	}
 	seen := map[string]bool{}
 	for _, m := range all {
-		if got := strings.Join(m.Options, ","); got != want[m.Kind] {
-			t.Errorf("%s mount %s: options %s, want %s", m.Kind, m.Target, got, want[m.Kind])
-		}
-		if seen[m.Target] {
-			t.Errorf("two mounts at %s", m.Target)
-		}
+		assert.Equal(t, want[m.Kind], strings.Join(m.Options, ","), "%s mount %s: options", m.Kind, m.Target)
+		assert.False(t, seen[m.Target], "two mounts at %s", m.Target)
 		seen[m.Target] = true
 		checkSource(t, h, p, m)
 	}
@@ -169,19 +158,16 @@ func checkInvariants(t *testing.T, h *testHost, p *nvcontainer.Plan) {
 func checkSource(t *testing.T, h *testHost, p *nvcontainer.Plan, m nvcontainer.Mount) {
 	t.Helper()
 	st, err := os.Lstat(m.Source)
-	if err != nil || st.Mode()&os.ModeSymlink != 0 || st.IsDir() != m.Dir {
-		t.Errorf("%s mount %s: source %s: %v (dir %v)", m.Kind, m.Target, m.Source, err, m.Dir)
+	if assert.NoError(t, err, "%s mount %s: source %s", m.Kind, m.Target, m.Source) {
+		assert.Zero(t, st.Mode()&os.ModeSymlink, "%s mount %s: source %s is a symlink", m.Kind, m.Target, m.Source)
+		assert.Equal(t, m.Dir, st.IsDir(), "%s mount %s: source %s: is a dir (want dir %v)", m.Kind, m.Target, m.Source, m.Dir)
 	}
 	inHost := strings.HasPrefix(m.Source, h.fake.Root+"/")
 	inRootfs := p.Container.Rootfs != "" && strings.HasPrefix(m.Source, p.Container.Rootfs+"/")
-	if !inHost && !(m.Kind == nvcontainer.MountCompat && inRootfs) {
-		t.Errorf("%s mount %s: source %s outside the host and rootfs", m.Kind, m.Target, m.Source)
-	}
-	if (m.Kind == nvcontainer.MountDevice) != (m.Device != nil) {
-		t.Errorf("%s mount %s: device %v", m.Kind, m.Target, m.Device)
-	}
-	if m.Device != nil && !hasRule(p, m.Device.Major, m.Device.Minor) {
-		t.Errorf("device %s (%d:%d) has no cgroup rule", m.Target, m.Device.Major, m.Device.Minor)
+	assert.True(t, inHost || (m.Kind == nvcontainer.MountCompat && inRootfs), "%s mount %s: source %s outside the host and rootfs", m.Kind, m.Target, m.Source)
+	assert.Equal(t, m.Kind == nvcontainer.MountDevice, m.Device != nil, "%s mount %s: device %v", m.Kind, m.Target, m.Device)
+	if m.Device != nil {
+		assert.True(t, hasRule(p, m.Device.Major, m.Device.Minor), "device %s (%d:%d) has no cgroup rule", m.Target, m.Device.Major, m.Device.Minor)
 	}
 }
 
@@ -190,11 +176,11 @@ func checkLibraryDirs(t *testing.T, p *nvcontainer.Plan) {
 	for _, m := range p.Mounts {
 		dir := map[nvcontainer.MountKind]string{nvcontainer.MountLibrary: p.Layout.LibDir,
 			nvcontainer.MountLibrary32: p.Layout.Lib32Dir, nvcontainer.MountBinary: p.Layout.BinDir}[m.Kind]
-		if dir != "" && !p.Layout.HostPaths && path.Dir(m.Target) != dir {
-			t.Errorf("%s %s not in %s", m.Kind, m.Target, dir)
+		if dir != "" && !p.Layout.HostPaths {
+			assert.Equal(t, dir, path.Dir(m.Target), "%s %s not in %s", m.Kind, m.Target, dir)
 		}
-		if (m.Kind == nvcontainer.MountLibrary || m.Kind == nvcontainer.MountLibrary32) && path.Base(m.Target) != path.Base(m.Source) {
-			t.Errorf("library %s mounted under another name than its source %s", m.Target, m.Source)
+		if m.Kind == nvcontainer.MountLibrary || m.Kind == nvcontainer.MountLibrary32 {
+			assert.Equal(t, path.Base(m.Source), path.Base(m.Target), "library %s mounted under another name than its source %s", m.Target, m.Source)
 		}
 	}
 }
@@ -206,39 +192,27 @@ func TestPlanProcfs(t *testing.T) {
 	h := newTestHost(t, nil)
 	p := h.plan(t, privReq(t, "NVIDIA_VISIBLE_DEVICES=2,5", "NVIDIA_DRIVER_CAPABILITIES=utility"), debianRootfs, nil)
 	proc, ok := findTmpfs(p, "/proc/driver/nvidia")
-	if !ok || p.Tmpfs[0].Target != "/proc/driver/nvidia" {
-		t.Fatalf("no /proc/driver/nvidia tmpfs first: %+v", p.Tmpfs)
-	}
+	require.True(t, ok, "no /proc/driver/nvidia tmpfs: %+v", p.Tmpfs)
+	require.Equal(t, "/proc/driver/nvidia", p.Tmpfs[0].Target, "no /proc/driver/nvidia tmpfs first: %+v", p.Tmpfs)
 	var names []string
 	for _, f := range proc.Files {
 		names = append(names, f.Name)
 		host, err := os.ReadFile(path.Join(h.fake.ProcRoot, "driver/nvidia", f.Name))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		want := strings.Replace(string(host), "ModifyDeviceFiles: 1", "ModifyDeviceFiles: 0", 1)
-		if f.Content != want {
-			t.Errorf("%s: content differs from the host's (ModifyDeviceFiles rewritten)", f.Name)
-		}
+		assert.Equal(t, want, f.Content, "%s: content differs from the host's (ModifyDeviceFiles rewritten)", f.Name)
 		st, _ := os.Stat(path.Join(h.fake.ProcRoot, "driver/nvidia", f.Name))
-		if f.Mode != uint32(st.Mode().Perm()) {
-			t.Errorf("%s: mode %o, host %o", f.Name, f.Mode, st.Mode().Perm())
-		}
+		assert.Equal(t, uint32(st.Mode().Perm()), f.Mode, "%s: mode %o, host %o", f.Name, f.Mode, st.Mode().Perm())
 	}
-	if strings.Join(names, ",") != "params,version,registry" {
-		t.Errorf("files %v", names)
-	}
-	if !strings.Contains(proc.Files[0].Content, "ModifyDeviceFiles: 0\n") || strings.Contains(proc.Files[0].Content, "ModifyDeviceFiles: 1") {
-		t.Errorf("params not sanitised:\n%s", proc.Files[0].Content)
-	}
+	assert.Equal(t, "params,version,registry", strings.Join(names, ","), "files")
+	assert.Contains(t, proc.Files[0].Content, "ModifyDeviceFiles: 0\n", "params not sanitised")
+	assert.NotContains(t, proc.Files[0].Content, "ModifyDeviceFiles: 1", "params not sanitised")
 	var binds []string
 	for _, m := range proc.Mounts {
 		binds = append(binds, m.Target+"@"+m.For)
 	}
 	want := []string{"/proc/driver/nvidia/gpus/0000:47:00.0@2", "/proc/driver/nvidia/gpus/0000:90:00.0@5"}
-	if !slices.Equal(binds, want) {
-		t.Errorf("gpu binds %v, want %v", binds, want)
-	}
+	assert.Equal(t, want, binds, "gpu binds")
 }
 
 // TestPlanAppProfile checks the EGL mask of the selected GPUs' minors.
@@ -247,22 +221,18 @@ func TestPlanAppProfile(t *testing.T) {
 	for _, tc := range []struct{ devices, mask string }{
 		{"0,3", "0x9"}, {"all", "0xff"}, {"7", "0x80"}, {"none", ""},
 	} {
-		p := h.plan(t, privReq(t, "NVIDIA_VISIBLE_DEVICES="+tc.devices, "NVIDIA_DRIVER_CAPABILITIES=graphics"), debianRootfs, nil)
-		rc, ok := findTmpfs(p, appRC)
-		if !ok {
-			t.Fatalf("%s: no app profile tmpfs", tc.devices)
-		}
-		if tc.mask == "" {
-			if len(rc.Files) != 0 {
-				t.Errorf("%s: files %+v", tc.devices, rc.Files)
+		t.Run(tc.devices, func(t *testing.T) {
+			p := h.plan(t, privReq(t, "NVIDIA_VISIBLE_DEVICES="+tc.devices, "NVIDIA_DRIVER_CAPABILITIES=graphics"), debianRootfs, nil)
+			rc, ok := findTmpfs(p, appRC)
+			require.True(t, ok, "%s: no app profile tmpfs", tc.devices)
+			if tc.mask == "" {
+				assert.Empty(t, rc.Files, "%s: files", tc.devices)
+				return
 			}
-			continue
-		}
-		want := `{ "profiles": [{"name": "_container_", "settings": ["EGLVisibleDGPUDevices", ` + tc.mask +
-			`]}], "rules": [{"pattern": [], "profile": "_container_"}]}`
-		if len(rc.Files) != 1 || rc.Files[0].Name != "10-container.conf" || rc.Files[0].Content != want || rc.Files[0].Mode != 0o555 {
-			t.Errorf("%s: %+v", tc.devices, rc.Files)
-		}
+			want := `{ "profiles": [{"name": "_container_", "settings": ["EGLVisibleDGPUDevices", ` + tc.mask +
+				`]}], "rules": [{"pattern": [], "profile": "_container_"}]}`
+			assert.Equal(t, []nvcontainer.TmpfsFile{{Name: "10-container.conf", Mode: 0o555, Content: want}}, rc.Files, tc.devices)
+		})
 	}
 }
 
@@ -270,20 +240,15 @@ func TestPlanAppProfile(t *testing.T) {
 // about a missing procfs file, which is left out of the mask.
 func TestPlanWarnings(t *testing.T) {
 	h := newTestHost(t, nil)
-	if err := os.Remove(path.Join(h.fake.ProcRoot, "driver/nvidia/registry")); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.Remove(path.Join(h.fake.ProcRoot, "driver/nvidia/registry")))
 	p := h.plan(t, capsRequest(capabilities.Of(capabilities.Video)), debianRootfs, nil)
 	for _, w := range []string{"missing library libvdpau_nvidia.so", "missing procfs file /proc/driver/nvidia/registry"} {
-		if !slices.Contains(p.Warnings, w) {
-			t.Errorf("no warning %q in %q", w, p.Warnings)
-		}
+		assert.Contains(t, p.Warnings, w, "no warning %q", w)
 	}
-	if p.Warnings[0] != "missing library libvdpau_nvidia.so" {
-		t.Errorf("driver warnings not first: %q", p.Warnings)
-	}
+	require.NotEmpty(t, p.Warnings)
+	assert.Equal(t, "missing library libvdpau_nvidia.so", p.Warnings[0], "driver warnings not first: %q", p.Warnings)
 	proc, _ := findTmpfs(p, "/proc/driver/nvidia")
-	if len(proc.Files) != 2 || proc.Files[1].Name != "version" {
-		t.Errorf("mask files %+v", proc.Files)
+	if assert.Len(t, proc.Files, 2, "mask files %+v", proc.Files) {
+		assert.Equal(t, "version", proc.Files[1].Name, "mask files %+v", proc.Files)
 	}
 }

@@ -2,9 +2,9 @@ package nvcontainer_test
 
 import (
 	"path/filepath"
-	"slices"
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 
 	"github.com/go-nvc/nvc/capabilities"
 	"github.com/go-nvc/nvc/internal/testutil"
@@ -63,27 +63,22 @@ func TestPlanCompat(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := h.plan(t, compatRequest(tc.mode), tc.spec, nil)
 			c := p.CUDACompat
-			if c.Mode != tc.wantMode || c.Used != tc.used || c.Reason == "" {
-				t.Errorf("compat %+v", c)
-			}
-			if !slices.Equal(p.LDCache.FirstDirs, tc.firstDirs) {
-				t.Errorf("first dirs %v, want %v", p.LDCache.FirstDirs, tc.firstDirs)
-			}
+			assert.Equal(t, tc.wantMode, c.Mode, "compat %+v", c)
+			assert.Equal(t, tc.used, c.Used, "compat %+v", c)
+			assert.NotEmpty(t, c.Reason, "compat %+v", c)
+			assert.Equal(t, tc.firstDirs, p.LDCache.FirstDirs, "first dirs")
 			var mounted []string
 			for _, m := range p.Mounts {
 				if m.Kind == nvcontainer.MountCompat {
 					mounted = append(mounted, filepath.Base(m.Target))
-					if want := filepath.Join(p.Container.Rootfs, dir, filepath.Base(m.Target)); m.Source != want || filepath.Dir(m.Target) != p.Layout.LibDir {
-						t.Errorf("compat mount %+v, want source %s", m, want)
-					}
+					want := filepath.Join(p.Container.Rootfs, dir, filepath.Base(m.Target))
+					assert.Equal(t, want, m.Source, "compat mount %+v: source", m)
+					assert.Equal(t, p.Layout.LibDir, filepath.Dir(m.Target), "compat mount %+v: not in the library dir", m)
 				}
 			}
-			if !slices.Equal(mounted, tc.mounted) {
-				t.Errorf("mounted from the image %v, want %v", mounted, tc.mounted)
-			}
-			if got, _ := findLink(p, deb+"libcuda.so.1"); got != tc.libcuda1 {
-				t.Errorf("libcuda.so.1 -> %q, want %q", got, tc.libcuda1)
-			}
+			assert.Equal(t, tc.mounted, mounted, "mounted from the image")
+			got, _ := findLink(p, deb+"libcuda.so.1")
+			assert.Equal(t, tc.libcuda1, got, "libcuda.so.1 ->")
 			checkInvariants(t, h, p)
 		})
 	}
@@ -100,22 +95,19 @@ symlink usr/local/cuda-12.8/compat/libdangling.so.999 /nowhere/libx.so.999
 dir     usr/local/cuda-12.8/compat/libdir.so.999
 `, nil)
 	want := []string{"/usr/local/cuda-12.8/compat/libcuda.so.570.86.10", "/usr/local/cuda-12.8/compat/libnvidia-ptxjitcompiler.so.570.86.10"}
-	if !slices.Equal(p.CUDACompat.Libraries, want) || p.CUDACompat.Dir != "/usr/local/cuda-12.8/compat" {
-		t.Errorf("considered %q in %q", p.CUDACompat.Libraries, p.CUDACompat.Dir)
-	}
-	if !strings.Contains(p.CUDACompat.Reason, "libcuda.so.570.86.10") {
-		t.Errorf("reason %q", p.CUDACompat.Reason)
-	}
+	assert.Equal(t, want, p.CUDACompat.Libraries, "considered in %q", p.CUDACompat.Dir)
+	assert.Equal(t, "/usr/local/cuda-12.8/compat", p.CUDACompat.Dir, "considered %q in", p.CUDACompat.Libraries)
+	assert.Contains(t, p.CUDACompat.Reason, "libcuda.so.570.86.10", "reason")
 	for _, caps := range []capabilities.Set{capabilities.Of(capabilities.Utility), capabilities.Of(capabilities.Graphics)} {
-		req := capsRequest(caps)
-		if p := h.plan(t, req, compatRootfs("570.86.10"), nil); p.CUDACompat.Used || len(p.CUDACompat.Libraries) != 0 {
-			t.Errorf("%s: compat considered without compute: %+v", caps, p.CUDACompat)
-		}
+		t.Run(caps.String(), func(t *testing.T) {
+			p := h.plan(t, capsRequest(caps), compatRootfs("570.86.10"), nil)
+			assert.False(t, p.CUDACompat.Used, "%s: compat considered without compute: %+v", caps, p.CUDACompat)
+			assert.Empty(t, p.CUDACompat.Libraries, "%s: compat considered without compute: %+v", caps, p.CUDACompat)
+		})
 	}
 	req := capsRequest(capabilities.Of(capabilities.Video)) // video brings compute's libraries
-	if p := h.plan(t, req, compatRootfs("570.86.10"), nil); !p.CUDACompat.Used {
-		t.Errorf("video: compat not used: %+v", p.CUDACompat)
-	}
+	p = h.plan(t, req, compatRootfs("570.86.10"), nil)
+	assert.True(t, p.CUDACompat.Used, "video: compat not used: %+v", p.CUDACompat)
 }
 
 // TestPlanCompatTwoDirs refuses compat libraries that resolve into two
@@ -130,10 +122,7 @@ symlink usr/local/cuda/compat/libcuda.so.570.86.10 /opt/other/libcuda.so.570.86.
 	rootfs := testutil.Tree(t, spec)
 	_, err := nvcontainer.NewPlan(h.host, compatRequest(request.CompatLdconfig), nvcontainer.Container{Rootfs: rootfs}, nil)
 	want := `container error: deciding CUDA compat in rootfs "` + rootfs + `": compat libraries in more than one directory ("/opt/other", "/usr/local/cuda/compat")`
-	if err == nil || err.Error() != want {
-		t.Errorf("got %v\nwant %s", err, want)
-	}
-	if _, err := nvcontainer.NewPlan(h.host, compatRequest(request.CompatMount), nvcontainer.Container{Rootfs: rootfs}, nil); err != nil {
-		t.Errorf("mount mode: %v", err)
-	}
+	assert.EqualError(t, err, want, "ldconfig mode")
+	_, err = nvcontainer.NewPlan(h.host, compatRequest(request.CompatMount), nvcontainer.Container{Rootfs: rootfs}, nil)
+	assert.NoError(t, err, "mount mode")
 }

@@ -6,6 +6,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/internal/fakehost"
@@ -48,16 +51,11 @@ var cuda124Env = []string{
 func procfsHost(t *testing.T, nvrm string) *testHost {
 	t.Helper()
 	fh, err := fakehost.Generate(t.TempDir(), &fakehost.Options{DriverVersion: nvrm})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	host, err := nvcontainer.OpenHost(context.Background(), &driver.Options{Root: fh.Root, ProcRoot: fh.ProcRoot, DevRoot: fh.DevRoot}, devices.Procfs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if host.Devices.Backend != devices.Procfs || host.Driver.Version().CUDA != "" {
-		t.Fatalf("host of %s: backend %s, CUDA %q from NVML; want procfs and none", nvrm, host.Devices.Backend, host.Driver.Version().CUDA)
-	}
+	require.NoError(t, err)
+	require.Equal(t, devices.Procfs, host.Devices.Backend, "host of %s: backend; want procfs", nvrm)
+	require.Empty(t, host.Driver.Version().CUDA, "host of %s: CUDA from NVML; want none", nvrm)
 	return &testHost{fake: fh, host: host}
 }
 
@@ -73,12 +71,9 @@ func TestPlanCUDAImageProcfs(t *testing.T) {
 		t.Run("configures on "+nvrm, func(t *testing.T) {
 			h := procfsHost(t, nvrm)
 			p := h.plan(t, privReq(t, cuda124Env...), debianRootfs, nil)
-			if !slices.Equal(p.Requirements, []string{cuda124Require}) || len(p.GPUs) != 8 {
-				t.Errorf("plan: requirements %q, %d GPUs; want the image's, 8", p.Requirements, len(p.GPUs))
-			}
-			if p.Driver.CUDAVersion != "" {
-				t.Errorf("plan CUDA version %q; the plan records NVML's only", p.Driver.CUDAVersion)
-			}
+			assert.Equal(t, []string{cuda124Require}, p.Requirements, "plan: requirements; want the image's")
+			assert.Len(t, p.GPUs, 8, "plan: GPUs")
+			assert.Empty(t, p.Driver.CUDAVersion, "plan CUDA version; the plan records NVML's only")
 		})
 	}
 	for _, tc := range []struct {
@@ -101,15 +96,13 @@ func TestPlanCUDAImageProcfs(t *testing.T) {
 			p, err := nvcontainer.NewPlan(h.host, privReq(t, env...), nvcontainer.Container{}, nil)
 			var pe *nvcontainer.PlanError
 			var ue *requirement.UnsatisfiedError
-			if p != nil || !errors.As(err, &pe) || pe.Stage != nvcontainer.StageRequirement || !errors.As(err, &ue) {
-				t.Fatalf("plan %v, error %v; want an unsatisfied requirement", p != nil, err)
-			}
-			if err.Error() != tc.msg {
-				t.Errorf("\n got %q\nwant %q", err, tc.msg)
-			}
-			if errors.Is(err, requirement.ErrUnknownFact) != (tc.unknown != "") || ue.Fact != tc.unknown {
-				t.Errorf("unknown fact %q (ErrUnknownFact %v), want %q", ue.Fact, errors.Is(err, requirement.ErrUnknownFact), tc.unknown)
-			}
+			require.Nil(t, p, "plan made (error %v); want an unsatisfied requirement", err)
+			require.ErrorAs(t, err, &pe, "want an unsatisfied requirement")
+			require.Equal(t, nvcontainer.StageRequirement, pe.Stage, "error %v; want an unsatisfied requirement", err)
+			require.ErrorAs(t, err, &ue, "want an unsatisfied requirement")
+			assert.EqualError(t, err, tc.msg)
+			assert.Equal(t, tc.unknown != "", errors.Is(err, requirement.ErrUnknownFact), "ErrUnknownFact (unknown fact %q), want %q", ue.Fact, tc.unknown)
+			assert.Equal(t, tc.unknown, ue.Fact, "unknown fact")
 		})
 	}
 }

@@ -5,9 +5,11 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strconv"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/internal/fakehost"
 	"github.com/go-nvc/nvc/internal/testutil"
@@ -38,13 +40,9 @@ func goldenPlan(t *testing.T) []byte {
 	proc := testutil.Tree(t, "symlink 4242/root /")
 	p, err := nvcontainer.NewPlan(h.host, privReq(t, goldenRequest...), nvcontainer.Container{PID: 4242, Rootfs: rootfs},
 		&nvcontainer.PlanOptions{GOARCH: "amd64", ProcRoot: proc})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	b, err := p.JSON()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	b = bytes.ReplaceAll(b, []byte(rootfs), []byte("$ROOTFS"))
 	b = bytes.ReplaceAll(b, []byte(h.fake.Root), []byte("$HOST"))
 	return b
@@ -56,60 +54,53 @@ func TestPlanGolden(t *testing.T) {
 	got := goldenPlan(t)
 	file := filepath.Join("testdata", "plan-dgxa100.json")
 	if *update {
-		if err := os.WriteFile(file, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.WriteFile(file, got, 0o644))
 	}
 	want, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("plan differs from %s (run with -update if the change is intended):\n%s", file, firstDiff(got, want))
-	}
+	require.NoError(t, err)
+	assert.Empty(t, firstDiff(got, want), "plan differs from %s (run with -update if the change is intended)", file)
 }
 
 // TestPlanDeterministic makes two plans from two separately generated
 // hosts and rootfs trees: their normalised JSON is byte-identical.
 func TestPlanDeterministic(t *testing.T) {
 	a, b := goldenPlan(t), goldenPlan(t)
-	if !bytes.Equal(a, b) {
-		t.Errorf("two plans differ:\n%s", firstDiff(a, b))
-	}
+	assert.Empty(t, firstDiff(a, b), "two plans differ")
 	h := newTestHost(t, nil)
 	rootfs := testutil.Tree(t, compatRootfs("570.86.10"))
 	req := privReq(t, goldenRequest...)
 	p1, err1 := nvcontainer.NewPlan(h.host, req, nvcontainer.Container{Rootfs: rootfs}, nil)
 	p2, err2 := nvcontainer.NewPlan(h.host, req, nvcontainer.Container{Rootfs: rootfs}, nil)
-	if err1 != nil || err2 != nil || !bytes.Equal(encode(t, p1), encode(t, p2)) {
-		t.Errorf("same host and rootfs, different plans (%v, %v)", err1, err2)
-	}
+	require.NoError(t, err1, "same host and rootfs, first plan")
+	require.NoError(t, err2, "same host and rootfs, second plan")
+	assert.Empty(t, firstDiff(encode(t, p1), encode(t, p2)), "same host and rootfs, different plans")
 }
 
 // TestPlanJSONRoundTrip checks that the JSON holds the whole plan: parsed
 // back, it equals the plan it came from.
 func TestPlanJSONRoundTrip(t *testing.T) {
 	h := newTestHost(t, &fakehost.Options{MIG: map[int][]string{1: {"3g.20gb", "1g.5gb"}}})
-	for _, env := range [][]string{goldenRequest, {"NVIDIA_VISIBLE_DEVICES=1:1,0"}, {"NVIDIA_VISIBLE_DEVICES=all", "NVIDIA_MIG_MONITOR_DEVICES=all"}} {
-		p := h.plan(t, privReq(t, env...), compatRootfs("570.86.10"), nil)
-		b, err := p.JSON()
-		if err != nil {
-			t.Fatal(err)
-		}
-		q, err := nvcontainer.ParsePlan(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(p, q) {
-			t.Errorf("%v: parsed plan differs:\n%+v\n%+v", env, p, q)
-		}
+	for _, tc := range []struct {
+		name string
+		env  []string
+	}{
+		{"golden", goldenRequest},
+		{"mig device", []string{"NVIDIA_VISIBLE_DEVICES=1:1,0"}},
+		{"all, mig monitor", []string{"NVIDIA_VISIBLE_DEVICES=all", "NVIDIA_MIG_MONITOR_DEVICES=all"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := h.plan(t, privReq(t, tc.env...), compatRootfs("570.86.10"), nil)
+			b, err := p.JSON()
+			require.NoError(t, err)
+			q, err := nvcontainer.ParsePlan(b)
+			require.NoError(t, err)
+			assert.Equal(t, p, q, "%v: parsed plan differs", tc.env)
+		})
 	}
-	if _, err := nvcontainer.ParsePlan([]byte(`{"version": 2}`)); err == nil || err.Error() != "parsing plan: layout version 2, want 1" {
-		t.Errorf("version 2: %v", err)
-	}
-	if _, err := nvcontainer.ParsePlan([]byte(`{"version": 1, "mounts": 3}`)); err == nil {
-		t.Error("mounts as a number accepted")
-	}
+	_, err := nvcontainer.ParsePlan([]byte(`{"version": 2}`))
+	assert.EqualError(t, err, "parsing plan: layout version 2, want 1", "version 2")
+	_, err = nvcontainer.ParsePlan([]byte(`{"version": 1, "mounts": 3}`))
+	assert.Error(t, err, "mounts as a number accepted")
 }
 
 // firstDiff shows the first differing line of two texts.

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/capabilities"
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/driver"
@@ -43,18 +45,14 @@ type testHost struct {
 func newTestHost(tb testing.TB, opts *fakehost.Options) *testHost {
 	tb.Helper()
 	fh, err := fakehost.Generate(tb.TempDir(), opts)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	return openTestHost(tb, fh, devices.NVML)
 }
 
 func openTestHost(tb testing.TB, fh *fakehost.Host, backend devices.Backend) *testHost {
 	tb.Helper()
 	host, err := nvcontainer.OpenHost(context.Background(), &driver.Options{Root: fh.Root, ProcRoot: fh.ProcRoot, DevRoot: fh.DevRoot, NVML: fh.NVML}, backend)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	return &testHost{fake: fh, host: host}
 }
 
@@ -63,9 +61,7 @@ func openTestHost(tb testing.TB, fh *fakehost.Host, backend devices.Backend) *te
 func privReq(tb testing.TB, env ...string) *request.Request {
 	tb.Helper()
 	req, err := request.New(request.Input{Env: env, Privileged: true}, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	return req
 }
 
@@ -83,9 +79,7 @@ func (h *testHost) plan(tb testing.TB, req *request.Request, spec string, opts *
 		ctr.Rootfs = testutil.Tree(tb, spec)
 	}
 	p, err := nvcontainer.NewPlan(h.host, req, ctr, opts)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	return p
 }
 
@@ -146,9 +140,7 @@ func findTmpfs(p *nvcontainer.Plan, target string) (nvcontainer.Tmpfs, bool) {
 func encode(tb testing.TB, p *nvcontainer.Plan) []byte {
 	tb.Helper()
 	b, err := p.JSON()
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	return b
 }
 

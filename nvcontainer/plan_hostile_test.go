@@ -1,14 +1,15 @@
 package nvcontainer_test
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/capabilities"
 	"github.com/go-nvc/nvc/devices"
@@ -67,16 +68,12 @@ func TestPlanHostileRootfs(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := h.plan(t, compatRequest(request.CompatMount), tc.spec, nil)
-			if p.Layout != tc.layout {
-				t.Errorf("layout %+v, want %+v", p.Layout, tc.layout)
-			}
-			if p.CUDACompat.Used || len(p.CUDACompat.Libraries) != 0 || len(p.LDCache.FirstDirs) != 0 {
-				t.Errorf("compat took host files: %+v", p.CUDACompat)
-			}
+			assert.Equal(t, tc.layout, p.Layout, "layout")
+			assert.False(t, p.CUDACompat.Used, "compat took host files: %+v", p.CUDACompat)
+			assert.Empty(t, p.CUDACompat.Libraries, "compat took host files: %+v", p.CUDACompat)
+			assert.Empty(t, p.LDCache.FirstDirs, "compat took host files: %+v", p.CUDACompat)
 			for _, m := range p.Mounts {
-				if m.Kind == nvcontainer.MountCompat {
-					t.Errorf("image file mounted: %+v", m)
-				}
+				assert.NotEqual(t, nvcontainer.MountCompat, m.Kind, "image file mounted: %+v", m)
 			}
 		})
 	}
@@ -91,9 +88,9 @@ file    srv/cuda/compat/libcuda.so.570.86.10 "ELF"
 symlink usr/local/cuda ../../../../../../srv/cuda
 `
 	p := h.plan(t, compatRequest(request.CompatLdconfig), spec, nil)
-	if !p.CUDACompat.Used || p.CUDACompat.Dir != "/srv/cuda/compat" || len(p.LDCache.FirstDirs) != 1 || p.LDCache.FirstDirs[0] != "/srv/cuda/compat" {
-		t.Errorf("compat %+v, first dirs %v", p.CUDACompat, p.LDCache.FirstDirs)
-	}
+	assert.True(t, p.CUDACompat.Used, "compat %+v", p.CUDACompat)
+	assert.Equal(t, "/srv/cuda/compat", p.CUDACompat.Dir, "compat %+v", p.CUDACompat)
+	assert.Equal(t, []string{"/srv/cuda/compat"}, p.LDCache.FirstDirs, "first dirs")
 }
 
 // TestPlanRootfsSymlink refuses a rootfs that is itself a symlink, and a
@@ -103,24 +100,23 @@ func TestPlanRootfsSymlink(t *testing.T) {
 	h := newTestHost(t, nil)
 	dir := testutil.Tree(t, debianRootfs)
 	link := filepath.Join(t.TempDir(), "rootfs")
-	if err := os.Symlink(dir, link); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.Symlink(dir, link))
 	for _, tc := range []struct {
-		rootfs string
-		stage  nvcontainer.Stage
+		name, rootfs string
+		stage        nvcontainer.Stage
 	}{
-		{link, nvcontainer.StageContainer},
-		{filepath.Join(dir, "missing"), nvcontainer.StageContainer},
-		{"/", nvcontainer.StageInput},
-		{"//.", nvcontainer.StageInput},
-		{"rootfs", nvcontainer.StageInput},
+		{"symlink", link, nvcontainer.StageContainer},
+		{"missing", filepath.Join(dir, "missing"), nvcontainer.StageContainer},
+		{"root", "/", nvcontainer.StageInput},
+		{"root dotted", "//.", nvcontainer.StageInput},
+		{"relative", "rootfs", nvcontainer.StageInput},
 	} {
-		_, err := nvcontainer.NewPlan(h.host, capsRequest(capabilities.Of(capabilities.Utility)), nvcontainer.Container{Rootfs: tc.rootfs}, nil)
-		var pe *nvcontainer.PlanError
-		if !errors.As(err, &pe) || pe.Stage != tc.stage {
-			t.Errorf("%s: %v", tc.rootfs, err)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := nvcontainer.NewPlan(h.host, capsRequest(capabilities.Of(capabilities.Utility)), nvcontainer.Container{Rootfs: tc.rootfs}, nil)
+			var pe *nvcontainer.PlanError
+			require.ErrorAs(t, err, &pe, "%s", tc.rootfs)
+			assert.Equal(t, tc.stage, pe.Stage, "%s: %v", tc.rootfs, err)
+		})
 	}
 }
 
@@ -131,9 +127,7 @@ func TestPlanRootfsSymlink(t *testing.T) {
 // stay.
 func TestPlanHostileSoname(t *testing.T) {
 	fh, err := fakehost.Generate(t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	bad := map[string]string{
 		"libcuda.so." + ver:             "../../../etc/ld.so.preload",
 		"libnvidia-allocator.so." + ver: "..",
@@ -141,12 +135,8 @@ func TestPlanHostileSoname(t *testing.T) {
 	}
 	for lib, soname := range bad {
 		p := filepath.Join(fh.Root, deb, lib)
-		if err := os.Remove(p); err != nil {
-			t.Fatal(err)
-		}
-		if err := elfwriter.WriteFile(p, elfwriter.Library(soname), 0o755); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.Remove(p))
+		require.NoError(t, elfwriter.WriteFile(p, elfwriter.Library(soname), 0o755))
 	}
 	h := openTestHost(t, fh, devices.NVML)
 	p := h.plan(t, capsRequest(capabilities.Of(capabilities.Compute, capabilities.Utility, capabilities.Graphics)), debianRootfs, nil)
@@ -154,20 +144,19 @@ func TestPlanHostileSoname(t *testing.T) {
 		inDir := path.Dir(l.Path) == path.Clean(deb) || l.Path == deb+"gbm/nvidia-drm_gbm.so"
 		name := path.Base(l.Path)
 		plainTarget := !strings.Contains(l.Target, "/") || l.Target == "../libnvidia-allocator.so.1"
-		if !inDir || name == "." || name == ".." || !plainTarget || l.Target == "." || l.Target == ".." {
-			t.Errorf("link %s -> %s", l.Path, l.Target)
-		}
+		assert.True(t, inDir, "link %s -> %s: not in the library dir", l.Path, l.Target)
+		assert.NotContains(t, []string{".", ".."}, name, "link %s -> %s", l.Path, l.Target)
+		assert.True(t, plainTarget, "link %s -> %s: target not a file name", l.Path, l.Target)
+		assert.NotContains(t, []string{".", ".."}, l.Target, "link %s -> %s", l.Path, l.Target)
 	}
-	if target, ok := findLink(p, deb+"libcuda.so"); !ok || target != "libcuda.so.1" {
-		t.Errorf("libcuda.so -> %q (%v)", target, ok)
-	}
-	if target, ok := findLink(p, deb+"libnvidia-ptxjitcompiler.so.1"); !ok || target != "libnvidia-ptxjitcompiler.so."+ver {
-		t.Errorf("a well-formed SONAME lost its link: %q (%v)", target, ok)
-	}
+	target, ok := findLink(p, deb+"libcuda.so")
+	assert.True(t, ok, "libcuda.so: no link")
+	assert.Equal(t, "libcuda.so.1", target, "libcuda.so ->")
+	target, ok = findLink(p, deb+"libnvidia-ptxjitcompiler.so.1")
+	assert.True(t, ok, "a well-formed SONAME lost its link")
+	assert.Equal(t, "libnvidia-ptxjitcompiler.so."+ver, target, "a well-formed SONAME lost its link")
 	for lib, soname := range bad {
 		want := fmt.Sprintf("ignoring SONAME %q of %s: not a file name", soname, filepath.Join(fh.Root, deb, lib))
-		if !slices.Contains(p.Warnings, want) {
-			t.Errorf("no warning %q in %q", want, p.Warnings)
-		}
+		assert.Contains(t, p.Warnings, want, "no warning %q", want)
 	}
 }

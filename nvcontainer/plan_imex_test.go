@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/nvcontainer/request"
 )
 
@@ -21,9 +24,9 @@ func TestPlanMissingIMEXSummary(t *testing.T) {
 			imex = append(imex, w)
 		}
 	}
-	if len(imex) != 1 || !strings.Contains(imex[0], "channel524288, channel524289") || !strings.Contains(imex[0], "(2048 in all)") {
-		t.Errorf("IMEX warnings %q, want one summary of 2048 channels", imex)
-	}
+	require.Len(t, imex, 1, "IMEX warnings %q, want one summary of 2048 channels", imex)
+	assert.Contains(t, imex[0], "channel524288, channel524289", "IMEX warning, want one summary of 2048 channels")
+	assert.Contains(t, imex[0], "(2048 in all)", "IMEX warning, want one summary of 2048 channels")
 }
 
 // numbers is "from,from+1,...,to-1".

@@ -1,9 +1,9 @@
 package nvcontainer_test
 
 import (
-	"errors"
-	"slices"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 
 	"github.com/go-nvc/nvc/capabilities"
 	"github.com/go-nvc/nvc/internal/fakehost"
@@ -35,16 +35,15 @@ func TestPlanLayout(t *testing.T) {
 		{"debian-dangling", "dir usr/lib\nsymlink etc/debian_version nowhere", "amd64", nvcontainer.Layout{LibDir: "/usr/lib64", Lib32Dir: "/usr/lib", BinDir: "/usr/bin"}},
 		{"debian-loop", "dir usr/lib\nsymlink etc/debian_version debian_version", "amd64", nvcontainer.Layout{LibDir: "/usr/lib64", Lib32Dir: "/usr/lib", BinDir: "/usr/bin"}},
 	} {
-		p := h.plan(t, capsRequest(capabilities.Of(capabilities.Utility)), tc.spec, &nvcontainer.PlanOptions{GOARCH: tc.goarch})
-		if p.Layout != tc.want {
-			t.Errorf("%s: layout %+v, want %+v", tc.name, p.Layout, tc.want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			p := h.plan(t, capsRequest(capabilities.Of(capabilities.Utility)), tc.spec, &nvcontainer.PlanOptions{GOARCH: tc.goarch})
+			assert.Equal(t, tc.want, p.Layout, "%s: layout", tc.name)
+		})
 	}
 	_, err := nvcontainer.NewPlan(h.host, capsRequest(capabilities.Of(capabilities.Utility)),
 		nvcontainer.Container{Rootfs: testutil.Tree(t, debianRootfs)}, &nvcontainer.PlanOptions{GOARCH: "riscv64"})
-	if !errors.Is(err, nvcontainer.ErrUnsupportedArch) || err.Error() != `container error: choosing library dirs for a Debian rootfs on GOARCH "riscv64": unsupported architecture` {
-		t.Errorf("Debian on riscv64: %v", err)
-	}
+	assert.ErrorIs(t, err, nvcontainer.ErrUnsupportedArch, "Debian on riscv64")
+	assert.EqualError(t, err, `container error: choosing library dirs for a Debian rootfs on GOARCH "riscv64": unsupported architecture`, "Debian on riscv64")
 }
 
 // TestPlanLibraryDirs checks that libraries of a Fedora host land in a
@@ -63,20 +62,19 @@ func TestPlanLibraryDirs(t *testing.T) {
 		{fakehost.Debian, fedoraRootfs, []string{"/usr/lib64/libcuda.so." + ver, "/usr/lib/libcuda.so." + ver},
 			[]string{"/usr/lib64", "/usr/lib"}, "/usr/lib64/libcuda.so.1", "libcuda.so." + ver},
 	} {
-		h := newTestHost(t, &fakehost.Options{Layout: tc.host})
-		p := h.plan(t, capsRequest(caps), tc.spec, nil)
-		for _, l := range tc.libs {
-			if _, ok := findMount(p, l); !ok {
-				t.Errorf("%s host: no library at %s", tc.host, l)
+		t.Run(string(tc.host)+" host", func(t *testing.T) {
+			h := newTestHost(t, &fakehost.Options{Layout: tc.host})
+			p := h.plan(t, capsRequest(caps), tc.spec, nil)
+			for _, l := range tc.libs {
+				_, ok := findMount(p, l)
+				assert.True(t, ok, "%s host: no library at %s", tc.host, l)
 			}
-		}
-		if !slices.Equal(p.LDCache.Dirs, tc.dirs) || len(p.LDCache.FirstDirs) != 0 {
-			t.Errorf("%s host: loader cache %+v, want dirs %v", tc.host, p.LDCache, tc.dirs)
-		}
-		if got, _ := findLink(p, tc.soname); got != tc.tgt {
-			t.Errorf("%s host: %s -> %q, want %q", tc.host, tc.soname, got, tc.tgt)
-		}
-		checkInvariants(t, h, p)
+			assert.Equal(t, tc.dirs, p.LDCache.Dirs, "%s host: loader cache %+v", tc.host, p.LDCache)
+			assert.Empty(t, p.LDCache.FirstDirs, "%s host: loader cache %+v", tc.host, p.LDCache)
+			got, _ := findLink(p, tc.soname)
+			assert.Equal(t, tc.tgt, got, "%s host: %s ->", tc.host, tc.soname)
+			checkInvariants(t, h, p)
+		})
 	}
 }
 
@@ -86,22 +84,15 @@ func TestPlanHostPaths(t *testing.T) {
 	h := newTestHost(t, &fakehost.Options{Layout: fakehost.Fedora})
 	p := h.plan(t, capsRequest(capabilities.Of(capabilities.Compute, capabilities.Compat32)), "", nil)
 	want := nvcontainer.Layout{HostPaths: true, LibDir: "/usr/lib64", Lib32Dir: "/usr/lib", BinDir: "/usr/bin"}
-	if p.Layout != want {
-		t.Errorf("layout %+v", p.Layout)
-	}
+	assert.Equal(t, want, p.Layout, "layout")
 	for _, target := range []string{"/usr/lib64/libcuda.so." + ver, "/usr/lib/libcuda.so." + ver, "/usr/bin/nvidia-cuda-mps-server"} {
-		if _, ok := findMount(p, target); !ok {
-			t.Errorf("no mount at %s", target)
-		}
+		_, ok := findMount(p, target)
+		assert.True(t, ok, "no mount at %s", target)
 	}
-	if got, _ := findLink(p, "/usr/lib64/libcuda.so.1"); got != "libcuda.so."+ver {
-		t.Errorf("libcuda.so.1 -> %q", got)
-	}
-	if !slices.Equal(p.LDCache.Dirs, []string{"/usr/lib64", "/usr/lib"}) {
-		t.Errorf("dirs %v", p.LDCache.Dirs)
-	}
-	if p.CUDACompat.Used || p.CUDACompat.Mode != request.CompatLdconfig {
-		t.Errorf("compat %+v", p.CUDACompat)
-	}
+	got, _ := findLink(p, "/usr/lib64/libcuda.so.1")
+	assert.Equal(t, "libcuda.so."+ver, got, "libcuda.so.1 ->")
+	assert.Equal(t, []string{"/usr/lib64", "/usr/lib"}, p.LDCache.Dirs, "dirs")
+	assert.False(t, p.CUDACompat.Used, "compat %+v", p.CUDACompat)
+	assert.Equal(t, request.CompatLdconfig, p.CUDACompat.Mode, "compat %+v", p.CUDACompat)
 	checkInvariants(t, h, p)
 }

@@ -3,6 +3,9 @@ package nvcontainer_test
 import (
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/capabilities"
 	"github.com/go-nvc/nvc/internal/fakehost"
 	"github.com/go-nvc/nvc/internal/liblink"
@@ -14,17 +17,15 @@ import (
 // every layout and with every capability.
 func TestPlanReplaceIsSONAME(t *testing.T) {
 	for _, layout := range []fakehost.Layout{fakehost.Debian, fakehost.Fedora} {
-		h := newTestHost(t, &fakehost.Options{Layout: layout})
-		for _, spec := range []string{"", debianRootfs, fedoraRootfs} {
-			p := h.plan(t, capsRequest(capabilities.All), spec, nil)
-			if len(p.Symlinks) == 0 {
-				t.Fatalf("layout %q: no symlinks planned", layout)
-			}
-			for _, s := range p.Symlinks {
-				if s.Replace != liblink.IsSONAME(s.Path, s.Target) {
-					t.Errorf("layout %q: %s -> %s: Replace %v, IsSONAME %v", layout, s.Path, s.Target, s.Replace, !s.Replace)
+		t.Run(string(layout), func(t *testing.T) {
+			h := newTestHost(t, &fakehost.Options{Layout: layout})
+			for _, spec := range []string{"", debianRootfs, fedoraRootfs} {
+				p := h.plan(t, capsRequest(capabilities.All), spec, nil)
+				require.NotEmpty(t, p.Symlinks, "layout %q: no symlinks planned", layout)
+				for _, s := range p.Symlinks {
+					assert.Equal(t, liblink.IsSONAME(s.Path, s.Target), s.Replace, "layout %q: %s -> %s: Replace", layout, s.Path, s.Target)
 				}
 			}
-		}
+		})
 	}
 }

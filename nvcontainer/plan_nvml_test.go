@@ -2,12 +2,12 @@ package nvcontainer_test
 
 import (
 	"context"
-	"errors"
-	"slices"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/nvcontainer"
@@ -39,18 +39,18 @@ func TestPlanAsksNVMLLazily(t *testing.T) {
 	n := &countingNVML{NVMLInterface: h.fake.NVML}
 	opts := &nvcontainer.PlanOptions{NVML: n}
 	p, err := nvcontainer.NewPlanContext(context.Background(), h.host, privReq(t, cuda124Env...), nvcontainer.Container{}, opts)
-	if err != nil || !slices.Equal(p.Requirements, []string{cuda124Require}) || n.inits.Load() != 1 {
-		t.Fatalf("R535 with NVML: %v, NVML started %d times; want a plan, started once", err, n.inits.Load())
-	}
+	require.NoError(t, err, "R535 with NVML; want a plan")
+	require.Equal(t, []string{cuda124Require}, p.Requirements, "R535 with NVML: requirements")
+	require.EqualValues(t, 1, n.inits.Load(), "R535 with NVML: NVML started; want once")
 	_, err = nvcontainer.NewPlan(h.host, privReq(t, "NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_REQUIRE_ARCH=arch>=9.0"), nvcontainer.Container{}, opts)
-	if !errors.Is(err, requirement.ErrUnsatisfied) || errors.Is(err, requirement.ErrUnknownFact) || err.Error() != "requirement error: unsatisfied condition: arch>=9.0" {
-		t.Errorf("arch>=9.0 on an A100 with NVML: %v; want refused on the known arch 8.0", err)
-	}
+	assert.ErrorIs(t, err, requirement.ErrUnsatisfied, "arch>=9.0 on an A100 with NVML; want refused on the known arch 8.0")
+	assert.NotErrorIs(t, err, requirement.ErrUnknownFact, "arch>=9.0 on an A100 with NVML; want refused on the known arch 8.0")
+	assert.EqualError(t, err, "requirement error: unsatisfied condition: arch>=9.0", "arch>=9.0 on an A100 with NVML")
 	h = procfsHost(t, "550.54.15")
 	n = &countingNVML{NVMLInterface: h.fake.NVML}
-	if _, err := nvcontainer.NewPlan(h.host, privReq(t, cuda124Env...), nvcontainer.Container{}, &nvcontainer.PlanOptions{NVML: n}); err != nil || n.inits.Load() != 0 {
-		t.Errorf("R550: %v, NVML started %d times; want a plan without NVML", err, n.inits.Load())
-	}
+	_, err = nvcontainer.NewPlan(h.host, privReq(t, cuda124Env...), nvcontainer.Container{}, &nvcontainer.PlanOptions{NVML: n})
+	assert.NoError(t, err, "R550; want a plan without NVML")
+	assert.EqualValues(t, 0, n.inits.Load(), "R550: NVML started; want a plan without NVML")
 }
 
 // TestPlanNVMLDeadline: a hung NVML fails the plan when the caller's
@@ -63,10 +63,9 @@ func TestPlanNVMLDeadline(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	_, err := nvcontainer.NewPlanContext(ctx, h.host, privReq(t, cuda124Env...), nvcontainer.Container{}, &nvcontainer.PlanOptions{NVML: n})
-	if took := time.Since(start); took > 5*time.Second {
-		t.Errorf("plan took %v with a 100 ms deadline", took)
-	}
-	if !errors.Is(err, requirement.ErrUnknownFact) || !strings.Contains(err.Error(), "asking NVML: context deadline exceeded") {
-		t.Errorf("hung NVML: %v; want the brand unknown, saying NVML ran out of time", err)
+	took := time.Since(start)
+	assert.LessOrEqual(t, took, 5*time.Second, "plan took %v with a 100 ms deadline", took)
+	if assert.ErrorIs(t, err, requirement.ErrUnknownFact, "hung NVML; want the brand unknown, saying NVML ran out of time") {
+		assert.ErrorContains(t, err, "asking NVML: context deadline exceeded", "hung NVML; want the brand unknown, saying NVML ran out of time")
 	}
 }

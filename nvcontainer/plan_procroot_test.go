@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/internal/testutil/container"
 	"github.com/go-nvc/nvc/nvcontainer"
@@ -25,13 +28,12 @@ file usr/local/cuda/compat/libcuda.so.570.86.10 "ELF"
 // rootfs's own path.
 func checkSeenByProcess(t *testing.T, p, hostPlan *nvcontainer.Plan) {
 	t.Helper()
-	if !p.Layout.Debian || !p.CUDACompat.Used || p.CUDACompat.Dir != "/usr/local/cuda/compat" ||
-		len(p.LDCache.FirstDirs) != 1 || p.LDCache.FirstDirs[0] != "/usr/local/cuda/compat" {
-		t.Errorf("as the process sees it: layout %+v, compat %+v, first dirs %v", p.Layout, p.CUDACompat, p.LDCache.FirstDirs)
-	}
-	if hostPlan.Layout.Debian || hostPlan.CUDACompat.Used {
-		t.Errorf("at its path: layout %+v, compat %+v", hostPlan.Layout, hostPlan.CUDACompat)
-	}
+	assert.True(t, p.Layout.Debian, "as the process sees it: layout %+v", p.Layout)
+	assert.True(t, p.CUDACompat.Used, "as the process sees it: compat %+v", p.CUDACompat)
+	assert.Equal(t, "/usr/local/cuda/compat", p.CUDACompat.Dir, "as the process sees it: compat %+v", p.CUDACompat)
+	assert.Equal(t, []string{"/usr/local/cuda/compat"}, p.LDCache.FirstDirs, "as the process sees it: first dirs")
+	assert.False(t, hostPlan.Layout.Debian, "at its path: layout %+v", hostPlan.Layout)
+	assert.False(t, hostPlan.CUDACompat.Used, "at its path: compat %+v", hostPlan.CUDACompat)
 }
 
 // TestPlanProcRoot: with a PID, the rootfs is inspected through
@@ -46,19 +48,14 @@ func TestPlanProcRoot(t *testing.T) {
 	req := compatRequest(request.CompatLdconfig)
 	opts := &nvcontainer.PlanOptions{ProcRoot: proc}
 	p, err := nvcontainer.NewPlan(h.host, req, nvcontainer.Container{PID: 77, Rootfs: rootfs}, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	hostPlan, err := nvcontainer.NewPlan(h.host, req, nvcontainer.Container{Rootfs: rootfs}, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	checkSeenByProcess(t, p, hostPlan)
 	_, err = nvcontainer.NewPlan(h.host, req, nvcontainer.Container{PID: 78, Rootfs: rootfs}, opts)
 	want := `container error: inspecting rootfs "` + rootfs + `" as process 78 sees it: open ` + filepath.Join(proc, "78/root", rootfs)
-	if err == nil || !strings.HasPrefix(err.Error(), want) {
-		t.Errorf("unknown process: %v", err)
-	}
+	require.Error(t, err, "unknown process")
+	assert.True(t, strings.HasPrefix(err.Error(), want), "unknown process: %v, want %s...", err, want)
 }
 
 // TestPlanSeesContainerMounts: in a live container (its own mount
@@ -71,21 +68,15 @@ func TestPlanSeesContainerMounts(t *testing.T) {
 	c := container.Start(t, &container.Options{Spec: fedoraRootfs + "dir usr/local/cuda\n"})
 	vols := testutil.Tree(t, volumeView)
 	for _, dir := range []string{"etc", "usr/local/cuda"} {
-		if out, err := c.Exec(t, "mount", "--bind", filepath.Join(vols, dir), filepath.Join(c.Rootfs, dir)); err != nil {
-			t.Fatalf("mounting a volume at %s: %v\n%s", dir, err, out)
-		}
+		out, err := c.Exec(t, "mount", "--bind", filepath.Join(vols, dir), filepath.Join(c.Rootfs, dir))
+		require.NoError(t, err, "mounting a volume at %s:\n%s", dir, out)
 	}
-	if _, err := os.Stat(filepath.Join(c.HostRootfs, "etc/debian_version")); err == nil {
-		t.Fatal("the volume is visible from the host's mount namespace")
-	}
+	_, err := os.Stat(filepath.Join(c.HostRootfs, "etc/debian_version"))
+	require.Error(t, err, "the volume is visible from the host's mount namespace")
 	req := compatRequest(request.CompatLdconfig)
 	p, err := nvcontainer.NewPlan(h.host, req, nvcontainer.Container{PID: c.PID, Rootfs: c.Rootfs}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	hostPlan, err := nvcontainer.NewPlan(h.host, req, nvcontainer.Container{Rootfs: c.HostRootfs}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	checkSeenByProcess(t, p, hostPlan)
 }

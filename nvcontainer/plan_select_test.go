@@ -2,10 +2,11 @@ package nvcontainer_test
 
 import (
 	"context"
-	"errors"
-	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/capabilities"
 	"github.com/go-nvc/nvc/devices"
@@ -40,26 +41,22 @@ func TestPlanDeviceSelection(t *testing.T) {
 		{"0:4e:0.0", []int{3}}, // short PCI bus id of GPU 3
 		{"6," + g3.UUID + ",6", []int{6, 3}},
 	} {
-		p := h.plan(t, privReq(t, "NVIDIA_VISIBLE_DEVICES="+tc.env, "NVIDIA_DRIVER_CAPABILITIES=utility"), debianRootfs, nil)
-		if got := gpuIndices(p); !slices.Equal(got, tc.want) {
-			t.Errorf("%s: GPUs %v, want %v", tc.env, got, tc.want)
-		}
-		var nodes []string
-		for _, m := range p.Mounts {
-			if m.Kind == nvcontainer.MountDevice && m.For != "" {
-				nodes = append(nodes, m.Target)
+		t.Run(tc.env, func(t *testing.T) {
+			p := h.plan(t, privReq(t, "NVIDIA_VISIBLE_DEVICES="+tc.env, "NVIDIA_DRIVER_CAPABILITIES=utility"), debianRootfs, nil)
+			assert.Equal(t, tc.want, gpuIndices(p), "%s: GPUs", tc.env)
+			var nodes []string
+			for _, m := range p.Mounts {
+				if m.Kind == nvcontainer.MountDevice && m.For != "" {
+					nodes = append(nodes, m.Target)
+				}
 			}
-		}
-		var want []string
-		for _, i := range tc.want {
-			want = append(want, h.host.Devices.GPUs[i].Node.Path)
-		}
-		if !slices.Equal(nodes, want) {
-			t.Errorf("%s: GPU nodes %v, want %v", tc.env, nodes, want)
-		}
-		if got := len(p.CgroupRules); got != 1+len(tc.want) { // nvidiactl + GPUs
-			t.Errorf("%s: %d cgroup rules %+v", tc.env, got, p.CgroupRules)
-		}
+			var want []string
+			for _, i := range tc.want {
+				want = append(want, h.host.Devices.GPUs[i].Node.Path)
+			}
+			assert.Equal(t, want, nodes, "%s: GPU nodes", tc.env)
+			assert.Len(t, p.CgroupRules, 1+len(tc.want), "%s: cgroup rules (nvidiactl + GPUs)", tc.env)
+		})
 	}
 }
 
@@ -91,16 +88,18 @@ func TestPlanErrors(t *testing.T) {
 			"mig-monitor error: 1: only 'all' devices are currently supported", devices.ErrInvalid},
 		{[]string{"NVIDIA_VISIBLE_DEVICES=void"}, nvcontainer.StageInput, "input error: not a GPU container", nvcontainer.ErrNotGPUContainer},
 	} {
-		req := privReq(t, tc.env...)
-		p, err := nvcontainer.NewPlan(h.host, req, nvcontainer.Container{Rootfs: "/nonexistent/rootfs"}, nil)
-		var pe *nvcontainer.PlanError
-		if p != nil || !errors.As(err, &pe) || pe.Stage != tc.stage || !errors.Is(err, tc.is) {
-			t.Errorf("%v: plan %v, error %v", tc.env, p != nil, err)
-			continue
-		}
-		if tc.msg != "" && err.Error() != tc.msg {
-			t.Errorf("%v:\n got %q\nwant %q", tc.env, err, tc.msg)
-		}
+		t.Run(strings.Join(tc.env, ","), func(t *testing.T) {
+			req := privReq(t, tc.env...)
+			p, err := nvcontainer.NewPlan(h.host, req, nvcontainer.Container{Rootfs: "/nonexistent/rootfs"}, nil)
+			var pe *nvcontainer.PlanError
+			require.Nil(t, p, "%v: plan made (error %v)", tc.env, err)
+			require.ErrorAs(t, err, &pe, "%v", tc.env)
+			require.Equal(t, tc.stage, pe.Stage, "%v: error %v", tc.env, err)
+			require.ErrorIs(t, err, tc.is, "%v", tc.env)
+			if tc.msg != "" {
+				assert.EqualError(t, err, tc.msg, "%v", tc.env)
+			}
+		})
 	}
 }
 
@@ -109,17 +108,13 @@ func TestPlanErrors(t *testing.T) {
 func TestPlanRequirementsMet(t *testing.T) {
 	h := newTestHost(t, nil)
 	p := h.plan(t, privReq(t, "NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_REQUIRE_CUDA=cuda>=12.4 brand=tesla,driver>=550"), debianRootfs, nil)
-	if !slices.Equal(p.Requirements, []string{"cuda>=12.4 brand=tesla,driver>=550"}) {
-		t.Errorf("requirements %q", p.Requirements)
-	}
+	assert.Equal(t, []string{"cuda>=12.4 brand=tesla,driver>=550"}, p.Requirements, "requirements")
 	req := privReq(t, "NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_REQUIRE_CUDA=cuda>=99.0", "NVIDIA_DISABLE_REQUIRE=1")
-	if p := h.plan(t, req, debianRootfs, nil); len(p.Requirements) != 0 {
-		t.Errorf("disabled requirements recorded: %q", p.Requirements)
-	}
+	p = h.plan(t, req, debianRootfs, nil)
+	assert.Empty(t, p.Requirements, "disabled requirements recorded")
 	req = &request.Request{Devices: request.Devices{Mode: request.DevicesAll}, Requirements: []string{"cuda>=99.0"}, DisableRequire: true}
-	if _, err := nvcontainer.NewPlan(h.host, req, nvcontainer.Container{}, nil); err != nil {
-		t.Errorf("DisableRequire with requirements: %v", err)
-	}
+	_, err := nvcontainer.NewPlan(h.host, req, nvcontainer.Container{}, nil)
+	assert.NoError(t, err, "DisableRequire with requirements")
 }
 
 // TestPlanNoCgroupsNoDevbind checks the two configure flags: no rules, and
@@ -130,21 +125,12 @@ func TestPlanNoCgroupsNoDevbind(t *testing.T) {
 	full := h.plan(t, req, debianRootfs, nil)
 	noCg := h.plan(t, req, debianRootfs, &nvcontainer.PlanOptions{NoCgroups: true})
 	noDev := h.plan(t, req, debianRootfs, &nvcontainer.PlanOptions{NoDevbind: true})
-	if len(full.CgroupRules) != 12 || len(noCg.CgroupRules) != 0 {
-		t.Errorf("rules: %d with cgroups, %d without", len(full.CgroupRules), len(noCg.CgroupRules))
-	}
-	if len(mountTargets(noCg, nvcontainer.MountDevice)) != 12 {
-		t.Errorf("NoCgroups dropped node mounts: %v", mountTargets(noCg, nvcontainer.MountDevice))
-	}
-	if got := mountTargets(noDev, nvcontainer.MountDevice); len(got) != 0 {
-		t.Errorf("NoDevbind kept node mounts %v", got)
-	}
-	if !slices.Equal(noDev.CgroupRules, full.CgroupRules) {
-		t.Errorf("NoDevbind changed the rules: %+v", noDev.CgroupRules)
-	}
-	if len(noDev.Mounts) != len(full.Mounts)-12 {
-		t.Errorf("NoDevbind: %d mounts, full %d", len(noDev.Mounts), len(full.Mounts))
-	}
+	assert.Len(t, full.CgroupRules, 12, "rules with cgroups")
+	assert.Empty(t, noCg.CgroupRules, "rules without cgroups")
+	assert.Len(t, mountTargets(noCg, nvcontainer.MountDevice), 12, "NoCgroups dropped node mounts")
+	assert.Empty(t, mountTargets(noDev, nvcontainer.MountDevice), "NoDevbind kept node mounts")
+	assert.Equal(t, full.CgroupRules, noDev.CgroupRules, "NoDevbind changed the rules")
+	assert.Len(t, noDev.Mounts, len(full.Mounts)-12, "NoDevbind: mounts, full %d", len(full.Mounts))
 }
 
 // TestPlanIMEX binds requested channels that exist and warns about those
@@ -154,18 +140,17 @@ func TestPlanIMEX(t *testing.T) {
 	req := privReq(t, "NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_IMEX_CHANNELS=1,7", "NVIDIA_DRIVER_CAPABILITIES=utility")
 	p := h.plan(t, req, debianRootfs, nil)
 	m, ok := findMount(p, "/dev/nvidia-caps-imex-channels/channel1")
-	if !ok || m.Device == nil || m.Device.Major != fakehost.MajorIMEX || m.Device.Minor != 1 || m.For != "" {
-		t.Errorf("channel1: %+v (%v)", m, ok)
+	assert.True(t, ok, "channel1: not bound")
+	if assert.NotNil(t, m.Device, "channel1: %+v", m) {
+		assert.EqualValues(t, fakehost.MajorIMEX, m.Device.Major, "channel1: %+v", *m.Device)
+		assert.EqualValues(t, 1, m.Device.Minor, "channel1: %+v", *m.Device)
 	}
-	if !hasRule(p, fakehost.MajorIMEX, 1) || hasRule(p, fakehost.MajorIMEX, 7) {
-		t.Errorf("rules %+v", p.CgroupRules)
-	}
-	if _, ok := findMount(p, "/dev/nvidia-caps-imex-channels/channel7"); ok {
-		t.Error("a missing channel was mounted")
-	}
-	if !slices.Contains(p.Warnings, "missing IMEX channel node /dev/nvidia-caps-imex-channels/channel7") {
-		t.Errorf("warnings %q", p.Warnings)
-	}
+	assert.Empty(t, m.For, "channel1: %+v", m)
+	assert.True(t, hasRule(p, fakehost.MajorIMEX, 1), "rules %+v", p.CgroupRules)
+	assert.False(t, hasRule(p, fakehost.MajorIMEX, 7), "rules %+v", p.CgroupRules)
+	_, ok = findMount(p, "/dev/nvidia-caps-imex-channels/channel7")
+	assert.False(t, ok, "a missing channel was mounted")
+	assert.Contains(t, p.Warnings, "missing IMEX channel node /dev/nvidia-caps-imex-channels/channel7", "warnings")
 }
 
 // TestPlanRequirementsWithoutNVML: on a host discovered without NVML (the
@@ -177,13 +162,11 @@ func TestPlanIMEX(t *testing.T) {
 // the host's 550.54.15).
 func TestPlanRequirementsWithoutNVML(t *testing.T) {
 	fh, err := fakehost.Generate(t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	host, err := nvcontainer.OpenHost(context.Background(), &driver.Options{Root: fh.Root, ProcRoot: fh.ProcRoot, DevRoot: fh.DevRoot}, devices.Auto)
-	if err != nil || host.Devices.Backend != devices.Procfs || host.Devices.NVMLError == "" {
-		t.Fatalf("host without NVML: %v, %+v", err, host)
-	}
+	require.NoError(t, err, "host without NVML")
+	require.Equal(t, devices.Procfs, host.Devices.Backend, "host without NVML: %+v", host)
+	require.NotEmpty(t, host.Devices.NVMLError, "host without NVML: %+v", host)
 	for _, tc := range []struct {
 		devs, req string
 		fact      string // "" when the plan must be made, "-" when refused on known facts
@@ -200,25 +183,26 @@ func TestPlanRequirementsWithoutNVML(t *testing.T) {
 		{"0", "driver>=550", ""},
 		{"0", "cuda>=12.0 driver>=550", ""},
 	} {
-		req := privReq(t, "NVIDIA_VISIBLE_DEVICES="+tc.devs, "NVIDIA_REQUIRE_X="+tc.req)
-		_, err := nvcontainer.NewPlan(host, req, nvcontainer.Container{}, nil)
-		var ue *requirement.UnsatisfiedError
-		switch {
-		case tc.fact == "" && err != nil:
-			t.Errorf("%s on %s: %v", tc.req, tc.devs, err)
-		case tc.fact == "":
-		case tc.fact == "-":
-			if !errors.Is(err, requirement.ErrUnsatisfied) || errors.Is(err, requirement.ErrUnknownFact) {
-				t.Errorf("%s on %s: %v, want refused on known facts", tc.req, tc.devs, err)
+		t.Run(tc.req+" on "+tc.devs, func(t *testing.T) {
+			req := privReq(t, "NVIDIA_VISIBLE_DEVICES="+tc.devs, "NVIDIA_REQUIRE_X="+tc.req)
+			_, err := nvcontainer.NewPlan(host, req, nvcontainer.Container{}, nil)
+			var ue *requirement.UnsatisfiedError
+			switch tc.fact {
+			case "":
+				assert.NoError(t, err, "%s on %s", tc.req, tc.devs)
+			case "-":
+				assert.ErrorIs(t, err, requirement.ErrUnsatisfied, "%s on %s, want refused on known facts", tc.req, tc.devs)
+				assert.NotErrorIs(t, err, requirement.ErrUnknownFact, "%s on %s, want refused on known facts", tc.req, tc.devs)
+			default:
+				require.ErrorAs(t, err, &ue, "%s on %s, want the %s unknown", tc.req, tc.devs, tc.fact)
+				require.ErrorIs(t, err, requirement.ErrUnknownFact, "%s on %s, want the %s unknown", tc.req, tc.devs, tc.fact)
+				require.Equal(t, tc.fact, ue.Fact, "%s on %s: %v, want the %s unknown", tc.req, tc.devs, err, tc.fact)
+				assert.Equal(t, host.Devices.NVMLError, ue.Why, "%s on %s: %q", tc.req, tc.devs, err)
+				assert.True(t, strings.HasPrefix(err.Error(), "requirement error: unsatisfied condition: "+tc.req+" (cannot check"), "%s on %s: %q", tc.req, tc.devs, err)
 			}
-		case !errors.As(err, &ue) || !errors.Is(err, requirement.ErrUnknownFact) || ue.Fact != tc.fact:
-			t.Errorf("%s on %s: %v, want the %s unknown", tc.req, tc.devs, err, tc.fact)
-		case ue.Why != host.Devices.NVMLError || !strings.HasPrefix(err.Error(), "requirement error: unsatisfied condition: "+tc.req+" (cannot check"):
-			t.Errorf("%s on %s: %q", tc.req, tc.devs, err)
-		}
+		})
 	}
 	req := privReq(t, "NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_REQUIRE_CUDA=cuda>=99.0", "NVIDIA_DISABLE_REQUIRE=true")
-	if _, err := nvcontainer.NewPlan(host, req, nvcontainer.Container{}, nil); err != nil {
-		t.Errorf("NVIDIA_DISABLE_REQUIRE: %v", err)
-	}
+	_, err = nvcontainer.NewPlan(host, req, nvcontainer.Container{}, nil)
+	assert.NoError(t, err, "NVIDIA_DISABLE_REQUIRE")
 }
