@@ -1,10 +1,13 @@
 package nvcontainer_test
 
 import (
-	"errors"
 	"io/fs"
 	"reflect"
+	"strconv"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/driver"
@@ -37,12 +40,8 @@ func TestOneSentinelPerCondition(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if !errors.Is(tt.err, tt.target) {
-				t.Errorf("errors.Is(%v, %v) = false", tt.err, tt.target)
-			}
-			if tt.err.Error() != tt.wantText {
-				t.Errorf("text %q, want %q", tt.err.Error(), tt.wantText)
-			}
+			assert.ErrorIs(t, tt.err, tt.target)
+			assert.EqualError(t, tt.err, tt.wantText, "text")
 		})
 	}
 }
@@ -52,22 +51,20 @@ func TestOneSentinelPerCondition(t *testing.T) {
 func TestNewPlanInvalidRootfs(t *testing.T) {
 	h := newTestHost(t, nil)
 	for _, rootfs := range []string{"rootfs", "/", "/.."} {
-		_, err := nvcontainer.NewPlan(h.host, privReq(t, "NVIDIA_VISIBLE_DEVICES=0"), nvcontainer.Container{Rootfs: rootfs}, nil)
-		if !errors.Is(err, nvcontainer.ErrInvalidRootfs) {
-			t.Errorf("rootfs %q: %v, want ErrInvalidRootfs", rootfs, err)
-		}
+		t.Run(strconv.Quote(rootfs), func(t *testing.T) {
+			_, err := nvcontainer.NewPlan(h.host, privReq(t, "NVIDIA_VISIBLE_DEVICES=0"), nvcontainer.Container{Rootfs: rootfs}, nil)
+			assert.ErrorIs(t, err, nvcontainer.ErrInvalidRootfs, "rootfs %q", rootfs)
+		})
 	}
 }
 
 // State is the package's own type, so go doc shows its fields, and it
 // parses as before.
 func TestStateIsOwnType(t *testing.T) {
-	if pkg := reflect.TypeFor[request.State]().PkgPath(); pkg != "github.com/go-nvc/nvc/nvcontainer/request" {
-		t.Errorf("State is defined in %s", pkg)
-	}
+	assert.Equal(t, "github.com/go-nvc/nvc/nvcontainer/request", reflect.TypeFor[request.State]().PkgPath(), "State is defined in another package")
 	st, err := request.ParseState([]byte(`{"ociVersion":"1.0.2","id":"c","status":"creating","pid":7,"bundlePath":"/b","root":"/r","annotations":{"a":"b"}}`))
 	want := &request.State{OCIVersion: "1.0.2", ID: "c", Status: "creating", PID: 7, BundlePath: "/b", Root: "/r", Annotations: map[string]string{"a": "b"}}
-	if err != nil || !reflect.DeepEqual(st, want) || st.BundleDir() != "/b" {
-		t.Errorf("ParseState = %+v, %v; want %+v", st, err, want)
-	}
+	require.NoError(t, err, "ParseState")
+	assert.Equal(t, want, st, "ParseState")
+	assert.Equal(t, "/b", st.BundleDir(), "ParseState: BundleDir")
 }
