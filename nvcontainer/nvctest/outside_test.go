@@ -14,14 +14,17 @@ import (
 )
 
 // outsiderTest is the test of a module that is not nvc: what a runtime
-// author writes with nvctest. It may import only nvc's public packages.
+// author writes with nvctest. It may import only nvc's public packages
+// (and testify, which nvc's go.mod requires).
 const outsiderTest = `package outsider
 
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/nvcontainer"
@@ -33,33 +36,19 @@ import (
 func TestCDISpecOfSimulatedHost(t *testing.T) {
 	sim := nvctest.NewHost(t, nvctest.DGXA100, &nvctest.Options{MIG: map[int][]string{1: {"3g.20gb"}}})
 	host, err := sim.Open(devices.Procfs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	req, err := request.FromEnv([]string{"NVIDIA_VISIBLE_DEVICES=0," + nvctest.DGXA100.GPUUUID(2), "NVIDIA_DRIVER_CAPABILITIES=compute,utility"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	p, err := nvcontainer.NewPlan(host, req, nvcontainer.Container{}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	spec, err := cdispec.FromPlan(p, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	b, err := cdispec.Marshal(spec, cdispec.FormatYAML)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	out := filepath.Join(t.TempDir(), "nvidia.yaml")
-	if err := os.WriteFile(out, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(out, b, 0o644))
 	for _, want := range []string{"kind: nvidia.com/gpu", "/dev/nvidia0", "/dev/nvidia2", nvctest.DGXA100.GPUUUID(2), "libcuda.so." + sim.DriverVersion} {
-		if !strings.Contains(string(b), want) {
-			t.Errorf("spec lacks %q:\n%s", want, b)
-		}
+		assert.Contains(t, string(b), want, "spec lacks %q", want)
 	}
 }
 `
