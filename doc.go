@@ -37,7 +37,7 @@
 //     /proc/driver/nvidia and /dev; device selection with
 //     NVIDIA_VISIBLE_DEVICES syntax; host node creation.
 //   - [github.com/go-nvc/nvc/nvcontainer]: requests (environment, OCI spec and
-//     hook state, CLI flags), requirement checks
+//     hook state), requirement checks
 //     (NVIDIA_REQUIRE_*), the plan, applying it inside a container's mount
 //     namespace all or nothing.
 //   - [github.com/go-nvc/nvc/nvcontainer/toolkit]: the NVIDIA Container
@@ -47,8 +47,11 @@
 //   - [github.com/go-nvc/nvc/nvcontainer/cdispec]: a plan, or a whole host,
 //     written as a CDI spec (device naming, the createContainer hooks),
 //     validated and encoded.
+//   - [github.com/go-nvc/nvc/nvcontainer/nvcli]: the nvidia-container-cli
+//     contract — configure's flags to a request and a container, the info
+//     and list output, the error prefixes — for tools that stand in for it.
 //
-// Dependencies point one way: {cdispec, toolkit} → nvcontainer → {driver,
+// Dependencies point one way: {cdispec, toolkit, nvcli} → nvcontainer → {driver,
 // devices} → {ldcache, capabilities} → internal. Only Apply, device node
 // creation and the ldcache writers act on the system; everything else is
 // pure.

@@ -14,11 +14,9 @@
 // of its stdin (toolkit.RequestFromHook) and the nvidia-container-cli
 // command line the hook would execute (toolkit.CLIArgs).
 //
-// The rest of nvidia-container-cli's
-// contract is here too, for tools that stand in for it: [ConfigureFlags]
-// and [CLIContainer] read configure's options, [List] and [WriteInfo]
-// print list and info, [PrepareHost] is --load-kmods, and [CLIErrorFor]
-// gives an error the CLI's prefix.
+// The rest of nvidia-container-cli's contract (configure's flags, info,
+// list, error prefixes) is package nvcontainer/nvcli. [PrepareHost] is
+// --load-kmods.
 //
 // # Plans
 //

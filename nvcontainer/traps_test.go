@@ -47,7 +47,7 @@ func TestOneSentinelPerCondition(t *testing.T) {
 }
 
 // NewPlan's error for a relative or "/" rootfs matches ErrInvalidRootfs,
-// as ContainerFor's and CLIContainer's do.
+// as ContainerFor's and nvcli.Container's do.
 func TestNewPlanInvalidRootfs(t *testing.T) {
 	h := newTestHost(t, nil)
 	for _, rootfs := range []string{"rootfs", "/", "/.."} {

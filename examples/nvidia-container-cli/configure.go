@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"io"
-	"os"
 	"os/signal"
 	"syscall"
 
@@ -13,6 +11,7 @@ import (
 	"github.com/go-nvc/nvc/capabilities"
 	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/nvcontainer"
+	"github.com/go-nvc/nvc/nvcontainer/nvcli"
 	"github.com/go-nvc/nvc/nvcontainer/request"
 )
 
@@ -31,7 +30,7 @@ The container's ld.so.cache is written in Go: no ldconfig is run, and
 
 // configureOptions are configure's command line.
 type configureOptions struct {
-	flags    nvcontainer.ConfigureFlags
+	flags    nvcli.ConfigureFlags
 	plan     nvcontainer.PlanOptions
 	driver   driver.Options
 	pid      int
@@ -81,19 +80,17 @@ func configureCommand(g *globals, args []string, stdout io.Writer) error {
 	if err := positional(fs, 1); err != nil {
 		return err
 	}
-	ctr, procRoot, err := nvcontainer.CLIContainer(o.pid, fs.Arg(0))
+	ctr, procRoot, err := nvcli.Container(o.pid, fs.Arg(0))
 	if err != nil {
-		return fail("input error", err)
+		return err
 	}
 	o.plan.ProcRoot = procRoot // the rootfs is read as the container's process sees it
 	req, err := o.flags.Request()
-	if errors.Is(err, request.ErrInvalidDevice) {
-		return fail("error parsing IMEX info", err)
-	} else if err != nil {
-		return fail("input error", err)
+	if err != nil {
+		return err
 	}
 	if !o.dryRun {
-		if err := checkContainer(ctr, procRoot); err != nil {
+		if err := nvcli.CheckContainer(ctr, procRoot); err != nil {
 			return err
 		}
 	}
@@ -104,22 +101,10 @@ func configureCommand(g *globals, args []string, stdout io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	if err := plan.Apply(ctx, ctr, &nvcontainer.ApplyOptions{ProcRoot: procRoot}); err != nil {
-		return nvcontainer.CLIErrorFor(err) // undone: the simulated host can go
+		return nvcli.ErrorFor(err) // undone: the simulated host can go
 	}
 	g.applied = true
 	g.log.Info("configured", "pid", ctr.PID, "rootfs", ctr.Rootfs, "mounts", len(plan.Mounts), "gpus", len(plan.GPUs))
-	return nil
-}
-
-// checkContainer refuses, before anything is planned or changed, a caller
-// without root and a pid Apply would refuse (a host process, a zombie, …).
-func checkContainer(ctr nvcontainer.Container, procRoot string) error {
-	if os.Geteuid() != 0 {
-		return fail("permission error", errors.New("configure needs root (CAP_SYS_ADMIN); use --dry-run to see the plan"))
-	}
-	if err := nvcontainer.CheckContainer(ctr, procRoot); err != nil {
-		return fail("input error", err)
-	}
 	return nil
 }
 
@@ -135,7 +120,7 @@ func makePlan(g *globals, o *configureOptions, req *request.Request, ctr nvconta
 	o.plan.NVML = h.NVML
 	plan, err := nvcontainer.NewPlan(h, req, ctr, &o.plan)
 	if err != nil {
-		return nil, nvcontainer.CLIErrorFor(err)
+		return nil, nvcli.ErrorFor(err)
 	}
 	for _, w := range plan.Warnings {
 		g.log.Warn(w)

@@ -11,9 +11,9 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/nvcontainer"
+	"github.com/go-nvc/nvc/nvcontainer/nvcli"
 	"github.com/go-nvc/nvc/nvcontainer/nvctest"
 	"github.com/go-nvc/nvc/nvcontainer/request"
 )
@@ -134,13 +134,12 @@ func machineNames() string {
 // openHost opens the driver and discovers the devices, first creating
 // missing nodes with --load-kmods. cmd carries the command's driver
 // options (--no-persistenced, --no-fabricmanager, --no-gsp-firmware; nil:
-// none). With a request (configure), the devices are discovered as
-// nvcontainer.PrepareHostFor does, without starting NVML; without one
-// (info, list, configure --dry-run), NVML first.
+// none). configure gives its request (NVML only when it needs it); info,
+// list and configure --dry-run nil (NVML first): see nvcli.PrepareHost.
 func (g *globals) openHost(cmd *driver.Options, imex []uint32, req *request.Request) (*nvcontainer.Host, error) {
 	d, err := g.driverOptions()
 	if err != nil {
-		return nil, fail("input error", err)
+		return nil, &nvcli.Error{Prefix: nvcli.PrefixInput, Err: err}
 	}
 	if cmd != nil {
 		d.NoPersistenced, d.NoFabricManager, d.NoGSPFirmware = cmd.NoPersistenced, cmd.NoFabricManager, cmd.NoGSPFirmware
@@ -149,13 +148,7 @@ func (g *globals) openHost(cmd *driver.Options, imex []uint32, req *request.Requ
 		imex = nil
 	}
 	ho := &nvcontainer.HostOptions{Driver: d, LoadModules: g.loadKmods && g.simulate == "", IMEXChannels: imex}
-	var h *nvcontainer.Host
-	var rep *devices.NodeReport
-	if req != nil {
-		h, rep, err = nvcontainer.PrepareHostFor(context.Background(), ho, req)
-	} else {
-		h, rep, err = nvcontainer.PrepareHost(context.Background(), ho)
-	}
+	h, rep, err := nvcli.PrepareHost(context.Background(), ho, req)
 	if rep != nil {
 		g.log.Info("kernel modules", "skipped", rep.Skipped, "loaded", rep.Loaded, "created", len(rep.Created))
 		for _, w := range rep.Warnings {
@@ -163,7 +156,7 @@ func (g *globals) openHost(cmd *driver.Options, imex []uint32, req *request.Requ
 		}
 	}
 	if err != nil {
-		return nil, fail("initialization error", err)
+		return nil, err
 	}
 	v := h.Driver.Version()
 	g.log.Info("host opened", "root", h.Driver.Root(), "nvrm", v.NVRM, "version-source", v.Source,

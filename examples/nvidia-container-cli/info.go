@@ -4,12 +4,10 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/driver"
-	"github.com/go-nvc/nvc/nvcontainer"
-	"github.com/go-nvc/nvc/nvcontainer/request"
+	"github.com/go-nvc/nvc/nvcontainer/nvcli"
 )
 
 // infoCommand reports the driver and the GPUs, as nvidia-container-cli
@@ -31,7 +29,7 @@ func infoCommand(g *globals, args []string, stdout io.Writer) error {
 	if h.Devices.Backend != devices.NVML {
 		fmt.Fprintf(g.stderr, "%s: warning: NVML unavailable (%s): brand, architecture and CUDA version are unknown\n", progName(), h.Devices.NVMLError)
 	}
-	return nvcontainer.WriteInfo(stdout, h, &nvcontainer.InfoOptions{CSV: *csv})
+	return nvcli.WriteInfo(stdout, h, &nvcli.InfoOptions{CSV: *csv})
 }
 
 // listCommand prints the paths configure would bring into a container,
@@ -39,7 +37,7 @@ func infoCommand(g *globals, args []string, stdout io.Writer) error {
 // argument is --imex-channel=X) is --device=all --compat32 -l -b -i -f.
 func listCommand(g *globals, args []string, stdout io.Writer) error {
 	fs := newFlagSet("list")
-	var o nvcontainer.ListOptions
+	var o nvcli.ListOptions
 	var imex []string
 	d := &driver.Options{}
 	fs.StringArrayVarP(&o.Devices, "device", "d", nil, "Devices to list: `ID`s (index, UUID, bus ID, MIG device) or all")
@@ -61,20 +59,20 @@ func listCommand(g *globals, args []string, stdout io.Writer) error {
 		return err
 	}
 	if len(args) == 0 || (len(args) == 1 && imex != nil) {
-		o = *nvcontainer.DefaultListOptions()
+		o = *nvcli.DefaultListOptions()
 	}
-	chans, err := request.ParseIMEXChannels(strings.Join(imex, ","))
+	chans, err := nvcli.IMEXChannels(imex)
 	if err != nil {
-		return fail("error parsing IMEX info", err)
+		return err
 	}
 	o.IMEXChannels, o.Firmware = chans, o.Firmware && !d.NoGSPFirmware
 	h, err := g.openHost(d, o.IMEXChannels, nil)
 	if err != nil {
 		return err
 	}
-	paths, err := nvcontainer.List(h, &o)
+	paths, err := nvcli.List(h, &o)
 	if err != nil {
-		return nvcontainer.CLIErrorFor(err)
+		return nvcli.ErrorFor(err)
 	}
 	w := bufio.NewWriter(stdout)
 	for _, p := range paths {

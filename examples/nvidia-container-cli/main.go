@@ -9,21 +9,16 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
-	"strings"
 
 	"github.com/spf13/pflag"
 
-	"github.com/go-nvc/nvc/nvcontainer"
+	"github.com/go-nvc/nvc/nvcontainer/nvcli"
 )
 
 // usageError is a command line the parser refused.
 type usageError struct{ err error }
 
 func (e usageError) Error() string { return e.err.Error() }
-
-// fail is a failure printed after one of nvidia-container-cli's prefixes
-// ("input error", "initialization error", ...).
-func fail(prefix string, err error) error { return &nvcontainer.CLIError{Prefix: prefix, Err: err} }
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
@@ -61,8 +56,8 @@ func dispatch(g *globals, args []string, stdout io.Writer) error {
 		return err
 	}
 	if version {
-		printVersion(stdout)
-		return nil
+		bi, _ := debug.ReadBuildInfo()
+		return nvcli.WriteVersion(stdout, bi)
 	}
 	if fs.NArg() == 0 {
 		return usageError{errors.New("missing command (info, list or configure)")}
@@ -72,7 +67,7 @@ func dispatch(g *globals, args []string, stdout io.Writer) error {
 		return usageError{fmt.Errorf("unknown command %q (want info, list or configure)", fs.Arg(0))}
 	}
 	if err := g.openLog(); err != nil {
-		return fail("input error", err)
+		return &nvcli.Error{Prefix: nvcli.PrefixInput, Err: err}
 	}
 	return cmd(g, fs.Args()[1:], stdout)
 }
@@ -146,34 +141,6 @@ func positional(fs *pflag.FlagSet, n int) error {
 		return usageError{fmt.Errorf("%s takes %d argument(s), got %d: %q", fs.Name(), n, fs.NArg(), fs.Args())}
 	}
 	return nil
-}
-
-// printVersion prints the seven lines of nvidia-container-cli --version.
-func printVersion(w io.Writer) {
-	version, settings := "(devel)", map[string]string{}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		version = bi.Main.Version
-		for _, s := range bi.Settings {
-			settings[s.Key] = s.Value
-		}
-	}
-	var flags []string
-	for _, k := range []string{"CGO_ENABLED", "-tags", "-trimpath", "-ldflags"} {
-		if v, ok := settings[k]; ok {
-			flags = append(flags, k+"="+v)
-		}
-	}
-	fmt.Fprintf(w, "cli-version: %s\nlib-version: %s (github.com/go-nvc/nvc)\n", version, version)
-	fmt.Fprintf(w, "build date: %s\nbuild revision: %s\n", or(settings["vcs.time"], "unknown"), or(settings["vcs.revision"], "unknown"))
-	fmt.Fprintf(w, "build compiler: %s\nbuild platform: %s/%s\n", settings["-compiler"], settings["GOOS"], settings["GOARCH"])
-	fmt.Fprintf(w, "build flags: %s\n", strings.Join(flags, " "))
-}
-
-func or(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // progName is the name errors are printed under, as warnx does.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/nvcontainer"
+	"github.com/go-nvc/nvc/nvcontainer/nvcli"
 	"github.com/go-nvc/nvc/nvcontainer/request"
 	"github.com/go-nvc/nvc/nvcontainer/toolkit"
 )
@@ -122,12 +123,12 @@ func configure(cfg *toolkit.Config, roots *toolkit.HostRoots, req *request.Reque
 	if cfg.Features.DisableIMEXChannelCreation {
 		opts.IMEXChannels = nil
 	}
-	host, rep, err := nvcontainer.PrepareHostFor(ctx, opts, req) // procfs; NVML only if a requirement needs it
+	host, rep, err := nvcli.PrepareHost(ctx, opts, req) // procfs; NVML only if a requirement needs it
 	if rep != nil {
 		log.Info("kernel modules", "skipped", rep.Skipped, "loaded", rep.Loaded, "created", len(rep.Created), "warnings", rep.Warnings)
 	}
 	if err != nil {
-		return fmt.Errorf("initialization error: %w", err)
+		return err // "initialization error: …", as the CLI prints it
 	}
 	plan, err := nvcontainer.NewPlanContext(ctx, host, req, ctr, &nvcontainer.PlanOptions{NoCgroups: cfg.CLI.NoCgroups, NVML: host.NVML})
 	if err != nil {

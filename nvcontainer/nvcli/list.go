@@ -1,4 +1,4 @@
-package nvcontainer
+package nvcli
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"github.com/go-nvc/nvc/capabilities"
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/driver"
+	"github.com/go-nvc/nvc/nvcontainer"
 )
 
 // ListOptions are the options of nvidia-container-cli list. The driver
@@ -45,12 +46,12 @@ func DefaultListOptions() *ListOptions {
 // Device nodes and procfs files are host paths as seen from the host's /
 // (map them with devices.Host.HostPath), binaries, libraries and IPCs are
 // resolved paths inside the driver root, and firmware keeps the path the
-// kernel searches. Errors are *PlanError values of stage device,
+// kernel searches. Errors are *nvcontainer.PlanError values of stage device,
 // mig-config or mig-monitor, printed as nvidia-container-cli prints them,
 // or a detection error when the driver root cannot be read.
-func List(host *Host, opts *ListOptions) ([]string, error) {
+func List(host *nvcontainer.Host, opts *ListOptions) ([]string, error) {
 	if host == nil || host.Driver == nil || host.Devices == nil {
-		return nil, stageErr(StageInput, fmt.Errorf("listing needs a host with a driver and devices"))
+		return nil, stageErr(nvcontainer.StageInput, fmt.Errorf("listing needs a host with a driver and devices"))
 	}
 	if opts == nil {
 		opts = DefaultListOptions()
@@ -81,14 +82,14 @@ func (l *lister) selectDevices() error {
 	l.sel = &devices.Selection{}
 	if l.opts.Devices != nil {
 		if l.sel, err = l.dev.Select(strings.Join(l.opts.Devices, ",")); err != nil {
-			return stageErr(StageDevice, err)
+			return stageErr(nvcontainer.StageDevice, err)
 		}
 	}
 	if l.migConfig, err = l.selectMIG(l.opts.MIGConfig, l.dev.SelectMIGConfig); err != nil {
-		return stageErr(StageMIGConfig, err)
+		return stageErr(nvcontainer.StageMIGConfig, err)
 	}
 	if l.migMonitor, err = l.selectMIG(l.opts.MIGMonitor, l.dev.SelectMIGMonitor); err != nil {
-		return stageErr(StageMIGMonitor, err)
+		return stageErr(nvcontainer.StageMIGMonitor, err)
 	}
 	return nil
 }
@@ -172,7 +173,7 @@ func (l *lister) listFiles(d *driver.Driver) error {
 	}
 	files, err := d.Files(capabilities.All)
 	if err != nil {
-		return stageErr(StageDetection, err)
+		return stageErr(nvcontainer.StageDetection, err)
 	}
 	sections := []struct {
 		on    bool
@@ -192,4 +193,8 @@ func (l *lister) listFiles(d *driver.Driver) error {
 		}
 	}
 	return nil
+}
+
+func stageErr(stage nvcontainer.Stage, err error) error {
+	return &nvcontainer.PlanError{Stage: stage, Err: err}
 }

@@ -1,10 +1,12 @@
-package nvcontainer
+package nvcli
 
 import (
 	"bufio"
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/go-nvc/nvc/nvcontainer"
 )
 
 // InfoOptions are the options of nvidia-container-cli info.
@@ -23,7 +25,7 @@ var infoLabels = []string{"Device Index:", "Device Minor:", "Model:", "Brand:", 
 // with opts.CSV, as two CSV tables. Values only NVML knows (brand,
 // architecture, CUDA version) print as N/A when discovery used procfs.
 // opts nil means the text layout.
-func WriteInfo(w io.Writer, host *Host, opts *InfoOptions) error {
+func WriteInfo(w io.Writer, host *nvcontainer.Host, opts *InfoOptions) error {
 	if host == nil || host.Driver == nil || host.Devices == nil {
 		return errors.New("writing info: needs a host with a driver and devices")
 	}

@@ -1,4 +1,4 @@
-package nvcontainer
+package nvcli
 
 import (
 	"errors"
@@ -10,31 +10,35 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/go-nvc/nvc/internal/rootfs"
+	"github.com/go-nvc/nvc/nvcontainer"
 )
 
-// ErrNotProcfs is matched by the error of [CLIContainer] in standalone
+// ErrNotProcfs is matched by the error of [Container] in standalone
 // mode when ROOTFS/proc is not the root of a procfs mount.
 var ErrNotProcfs = errors.New("not the root of a procfs mount")
 
 // procRootIno is the inode number of every procfs's root directory.
 const procRootIno = 1
 
-// CLIContainer returns the container nvidia-container-cli configure acts
-// on for its --pid value and ROOTFS argument, and the procfs its process
-// is found in ([PlanOptions].ProcRoot and [ApplyOptions].ProcRoot). A pid
-// above 0 is that process and procRoot is "" (the running kernel's
-// /proc). A ROOTFS that is not absolute, or is "/", is [ErrInvalidRootfs].
+// Container returns the container nvidia-container-cli configure acts on
+// for its --pid value and ROOTFS argument, and the procfs its process is
+// found in (nvcontainer.PlanOptions.ProcRoot and
+// nvcontainer.ApplyOptions.ProcRoot). A pid above 0 is that process and
+// procRoot is "" (the running kernel's /proc). A ROOTFS that is not
+// absolute, or is "/", is [nvcontainer.ErrInvalidRootfs]. Errors are
+// [PrefixInput] errors.
 //
-// A pid above 0 is [ModeProcess]: Apply refuses it unless it is a live
-// process in another mount namespace than the caller's.
+// A pid above 0 is [nvcontainer.ModeProcess]: Apply refuses it unless it
+// is a live process in another mount namespace than the caller's.
 //
-// A pid of 0 or less is standalone mode ([ModeStandalone]), as in
-// libnvidia-container: the caller runs inside the container's namespaces
-// (a hook the runtime starts there), so the container is the caller's
-// parent process (getppid) and its procfs is ROOTFS/proc, from which the
-// plan and Apply read the process's cgroup, mount namespace and owner;
-// Apply refuses the parent unless it is alive and its mount namespace is
-// the caller's. The CLI never uses [ModeRootfsOnly]. Files the image ships there would choose
+// A pid of 0 or less is standalone mode ([nvcontainer.ModeStandalone]), as
+// in libnvidia-container: the caller runs inside the container's
+// namespaces (a hook the runtime starts there), so the container is the
+// caller's parent process (getppid) and its procfs is ROOTFS/proc, from
+// which the plan and Apply read the process's cgroup, mount namespace and
+// owner; Apply refuses the parent unless it is alive and its mount
+// namespace is the caller's. The CLI never uses
+// [nvcontainer.ModeRootfsOnly]. Files the image ships there would choose
 // which host cgroup gets the device rules or which mount namespace is
 // entered, so ROOTFS/proc must be a real procfs mount: it is opened
 // inside the rootfs without following it (O_PATH|O_NOFOLLOW, parents
@@ -48,17 +52,29 @@ const procRootIno = 1
 // parent there), and that nothing replaces the mount between this check
 // and the plan's reads — standalone mode is meant for such hooks, not for
 // pointing the CLI at an arbitrary directory from the host.
-func CLIContainer(pid int, rootfsPath string) (ctr Container, procRoot string, err error) {
+func Container(pid int, rootfsPath string) (ctr nvcontainer.Container, procRoot string, err error) {
 	if !strings.HasPrefix(rootfsPath, "/") || path.Clean(rootfsPath) == "/" {
-		return Container{}, "", ErrInvalidRootfs
+		return nvcontainer.Container{}, "", wrap(PrefixInput, nvcontainer.ErrInvalidRootfs)
 	}
 	if pid > 0 {
-		return Container{PID: pid, Rootfs: rootfsPath}, "", nil
+		return nvcontainer.Container{PID: pid, Rootfs: rootfsPath}, "", nil
 	}
 	if err := checkRootfsProc(rootfsPath); err != nil {
-		return Container{}, "", err
+		return nvcontainer.Container{}, "", wrap(PrefixInput, err)
 	}
-	return Container{PID: os.Getppid(), Rootfs: rootfsPath, Mode: ModeStandalone}, path.Join(rootfsPath, "proc"), nil
+	return nvcontainer.Container{PID: os.Getppid(), Rootfs: rootfsPath, Mode: nvcontainer.ModeStandalone}, path.Join(rootfsPath, "proc"), nil
+}
+
+// CheckContainer refuses, before anything is planned or changed, what
+// configure would refuse later: a caller without root ([PrefixPermission],
+// matching [nvcontainer.ErrPermission]) and a container
+// [nvcontainer.CheckContainer] refuses (a host process, a zombie, …;
+// [PrefixInput]). ctr and procRoot are those of [Container].
+func CheckContainer(ctr nvcontainer.Container, procRoot string) error {
+	if os.Geteuid() != 0 {
+		return wrap(PrefixPermission, errNeedsRoot)
+	}
+	return wrap(PrefixInput, nvcontainer.CheckContainer(ctr, procRoot))
 }
 
 // checkRootfsProc checks that ROOTFS/proc is the root of a procfs mount.
@@ -103,3 +119,15 @@ func isProcfsRoot(fd int) error {
 	}
 	return nil
 }
+
+// errNeedsRoot is configure's error without root: it matches
+// nvcontainer.ErrPermission and prints as nvidia-container-cli's.
+var errNeedsRoot error = needsRoot{}
+
+type needsRoot struct{}
+
+func (needsRoot) Error() string {
+	return "configure needs root (CAP_SYS_ADMIN); use --dry-run to see the plan"
+}
+
+func (needsRoot) Unwrap() error { return nvcontainer.ErrPermission }

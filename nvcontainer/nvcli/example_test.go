@@ -1,7 +1,8 @@
-package nvcontainer_test
+package nvcli_test
 
 import (
 	"fmt"
+	"io/fs"
 	"log"
 	"os"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/go-nvc/nvc/capabilities"
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/nvcontainer"
+	"github.com/go-nvc/nvc/nvcontainer/nvcli"
 	"github.com/go-nvc/nvc/nvcontainer/nvctest"
 )
 
@@ -16,7 +18,7 @@ import (
 // --device values are joined, no --device at all would mean the driver
 // without a GPU.
 func ExampleConfigureFlags_Request() {
-	f := nvcontainer.ConfigureFlags{
+	f := nvcli.ConfigureFlags{
 		Devices:         []string{"0,1", "GPU-4f6a"},
 		Capabilities:    capabilities.Of(capabilities.Compute, capabilities.Utility),
 		Requirements:    []string{"cuda>=12.0"},
@@ -35,7 +37,7 @@ func ExampleConfigureFlags_Request() {
 func ExampleList() {
 	host, dir := simulatedHost()
 	defer os.RemoveAll(dir)
-	paths, err := nvcontainer.List(host, &nvcontainer.ListOptions{Devices: []string{"3"}, Binaries: true})
+	paths, err := nvcli.List(host, &nvcli.ListOptions{Devices: []string{"3"}, Binaries: true})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -61,7 +63,7 @@ func ExampleWriteInfo() {
 	host, dir := simulatedHost()
 	defer os.RemoveAll(dir)
 	host.Devices.GPUs = host.Devices.GPUs[:2]
-	if err := nvcontainer.WriteInfo(os.Stdout, host, &nvcontainer.InfoOptions{CSV: true}); err != nil {
+	if err := nvcli.WriteInfo(os.Stdout, host, &nvcli.InfoOptions{CSV: true}); err != nil {
 		log.Fatal(err)
 	}
 	// Output:
@@ -71,6 +73,19 @@ func ExampleWriteInfo() {
 	// Device Index,Device Minor,Model,Brand,GPU UUID,Bus Location,Architecture
 	// 0,0,Mock NVIDIA A100-SXM4-40GB,N/A,GPU-c6447c07-9c71-5438-bb3d-e54fd5f6494c,00000000:07:00.0,N/A
 	// 1,1,Mock NVIDIA A100-SXM4-40GB,N/A,GPU-fcdf8116-d211-50e1-995c-b4700326ab4d,00000000:0f:00.0,N/A
+}
+
+// An error of a step of Plan.Apply prints as nvidia-container-cli prints
+// it, after the program name: the loader cache step is an ldcache error,
+// the others mount errors.
+func ExampleErrorFor() {
+	var err error = &nvcontainer.ApplyError{Step: nvcontainer.StepLDCache, Path: "/etc/ld.so.cache", Err: fs.ErrPermission}
+	fmt.Println("nvidia-container-cli:", nvcli.ErrorFor(err))
+	_, _, err = nvcli.Container(0, "rootfs")
+	fmt.Println("nvidia-container-cli:", err)
+	// Output:
+	// nvidia-container-cli: ldcache error: applying plan: ldcache "/etc/ld.so.cache": permission denied
+	// nvidia-container-cli: input error: invalid rootfs directory
 }
 
 // simulatedHost generates a DGX A100 (package nvctest) in a new temp dir

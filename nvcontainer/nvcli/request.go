@@ -1,6 +1,7 @@
-package nvcontainer
+package nvcli
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -39,21 +40,26 @@ type ConfigureFlags struct {
 
 // Request returns the request the flags make, as nvidia-container-cli
 // configure reads them: device IDs are passed on unvalidated for
-// [NewPlan] to resolve (so "0,all" still checks that 0 exists), a single
-// "all" is request.DevicesAll, and no --device at all is request.DevicesNone. Errors are
-// about the flags alone: too many requirements, an IMEX channel that is not
-// a number below 2^20, an unknown or conflicting compat mode.
+// [nvcontainer.NewPlan] to resolve (so "0,all" still checks that 0
+// exists), a single "all" is request.DevicesAll, and no --device at all is
+// request.DevicesNone. Errors are about the flags alone, in this order:
+// too many requirements ([PrefixInput]), an IMEX channel that is not a
+// number below 2^20 ([PrefixIMEX], matching request.ErrInvalidDevice) or
+// more channels than request.MaxIMEXChannels ([PrefixInput]), an unknown
+// or conflicting compat mode ([PrefixInput]).
 func (f *ConfigureFlags) Request() (*request.Request, error) {
 	if len(f.Requirements) > request.MaxRequirements {
-		return nil, request.ErrTooManyRequirements
+		return nil, wrap(PrefixInput, request.ErrTooManyRequirements)
 	}
 	chans, err := request.ParseIMEXChannels(strings.Join(f.IMEXChannels, ","))
-	if err != nil {
-		return nil, err
+	if errors.Is(err, request.ErrInvalidDevice) {
+		return nil, wrap(PrefixIMEX, err)
+	} else if err != nil {
+		return nil, wrap(PrefixInput, err)
 	}
 	mode, err := f.compatMode()
 	if err != nil {
-		return nil, err
+		return nil, wrap(PrefixInput, err)
 	}
 	return &request.Request{
 		Devices:        cliDevices(f.Devices),
@@ -64,6 +70,14 @@ func (f *ConfigureFlags) Request() (*request.Request, error) {
 		IMEXChannels:   chans,
 		CUDACompatMode: mode,
 	}, nil
+}
+
+// IMEXChannels returns the channels of list's --imex-channel values (each
+// a comma list); an error is a [PrefixIMEX] error. (configure's are read by
+// [ConfigureFlags.Request].)
+func IMEXChannels(values []string) ([]uint32, error) {
+	chans, err := request.ParseIMEXChannels(strings.Join(values, ","))
+	return chans, wrap(PrefixIMEX, err)
 }
 
 // cliDevices keeps --device IDs as given (empty items dropped), in the

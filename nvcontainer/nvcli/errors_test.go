@@ -1,4 +1,4 @@
-package nvcontainer_test
+package nvcli_test
 
 import (
 	"errors"
@@ -6,11 +6,15 @@ import (
 	"io/fs"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/nvcontainer"
+	"github.com/go-nvc/nvc/nvcontainer/nvcli"
 )
 
-func TestCLIErrorFor(t *testing.T) {
+func TestErrorFor(t *testing.T) {
 	cause := errors.New("boom")
 	unknown := &devices.DeviceIDError{ID: "9", Reason: "unknown device", Err: devices.ErrUnknownDevice}
 	tests := []struct {
@@ -27,30 +31,18 @@ func TestCLIErrorFor(t *testing.T) {
 			"ldcache error: ", fs.ErrPermission},
 		{"any other step", &nvcontainer.ApplyError{Step: nvcontainer.StepMount, Path: "/usr/bin/nvidia-smi", Err: fs.ErrNotExist},
 			"mount error: ", fs.ErrNotExist},
+		{"already prefixed", &nvcli.Error{Prefix: nvcli.PrefixInitialization, Err: cause}, "initialization error: boom", cause},
 		{"anything else", cause, "detection error: boom", cause},
 	}
 	for _, tt := range tests {
-		got := nvcontainer.CLIErrorFor(tt.err)
-		var ce *nvcontainer.CLIError
-		wrapped := errors.As(got, &ce) || errors.As(tt.err, new(*nvcontainer.PlanError))
-		if got == nil || !wrapped || len(got.Error()) < len(tt.want) || got.Error()[:len(tt.want)] != tt.want || !errors.Is(got, tt.is) {
-			t.Errorf("%s: %v; want %q… matching %v", tt.name, got, tt.want, tt.is)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			got := nvcli.ErrorFor(tt.err)
+			require.Error(t, got)
+			var ce *nvcli.Error
+			assert.True(t, errors.As(got, &ce) || errors.As(tt.err, new(*nvcontainer.PlanError)), "%v: neither an *Error nor a *PlanError", got)
+			assert.Truef(t, len(got.Error()) >= len(tt.want) && got.Error()[:len(tt.want)] == tt.want, "%q, want %q…", got.Error(), tt.want)
+			assert.ErrorIs(t, got, tt.is)
+		})
 	}
-	if nvcontainer.CLIErrorFor(nil) != nil {
-		t.Error("CLIErrorFor(nil) != nil")
-	}
-}
-
-func TestCLIContainer(t *testing.T) {
-	ctr, proc, err := nvcontainer.CLIContainer(42, "/run/ctr/rootfs")
-	if err != nil || ctr != (nvcontainer.Container{PID: 42, Rootfs: "/run/ctr/rootfs"}) || proc != "" {
-		t.Errorf("--pid=42: %+v %q %v", ctr, proc, err)
-	}
-	// Standalone mode: TestCLIContainerStandalone.
-	for _, bad := range []string{"", "rootfs", "/", "//", "/.."} {
-		if _, _, err := nvcontainer.CLIContainer(1, bad); !errors.Is(err, nvcontainer.ErrInvalidRootfs) || err.Error() != "invalid rootfs directory" {
-			t.Errorf("rootfs %q: %v, want invalid rootfs directory", bad, err)
-		}
-	}
+	assert.NoError(t, nvcli.ErrorFor(nil), "ErrorFor(nil)")
 }
