@@ -14,7 +14,7 @@ import (
 var ErrPermission = sentinel.ErrPermission
 
 // ErrInvalidRootfs is matched when a container's root filesystem is
-// unusable: by [NewPlan] when it is relative or "/", by [CLIContainer], and
+// unusable: by [NewPlan] when it is relative or "/", by nvcli.Container, and
 // by toolkit.ContainerFor and toolkit.RequestFromHook when neither the
 // state nor the spec gives one (or it is "/").
 var ErrInvalidRootfs = oci.ErrInvalidRootfs
