@@ -1,22 +1,41 @@
-// Package nvcontainer turns what a container asks for into what it gets: it
-// reads the request (NVIDIA_* environment, OCI runtime spec and hook state,
-// the toolkit's config.toml), checks NVIDIA_REQUIRE_* requirements, plans
-// the driver files and devices a container receives ([NewPlan]), and applies
-// the plan inside the container's mount namespace ([Plan.Apply]). Package
-// cdispec writes a plan out as a CDI spec.
+// Package nvcontainer turns what a container asks for into what it gets:
+// it plans the driver files and devices a container receives ([NewPlan])
+// and applies the plan inside the container's mount namespace
+// ([Plan.Apply]). It is the spine of the library; the jobs around it have
+// packages of their own.
 //
-// # Requests and requirements
+// # The flow
 //
-// Package request builds a [request.Request] from an environment, an OCI
-// spec or a hook's state, with the runtime hook's rules; package
-// requirement checks NVIDIA_REQUIRE_* expressions. Package toolkit is the
-// NVIDIA Container Toolkit's side: config.toml, the runtime hook's reading
-// of its stdin (toolkit.RequestFromHook) and the nvidia-container-cli
-// command line the hook would execute (toolkit.CLIArgs).
+// A runtime, hook or device plugin needs these calls, in this order:
 //
-// The rest of nvidia-container-cli's contract (configure's flags, info,
-// list, error prefixes) is package nvcontainer/nvcli. [PrepareHost] is
-// --load-kmods.
+//	req, err := request.FromSpec(spec, nil)                       // what the container asks for (NVIDIA_* env, mounts)
+//	host, _, err := nvcontainer.PrepareHostFor(ctx, nil, req)     // driver files + GPUs: procfs, NVML only if req needs it
+//	ctr := nvcontainer.Container{PID: pid, Rootfs: rootfs}        // where it goes
+//	plan, err := nvcontainer.NewPlan(host, req, ctr, nil)         // pure: every change, nothing done yet
+//	err = plan.Apply(ctx, ctr, nil)                               // root: all or nothing
+//
+// or, for CDI, cdispec.FromPlan(plan, nil) on a plan made without a
+// rootfs. [OpenHost] opens a host for any number of requests (its default
+// backend tries NVML first, as nvidia-container-cli info does);
+// [PrepareHost] also loads the kernel modules and creates the host's
+// device nodes (nvidia-container-cli --load-kmods), and PrepareHostFor
+// does so when HostOptions.LoadModules asks.
+//
+// The packages around the spine, each importable on its own and cgo-free:
+//
+//   - nvcontainer/request: a [request.Request] from an environment, an OCI
+//     spec or a hook's state, with NVIDIA's runtime hook's rules;
+//   - nvcontainer/requirement: the NVIDIA_REQUIRE_* language;
+//   - nvcontainer/cdispec: CDI specs from a plan or a host;
+//   - nvcontainer/cdihook: the createContainer hook actions CDI specs run;
+//   - nvcontainer/toolkit: the NVIDIA Container Toolkit's glue (config.toml,
+//     the runtime hook's decisions and command line, runc's argv);
+//   - nvcontainer/nvcli: the nvidia-container-cli contract (flags, info
+//     and list layouts, error prefixes);
+//   - nvcontainer/nvctest: simulated hosts for tests.
+//
+// request and requirement sit below this package (NewPlan takes a request
+// and checks its requirements); the others build on it.
 //
 // # Plans
 //
@@ -70,12 +89,11 @@
 //
 // # What it needs
 //
-// The request side is pure: no privileges, no namespaces, no OS-specific
-// code. It reads files only where asked to (config.toml, a bundle's
-// config.json), with bounded sizes, and never reads the process environment
-// itself: environments are parameters. The library does not log; facts a
-// hook would log (an environment request ignored in an unprivileged
-// container) are returned in [request.Request.Notes].
+// Planning is pure: no privileges, no namespaces; it reads the host's
+// driver files and the rootfs only through in-root resolution, and never
+// reads the process environment itself: environments are parameters. The
+// library does not log; facts a hook would log are returned as values
+// ([request.Request.Notes], [Plan] warnings).
 //
 // Applying a plan ([Plan.Apply]) is the only part that acts: it is
 // Linux-only and needs root, enters the container's mount namespace on a
