@@ -1,8 +1,13 @@
 // Command nvidia-ctk is the CDI part of NVIDIA's nvidia-ctk rebuilt on this
 // module: it writes a Container Device Interface spec for the host's GPUs,
 // from the same plan nvidia-container-cli configures containers with, and
-// lists the CDI devices a runtime would see.
+// lists the CDI devices a runtime would see. runtime configure registers
+// nvidia-container-runtime in Docker's daemon.json (package
+// nvcontainer/toolkit's ConfigureDocker: every key the file had is kept;
+// restart dockerd afterwards).
 //
+//	nvidia-ctk runtime configure [--runtime=docker] [--config FILE] [--set-as-default] [--cdi.enabled]
+//	                             [--nvidia-runtime-name NAME] [--nvidia-runtime-path PROGRAM] [--dry-run]
 //	nvidia-ctk cdi generate [--output FILE] [--format json|yaml] [--vendor V] [--class C]
 //	                        [--device-name-strategy index|uuid|type-index]... [--no-all-device]
 //	                        [--driver-root DIR] [--dev-root DIR] [--proc-root DIR]
@@ -30,6 +35,10 @@
 //
 // # What it reads and changes
 //
+// runtime configure reads and replaces (atomically, keeping its mode) the
+// config file, /etc/docker/daemon.json by default; --dry-run prints it
+// instead.
+//
 // generate reads the host's driver files, procfs and /dev (and NVML only
 // for MIG device UUIDs) and writes the spec to stdout or, atomically, to --output;
 // with --simulate it also writes the generated host into a new temp dir
@@ -40,8 +49,9 @@
 //
 // # When not to use it
 //
-// Only `cdi generate` and `cdi list` exist: NVIDIA's other subcommands
-// (runtime configure, config, hook, system) do not. The spec describes the
+// Only `cdi generate`, `cdi list` and `runtime configure --runtime=docker`
+// exist: NVIDIA's other subcommands (config, hook, system) and the
+// containerd and CRI-O configs do not. The spec describes the
 // host at the time it was written: regenerate it when the driver or the
 // GPUs change.
 //

@@ -10,11 +10,12 @@ import (
 	"github.com/spf13/pflag"
 )
 
-const usageText = `usage: nvidia-ctk cdi COMMAND [flags]
+const usageText = `usage: nvidia-ctk cdi|runtime COMMAND [flags]
 
 Commands:
-  cdi generate   Write a CDI spec for the host's GPUs
-  cdi list       List the CDI devices of the specs in the CDI dirs
+  cdi generate        Write a CDI spec for the host's GPUs
+  cdi list            List the CDI devices of the specs in the CDI dirs
+  runtime configure   Register nvidia-container-runtime in Docker's daemon.json
 `
 
 func main() {
@@ -39,11 +40,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 var errUsage = errors.New("usage")
 
 func dispatch(args []string, stdout, stderr io.Writer, log *slog.Logger) error {
+	if len(args) == 1 && (args[0] == "--help" || args[0] == "-h") {
+		fmt.Fprint(stdout, usageText)
+		return nil
+	}
+	if len(args) >= 1 && args[0] == "runtime" {
+		return runtimeCommand(args[1:], stdout, stderr, log)
+	}
 	if len(args) < 2 || args[0] != "cdi" {
-		if len(args) == 1 && (args[0] == "--help" || args[0] == "-h") {
-			fmt.Fprint(stdout, usageText)
-			return nil
-		}
 		return errUsage
 	}
 	switch args[1] {
