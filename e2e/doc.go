@@ -5,7 +5,9 @@
 //
 // Files: runc_* (the hook under runc and crun, directly and through
 // nvidia-container-runtime), cli_* (nvidia-container-cli: golden output,
-// option parsing, error prefixes, a refused configure), hook_* (the hook's
+// option parsing, error prefixes, a refused configure), docker_* (dockerd
+// started by the test: --gpus, --runtime=nvidia with the daemon.json
+// nvidia-ctk runtime configure wrote, nvidia-docker), hook_* (the hook's
 // own behaviour), bench_* (whole-process benchmarks), cdi_* and ldpreload_*
 // (the CDI generator under podman, LD_PRELOAD immunity), helpers_* (shared
 // fixtures). They carry the e2e build tag, so a plain `go test ./...` leaves
@@ -15,14 +17,18 @@
 //
 // # What they need and change
 //
-// Root, and runc, crun, podman, busybox (static), gcc and glibc's
-// ldconfig in PATH (Debian 12: apt-get install runc crun podman
-// busybox-static gcc-multilib). Without them the tests skip locally and
+// Root, and runc, crun, podman, dockerd and docker, jq, busybox (static),
+// gcc and glibc's ldconfig in PATH (Debian 12: apt-get install runc crun
+// podman docker.io jq busybox-static gcc-multilib). Without them the tests skip locally and
 // fail under NVC_REQUIRE_PRIVILEGED=1 (testutil's gate). They build the
 // examples into a temp dir, run containers whose state and storage are
 // temp dirs of their own, write CDI specs to /var/run/cdi (removed
 // afterwards) and, for crun on a hybrid cgroup layout, mount the hugetlb
-// cgroup v1 hierarchy, which stays until reboot.
+// cgroup v1 hierarchy, which stays until reboot. The Docker tests start
+// dockerd (and the containerd it manages) in a private mount namespace
+// whose /run is a tmpfs and whose /etc an overlay, with data and exec
+// roots in a temp dir, and remove its containers' cgroup parent
+// (nvc-e2e-docker) afterwards.
 //
 // # When not to use them
 //

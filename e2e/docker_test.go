@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -50,6 +51,7 @@ func userDaemonJSON(kernelRunc string) string {
 // compared before and after.
 func TestDocker(t *testing.T) {
 	testutil.RequireRoot(t)
+	start := time.Now()
 	before := hostState(t)
 	h := simHost(t, nil)
 	hook := buildExample(t, "nvidia-container-runtime-hook", false)
@@ -67,12 +69,15 @@ func TestDocker(t *testing.T) {
 	config := hookConfig(t, h, nil, "[nvidia-container-runtime]", "runtimes = ["+quote(kernelRunc)+"]",
 		"[nvidia-container-runtime-hook]", "path = "+quote(hook))
 
+	t.Logf("examples built, daemon.json configured: %v", time.Since(start).Round(time.Millisecond))
 	d.start(t, daemonJSON, config)
+	t.Logf("dockerd ready: %v", time.Since(start).Round(time.Millisecond))
 	t.Cleanup(func() { removeCgroupParent(t) })
 	runtimes, _, code := d.run(t, "", nil, "info", "--format", "{{json .Runtimes}}")
 	require.Equal(t, 0, code)
 	assert.Contains(t, runtimes, `"nvidia":{"path":"nvidia-container-runtime"`, "dockerd's runtimes, read from the configured daemon.json")
 	d.importImage(t, busyboxRootfs(t))
+	t.Logf("image imported: %v", time.Since(start).Round(time.Millisecond))
 
 	cases := []struct {
 		name string

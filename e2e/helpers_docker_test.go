@@ -35,7 +35,8 @@ type dockerDaemon struct {
 	dir, sock, docker string
 	binDir            string // nvidia-container-runtime{,-hook} and kernel-runc
 	cmd               *exec.Cmd
-	mntNS             string // the daemon's mount namespace (readlink of ns/mnt)
+	done              chan struct{} // closed when dockerd has exited
+	mntNS             string        // the daemon's mount namespace (readlink of ns/mnt)
 	env               []string
 }
 
@@ -109,6 +110,8 @@ func (d *dockerDaemon) start(t *testing.T, daemonJSON, config string) {
 	defer logFile.Close()
 	d.cmd.Stdout, d.cmd.Stderr = logFile, logFile
 	require.NoError(t, d.cmd.Start())
+	d.done = make(chan struct{})
+	go func() { d.cmd.Wait(); close(d.done) }()
 	t.Cleanup(func() { d.stop(t) })
 	d.waitReady(t)
 }
@@ -157,10 +160,14 @@ func (d *dockerDaemon) waitReady(t *testing.T) {
 			t.Logf("peer: dockerd %s", strings.TrimSpace(string(out)))
 			break
 		}
-		if time.Now().After(deadline) || d.cmd.ProcessState != nil {
-			require.Failf(t, "dockerd did not come up", "%v: %s\ndockerd log:\n%s", err, out, d.log())
+		if time.Now().After(deadline) {
+			require.Failf(t, "dockerd did not come up in 30 s", "%v: %s\ndockerd log:\n%s", err, out, d.log())
 		}
-		time.Sleep(200 * time.Millisecond)
+		select {
+		case <-d.done:
+			require.Failf(t, "dockerd exited", "%v\ndockerd log:\n%s", d.cmd.ProcessState, d.log())
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
 	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", d.cmd.Process.Pid))
 	require.NoError(t, err)
@@ -210,19 +217,19 @@ func (d *dockerDaemon) importImage(t *testing.T, rootfs string) {
 // 20 s) and then ends whatever is left in its mount namespace (containerd,
 // shims), so that the namespace and its mounts go away.
 func (d *dockerDaemon) stop(t *testing.T) {
-	if d.cmd.ProcessState == nil {
+	select {
+	case <-d.done:
+	default:
 		if ids, err := d.command(nil, "ps", "-aq").Output(); err == nil && len(strings.Fields(string(ids))) > 0 {
 			d.command(nil, append([]string{"rm", "-f"}, strings.Fields(string(ids))...)...).Run()
 		}
 		d.cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { d.cmd.Wait(); close(done) }()
 		select {
-		case <-done:
+		case <-d.done:
 		case <-time.After(20 * time.Second):
 			t.Logf("dockerd ignored SIGTERM for 20 s; killing it")
 			d.cmd.Process.Kill()
-			<-done
+			<-d.done
 		}
 	}
 	if d.mntNS == "" {

@@ -39,6 +39,14 @@
 // command line, as runc's flag parser reads them; [AddHook] adds a hook to
 // a bundle's config.json, keeping every member it does not know.
 //
+// # Docker
+//
+// [ConfigureDocker] is `nvidia-ctk runtime configure --runtime=docker`:
+// Docker's daemon.json with the runtime registered (and, if asked, made
+// the default and CDI turned on), every other member kept as written.
+// [NvidiaDocker] is the seed's nvidia-docker rule: the docker command line
+// for its arguments and NV_GPU.
+//
 // Nothing here reads the process environment or acts on the system: the
 // environment and stdin are parameters, files are read only where asked
 // to, with bounded sizes, and the library does not log.
