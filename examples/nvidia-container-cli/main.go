@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -8,140 +9,164 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"slices"
+	"strings"
 
-	"github.com/spf13/pflag"
-
+	"github.com/go-nvc/nvc/nvcontainer"
 	"github.com/go-nvc/nvc/nvcontainer/nvcli"
+	"github.com/go-nvc/nvc/nvcontainer/nvctest"
+	"github.com/go-nvc/nvc/nvcontainer/request"
 )
 
-// usageError is a command line the parser refused.
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
+const configureNote = `nvc: the container is the process PID, which must be alive and in another mount namespace than this command's (a host process is refused); or, without --pid, the parent process, whose procfs is then ROOTFS/proc, which must be a procfs mount, and whose mount namespace must be this command's. Everything is undone if a step fails.
+The container's ld.so.cache is written in Go: no ldconfig is run, and --ldconfig is accepted for compatibility only.`
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(run(os.Args, os.Stdout, os.Stderr))
 }
 
-// command is one of the commands: it parses its own flags, then acts.
-type command func(g *globals, args []string, stdout io.Writer) error
+// app is one run: the parsed command line, the debug log and the
+// simulated host of --simulate.
+type app struct {
+	cmd      *nvcli.Command
+	stderr   io.Writer
+	log      *slog.Logger
+	simulate string
+	keepSim  bool   // --simulate-keep
+	simDir   string // the generated host; removed by close
+	applied  bool   // configure applied it: its files are mounted somewhere
+	closeLog func() error
+}
 
-var commands = map[string]command{"info": infoCommand, "list": listCommand, "configure": configureCommand}
-
-// run is the whole program; it returns the exit status.
+// run is the whole program (args[0] is its name); it returns the status.
 func run(args []string, stdout, stderr io.Writer) int {
-	prog := progName()
-	g := &globals{stderr: stderr, log: slog.New(slog.DiscardHandler)}
-	defer g.close()
-	err := dispatch(g, args, stdout)
-	var ue usageError
-	switch {
-	case err == nil || errors.Is(err, pflag.ErrHelp):
-		return 0
-	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "%s: %v\nTry `%s --help' for more information.\n", prog, ue.err, prog)
-	default:
-		g.log.Error("failed", "err", err)
-		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+	a := &app{stderr: stderr, log: slog.New(slog.DiscardHandler)}
+	cmd, err := nvcli.Parse(args, &nvcli.ParseOptions{Global: a.options(), ConfigureDoc: configureNote})
+	if err != nil {
+		return nvcli.Report(stderr, filepath.Base(args[0]), err)
 	}
-	return 1
+	a.cmd = cmd
+	defer a.close()
+	if err := a.dispatch(stdout); err != nil {
+		a.log.Error(err.Error())
+		return nvcli.Report(stderr, cmd.Prog, err)
+	}
+	return 0
 }
 
-func dispatch(g *globals, args []string, stdout io.Writer) error {
-	fs := g.flagSet()
-	var version bool
-	fs.BoolVarP(&version, "version", "V", false, "Print program version")
-	if err := parse(fs, globalSynopsis, attachUser(args), stdout); err != nil {
-		return err
+func (a *app) options() []nvcli.Option {
+	return []nvcli.Option{
+		{Name: "simulate", Arg: "MACHINE", Doc: "Run against a generated MACHINE (nvc): " + machineNames(),
+			Set: func(v string) error { a.simulate = v; return nil }},
+		{Name: "simulate-keep", Doc: "Keep the --simulate host's temp dir (nvc)",
+			Set: func(string) error { a.keepSim = true; return nil }},
 	}
-	if version {
+}
+
+func (a *app) dispatch(stdout io.Writer) error {
+	switch {
+	case a.cmd.Help != "":
+		_, err := io.WriteString(stdout, a.cmd.Help)
+		return err
+	case a.cmd.Version:
 		bi, _ := debug.ReadBuildInfo()
 		return nvcli.WriteVersion(stdout, bi)
 	}
-	if fs.NArg() == 0 {
-		return usageError{errors.New("missing command (info, list or configure)")}
-	}
-	cmd, ok := commands[fs.Arg(0)]
-	if !ok {
-		return usageError{fmt.Errorf("unknown command %q (want info, list or configure)", fs.Arg(0))}
-	}
-	if err := g.openLog(); err != nil {
+	if err := a.openLog(); err != nil {
 		return &nvcli.Error{Prefix: nvcli.PrefixInput, Err: err}
 	}
-	return cmd(g, fs.Args()[1:], stdout)
-}
-
-// attachUser rewrites -uUID[:GID] before the command as --user=UID[:GID]:
-// argp takes an optional argument attached to its short option, pflag only
-// after "=".
-func attachUser(args []string) []string {
-	out := slices.Clone(args)
-	for i, a := range out {
-		if _, isCommand := commands[a]; isCommand {
-			break
-		}
-		if len(a) > 2 && a[0] == '-' && a[1] == 'u' && a[2] != '=' {
-			out[i] = "--user=" + a[2:]
-		}
+	switch a.cmd.Name {
+	case nvcli.CommandInfo:
+		return a.info(stdout)
+	case nvcli.CommandList:
+		return a.list(stdout)
 	}
-	return out
+	return a.configure(stdout)
 }
 
-// newFlagSet returns a flag set that reports errors instead of exiting,
-// with argp's -?/--help.
-func newFlagSet(name string) *pflag.FlagSet {
-	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
-	fs.SortFlags = false
-	fs.Usage = func() {}
-	fs.SetOutput(io.Discard)
-	fs.BoolP("help", "?", false, "Give this help list")
-	return fs
+// openLog opens --debug or NVC_DEBUG_FILE (libnvidia-container's format).
+func (a *app) openLog() error {
+	path := a.cmd.Global.DebugFile(nil)
+	if path == "" {
+		return nil
+	}
+	log, f, err := nvcli.OpenDebugLog(path)
+	if err != nil {
+		return err
+	}
+	a.log = log
+	a.closeLog = f.Close
+	a.log.Info("running " + strings.Join(os.Args, " "))
+	return nil
 }
 
-// parse parses args; --help prints the synopsis and the options and
-// returns pflag.ErrHelp.
-func parse(fs *pflag.FlagSet, synopsis string, args []string, stdout io.Writer) error {
-	err := fs.Parse(args)
-	if help, _ := fs.GetBool("help"); help || errors.Is(err, pflag.ErrHelp) {
-		fmt.Fprintf(stdout, "Usage: %s\n\nOptions:\n", synopsis)
-		printOptions(stdout, fs)
-		return pflag.ErrHelp
+// close removes the --simulate host unless kept or applied (removing a
+// bind-mounted directory's entries would empty it in the container too).
+func (a *app) close() {
+	switch {
+	case a.simDir == "":
+	case a.keepSim || a.applied:
+		fmt.Fprintf(a.stderr, "%s: SIMULATED host kept in %s; remove it when done\n", a.cmd.Prog, a.simDir)
+	default:
+		os.RemoveAll(a.simDir)
+	}
+	if a.closeLog != nil {
+		a.closeLog()
+	}
+}
+
+// openHost opens the host (see nvcli.PrepareHost): configure gives its
+// request (NVML only if needed); info, list, --dry-run nil (NVML first).
+func (a *app) openHost(imex []uint32, req *request.Request) (*nvcontainer.Host, error) {
+	ho := a.cmd.HostOptions(nil, imex)
+	if err := a.simulateHost(ho); err != nil {
+		return nil, &nvcli.Error{Prefix: nvcli.PrefixInput, Err: err}
+	}
+	h, rep, err := nvcli.PrepareHost(context.Background(), ho, req)
+	if rep != nil {
+		a.log.Info("kernel modules", "skipped", rep.Skipped, "loaded", rep.Loaded, "created", len(rep.Created))
+		for _, w := range rep.Warnings {
+			a.log.Warn(w)
+		}
 	}
 	if err != nil {
-		return usageError{err}
+		return nil, err
 	}
+	v := h.Driver.Version()
+	a.log.Info("host opened", "root", h.Driver.Root(), "nvrm", v.NVRM, "version-source", v.Source,
+		"backend", h.Devices.Backend, "nvml-error", h.Devices.NVMLError, "gpus", len(h.Devices.GPUs))
+	return h, nil
+}
+
+// simulateHost points ho at a generated --simulate machine (nvctest).
+func (a *app) simulateHost(ho *nvcontainer.HostOptions) error {
+	if a.simulate == "" {
+		return nil
+	}
+	d := ho.Driver
+	if d.Root != "" || d.ProcRoot != "" || d.DevRoot != "" {
+		return errors.New("--simulate cannot be combined with --root, --proc-root or --dev-root")
+	}
+	m, err := nvctest.ParseMachine(a.simulate)
+	if err != nil {
+		return fmt.Errorf("unknown --simulate machine %q (want one of %s)", a.simulate, machineNames())
+	}
+	h, err := nvctest.GenerateTemp(m, &nvctest.Options{RealNodes: os.Geteuid() == 0})
+	if err != nil {
+		return err
+	}
+	a.simDir = h.Root
+	fmt.Fprintf(a.stderr, "%s: SIMULATED host %q (fake NVML, driver %s) generated in %s; nothing printed describes this machine\n",
+		a.cmd.Prog, a.simulate, h.DriverVersion, h.Root)
+	d.Root, d.ProcRoot, d.DevRoot, d.NVML, d.Path = h.Root, h.ProcRoot, h.DevRoot, h.NVML, ""
+	ho.LoadModules = false
 	return nil
 }
 
-// printOptions lists the options as argp does: "-d, --debug=FILE",
-// "--user[=UID[:GID]]" for an optional argument.
-func printOptions(w io.Writer, fs *pflag.FlagSet) {
-	fs.VisitAll(func(f *pflag.Flag) {
-		arg, usage := pflag.UnquoteUsage(f)
-		switch {
-		case f.NoOptDefVal == "true": // a switch
-			arg = ""
-		case f.NoOptDefVal != "":
-			arg = "[=" + arg + "]"
-		default:
-			arg = "=" + arg
-		}
-		short := "    "
-		if f.Shorthand != "" {
-			short = "-" + f.Shorthand + ", "
-		}
-		fmt.Fprintf(w, "  %s%-28s %s\n", short, "--"+f.Name+arg, usage)
-	})
-}
-
-// positional checks the number of positional arguments.
-func positional(fs *pflag.FlagSet, n int) error {
-	if fs.NArg() != n {
-		return usageError{fmt.Errorf("%s takes %d argument(s), got %d: %q", fs.Name(), n, fs.NArg(), fs.Args())}
+// machineNames lists the machines --simulate takes.
+func machineNames() string {
+	var names []string
+	for _, m := range nvctest.Machines() {
+		names = append(names, string(m))
 	}
-	return nil
+	return strings.Join(names, ", ")
 }
-
-// progName is the name errors are printed under, as warnx does.
-func progName() string { return filepath.Base(os.Args[0]) }

@@ -22,7 +22,7 @@ func runSim(t *testing.T, args ...string) (int, string, []string) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
 	var stdout, stderr bytes.Buffer
-	code := run(args, &stdout, &stderr)
+	code := run(append([]string{"nvidia-container-cli"}, args...), &stdout, &stderr)
 	entries, err := os.ReadDir(tmp)
 	require.NoError(t, err)
 	var left []string

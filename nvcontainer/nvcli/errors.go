@@ -2,6 +2,9 @@ package nvcli
 
 import (
 	"errors"
+	"fmt"
+	"io"
+	"strings"
 
 	"github.com/go-nvc/nvc/nvcontainer"
 )
@@ -72,4 +75,37 @@ func wrap(prefix Prefix, err error) error {
 		return nil
 	}
 	return &Error{prefix, err}
+}
+
+// UsageError is a command line argp refuses. Its Error method is what
+// argp prints on stderr, without the final newline: getopt's complaint
+// ("nvidia-container-cli list: unrecognized option '--x'"), argp's
+// ("nvidia-container-cli info: Too many arguments") or the short usage
+// ("Usage: nvidia-container-cli [OPTION...] COMMAND [ARG...]"), then
+// "Try `… --help' or `… --usage' for more information.".
+type UsageError struct{ msg string }
+
+// Error returns argp's lines.
+func (e *UsageError) Error() string { return strings.TrimSuffix(e.msg, "\n") }
+
+// ExitFailure is nvidia-container-cli's exit status after any error,
+// usage errors included: libnvidia-container sets argp_err_exit_status
+// to EXIT_FAILURE.
+const ExitFailure = 1
+
+// Report prints err on w as nvidia-container-cli does and returns the
+// exit status: nothing and 0 for nil; argp's lines for a *[UsageError];
+// otherwise "<prog>: <err>" (prog is [Command.Prog]). It returns
+// [ExitFailure] for an error.
+func Report(w io.Writer, prog string, err error) int {
+	var ue *UsageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintln(w, ue.Error())
+	default:
+		fmt.Fprintf(w, "%s: %v\n", prog, err)
+	}
+	return ExitFailure
 }

@@ -2,8 +2,10 @@ package nvcli
 
 import (
 	"context"
+	"os"
 
 	"github.com/go-nvc/nvc/devices"
+	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/nvcontainer"
 	"github.com/go-nvc/nvc/nvcontainer/request"
 )
@@ -29,4 +31,23 @@ func PrepareHost(ctx context.Context, opts *nvcontainer.HostOptions, req *reques
 		return nil, rep, wrap(PrefixInitialization, err)
 	}
 	return h, rep, nil
+}
+
+// HostOptions are the options to open the host with for c: the global
+// roots (--root, --ldcache, --proc-root, --dev-root) and --load-kmods,
+// the command's driver options, PATH and CUDA_MPS_PIPE_DIRECTORY from
+// getenv (nil: os.Getenv), and imex, the IMEX channels whose nodes
+// --load-kmods creates (none with --no-create-imex-channels).
+func (c *Command) HostOptions(getenv func(string) string, imex []uint32) *nvcontainer.HostOptions {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	g := &c.Global
+	d := &driver.Options{Root: g.Root, LDCache: g.LDCache, ProcRoot: g.ProcRoot, DevRoot: g.DevRoot,
+		Path: getenv("PATH"), MPSPipeDir: getenv("CUDA_MPS_PIPE_DIRECTORY"),
+		NoPersistenced: c.Driver.NoPersistenced, NoFabricManager: c.Driver.NoFabricManager, NoGSPFirmware: c.Driver.NoGSPFirmware}
+	if g.NoCreateIMEXChannels {
+		imex = nil
+	}
+	return &nvcontainer.HostOptions{Driver: d, LoadModules: g.LoadKmods, IMEXChannels: imex}
 }

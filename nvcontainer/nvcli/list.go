@@ -187,12 +187,21 @@ func (l *lister) listFiles(d *driver.Driver) error {
 	}
 	for _, s := range sections {
 		for _, f := range s.files {
-			if s.on {
+			if s.on && !isEGLPlatformLibrary(f) {
 				l.add(f.Path)
 			}
 		}
 	}
 	return nil
+}
+
+// isEGLPlatformLibrary tells the EGL external platform libraries
+// (libnvidia-egl-gbm, -wayland, -wayland2, -xcb, -xlib) package driver
+// adds with graphics, as the NVIDIA Container Toolkit does: they are
+// not on libnvidia-container's lists, so nvidia-container-cli list never
+// prints them. (libnvidia-eglcore is on them.)
+func isEGLPlatformLibrary(f driver.File) bool {
+	return f.Kind == driver.Library && strings.HasPrefix(f.Name, "libnvidia-egl-")
 }
 
 func stageErr(stage nvcontainer.Stage, err error) error {

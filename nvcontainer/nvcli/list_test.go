@@ -40,13 +40,23 @@ func TestListDefault(t *testing.T) {
 	require.Equal(t, want, out[:len(want)], "device lines")
 	files, err := h.host.Driver.Files(capabilities.All)
 	require.NoError(t, err)
-	var rest []string
+	var rest, egl []string
 	for _, group := range [][]driver.File{files.Binaries, files.Libraries, files.Libraries32, files.IPCs, files.Firmware} {
 		for _, f := range group {
+			if strings.HasPrefix(f.Name, "libnvidia-egl-") {
+				egl = append(egl, f.Path)
+				continue
+			}
 			rest = append(rest, f.Path)
 		}
 	}
 	assert.Equal(t, rest, out[len(want):], "file lines: want binaries, libraries, 32-bit libraries, IPCs, firmware")
+	// The EGL platform libraries are the toolkit's (CDI), not on
+	// libnvidia-container's lists: list never prints them.
+	require.NotEmpty(t, egl, "the simulated host has no EGL platform library")
+	for _, p := range egl {
+		assert.NotContains(t, out, p, "list prints an EGL platform library")
+	}
 	checkListedExist(t, h.fake, out)
 	assert.False(t, slices.ContainsFunc(out, func(p string) bool { return strings.Contains(p, "/capabilities/") }),
 		"bare list printed MIG capabilities: %q", out)
