@@ -151,8 +151,8 @@ func TestCLIShortOptions(t *testing.T) {
 	assert.Equal(t, "/dev/nvidiactl\n/dev/nvidia-uvm\n/dev/nvidia-uvm-tools\n/dev/nvidia-modeset\n/dev/nvidia0\n", out,
 		"-d FILE -u ... list -d 0: want the control nodes and /dev/nvidia0")
 	b, _ := os.ReadFile(log)
-	assert.True(t, strings.HasPrefix(string(b), "-- WARNING, the following logs are for debugging purposes only --\n"), "global -d did not write the debug log:\n%s", b)
-	assert.Contains(t, string(b), "host opened", "global -d did not write the debug log")
+	assert.True(t, strings.HasPrefix(string(b), "\n-- WARNING, the following logs are for debugging purposes only --\n\n"), "global -d did not write the debug log:\n%s", b)
+	assert.Regexp(t, `(?m)^I\d{4} \d\d:\d\d:\d\d\.\d{6} \d+ main\.go:\d+\] host opened root=`, string(b), "global -d: want libnvidia-container's line format")
 
 	out, _, code = cli(t, append(append([]string{"-l", "/etc/ld.so.cache"}, hostFlags(fh)...), "list", "-l")...)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
@@ -177,7 +177,35 @@ func TestCLIShortOptions(t *testing.T) {
 	// Global options end at the command.
 	_, stderr, code = cli(t, append(hostFlags(fh)[1:], "list", "--root=/x")...)
 	assert.Equal(t, 1, code, "a global option after the command: exit %d, %q; want 1 and unknown flag", code, stderr)
-	assert.Contains(t, stderr, "unknown flag: --root", "a global option after the command: want 1 and unknown flag")
+	assert.Equal(t, "nvidia-container-cli list: unrecognized option '--root=/x'\n"+
+		"Try `nvidia-container-cli list --help' or `nvidia-container-cli list --usage'\nfor more information.\n", stderr,
+		"a global option after the command: want argp's usage error")
+}
+
+// TestCLIDebugLog: NVC_DEBUG_FILE names the debug log as --debug does
+// (--debug wins), each run appends libnvidia-container's header, and an
+// error is logged as an E line.
+func TestCLIDebugLog(t *testing.T) {
+	fh := simHost(t, nil)
+	dir := t.TempDir()
+	envLog, flagLog := filepath.Join(dir, "env.log"), filepath.Join(dir, "flag.log")
+	bin := buildExample(t, "nvidia-container-cli", false)
+	env := []string{"PATH=" + os.Getenv("PATH"), "NVC_DEBUG_FILE=" + envLog}
+	_, stderr, code := run(t, env, "", bin, cat(hostFlags(fh), "list", "-d", "9")...)
+	assert.Equal(t, 1, code, "list -d 9: exit status; stderr %s", stderr)
+	_, stderr, code = run(t, env, "", bin, cat(hostFlags(fh), "info")...)
+	assert.Equal(t, 0, code, "info: exit status; stderr %s", stderr)
+	b, err := os.ReadFile(envLog)
+	require.NoError(t, err, "NVC_DEBUG_FILE: no log")
+	const header = "\n-- WARNING, the following logs are for debugging purposes only --\n\n"
+	assert.Equal(t, 2, strings.Count(string(b), header), "NVC_DEBUG_FILE: want one header per run:\n%s", b)
+	assert.Regexp(t, `(?m)^E\d{4} \d\d:\d\d:\d\d\.\d{6} \d+ main\.go:\d+\] device error: 9: unknown device$`, string(b), "the error's E line")
+	_, stderr, code = run(t, env, "", bin, cat([]string{"--debug=" + flagLog}, cat(hostFlags(fh), "info")...)...)
+	assert.Equal(t, 0, code, "--debug info: exit status; stderr %s", stderr)
+	after, _ := os.ReadFile(envLog)
+	assert.Equal(t, string(b), string(after), "--debug given: NVC_DEBUG_FILE's log must not grow")
+	flag, _ := os.ReadFile(flagLog)
+	assert.True(t, strings.HasPrefix(string(flag), header), "--debug log:\n%s", flag)
 }
 
 // debianRootfsDir is a Debian-layout rootfs directory (no process).
@@ -229,11 +257,6 @@ func TestCLIErrors(t *testing.T) {
 		{"no driver", []string{"--root=" + fh.Root, "--proc-root=" + t.TempDir(), "info"}, "initialization error: "},
 		{"unknown machine", []string{"--simulate=dgx1", "info"}, `input error: unknown --simulate machine "dgx1" (want one of dgxa100, dgxb200, dgxh100, dgxh200)`},
 		{"simulate and root", []string{"--simulate=dgxa100", "--root=/", "info"}, "input error: --simulate cannot be combined with --root, --proc-root or --dev-root"},
-		{"no command", hf, "missing command (info, list or configure)"},
-		{"unknown command", cat(hf, "setup"), `unknown command "setup" (want info, list or configure)`},
-		{"no rootfs", cat(hf, "configure"), "configure takes 1 argument(s), got 0: []"},
-		{"two rootfs", cat(hf, "configure", rootfs, rootfs), "configure takes 1 argument(s), got 2"},
-		{"unknown flag", cat(hf, "info", "--json"), "unknown flag: --json"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -241,6 +264,36 @@ func TestCLIErrors(t *testing.T) {
 			first := firstErrorLine(stderr)
 			assert.Equal(t, 1, code, "exit status; stderr:\n%s", stderr)
 			assert.True(t, strings.HasPrefix(first, "nvidia-container-cli: "+tc.line), "stderr:\n%s\nwant a line starting %q", stderr, "nvidia-container-cli: "+tc.line)
+		})
+	}
+}
+
+// TestCLIUsageErrors checks argp's usage errors, whole (stderr is only
+// them: they come before --simulate generates a host), and exit status 1.
+func TestCLIUsageErrors(t *testing.T) {
+	const usage = "Usage: nvidia-container-cli [OPTION...] COMMAND [ARG...]\n"
+	const tryGlobal = "Try `nvidia-container-cli --help' or `nvidia-container-cli --usage' for more\ninformation.\n"
+	const tryConfigure = "Try `nvidia-container-cli configure --help' or `nvidia-container-cli configure\n--usage' for more information.\n"
+	sim := []string{"--simulate=dgxa100"}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no command", sim, usage + tryGlobal},
+		{"unknown command", cat(sim, "setup"), usage + tryGlobal},
+		{"no rootfs", cat(sim, "configure"), "Usage: nvidia-container-cli configure [OPTION...] ROOTFS\n" + tryConfigure},
+		{"two rootfs", cat(sim, "configure", "/a", "/b"), "Usage: nvidia-container-cli configure [OPTION...] ROOTFS\n" + tryConfigure},
+		{"unknown option", cat(sim, "info", "--json"), "nvidia-container-cli info: unrecognized option '--json'\n" +
+			"Try `nvidia-container-cli info --help' or `nvidia-container-cli info --usage'\nfor more information.\n"},
+		{"too many arguments", cat(sim, "list", "all"), "nvidia-container-cli list: Too many arguments\n" +
+			"Try `nvidia-container-cli list --help' or `nvidia-container-cli list --usage'\nfor more information.\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, stderr, code := cli(t, tc.args...)
+			assert.Equal(t, 1, code, "exit status; stderr:\n%s", stderr)
+			assert.Empty(t, out)
+			assert.Equal(t, tc.want, stderr)
 		})
 	}
 }
@@ -313,6 +366,9 @@ func TestCLIHelpVersion(t *testing.T) {
 	for _, want := range []string{"The container's ld.so.cache is written in Go: no ldconfig is run", "  -D, --display "} {
 		assert.Contains(t, out, want, "configure -?")
 	}
+	out, _, code = cli(t, "list", "--usage")
+	assert.Equal(t, 0, code, "list --usage: exit %d\n%s", code, out)
+	assert.True(t, strings.HasPrefix(out, "Usage: nvidia-container-cli list [-?bfilV] [-d ID] [--help] [--binaries]\n            [--compat32] "), "list --usage:\n%s", out)
 	out, _, code = cli(t, "-V")
 	keys := []string{"cli-version", "lib-version", "build date", "build revision", "build compiler", "build platform", "build flags"}
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
