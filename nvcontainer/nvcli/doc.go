@@ -4,6 +4,18 @@
 // host, what info, list and --version print, and which prefix each error
 // is printed under.
 //
+// The command line: [Parse] reads it as glibc's argp reads
+// nvidia-container-cli's (global options in order up to the command, the
+// command's options and operands in any order, short clusters, unique
+// long prefixes, -?/--help, --usage, -V/--version) into a [Command]: the
+// [Global] options, the command's [InfoOptions], [ListOptions] or
+// [ConfigureOptions], or the help text to print. A line argp refuses is a
+// [*UsageError] in argp's and getopt's words; [Report] prints any error
+// as the CLI does and gives the exit status (1, as libnvidia-container
+// sets argp_err_exit_status). [Command.HostOptions] gives the options to
+// open the host with. [Global.DebugFile] is --debug or NVC_DEBUG_FILE, and
+// [OpenDebugLog] writes libnvidia-container's debug log format.
+//
 // configure: [ConfigureFlags.Request] reads the options that make the
 // request, [Container] reads --pid and ROOTFS (standalone mode, without
 // --pid, checks that ROOTFS/proc is a real procfs), [CheckContainer]

@@ -102,3 +102,21 @@ func simulatedHost() (host *nvcontainer.Host, dir string) {
 	}
 	return host, sim.Root
 }
+
+// Parse reads a command line as nvidia-container-cli's argp parsers do;
+// Report prints a refused one in argp's words and gives the exit status.
+func ExampleParse() {
+	cmd, err := nvcli.Parse([]string{"nvidia-container-cli", "-k", "list", "-ld0"}, nil)
+	if err != nil {
+		return
+	}
+	fmt.Println(cmd.Name, cmd.Global.LoadKmods, cmd.List.Devices, cmd.List.Libraries)
+	_, err = nvcli.Parse([]string{"nvidia-container-cli", "info", "--json"}, nil)
+	fmt.Println("exit", nvcli.Report(os.Stdout, "nvidia-container-cli", err))
+	// Output:
+	// list true [0] true
+	// nvidia-container-cli info: unrecognized option '--json'
+	// Try `nvidia-container-cli info --help' or `nvidia-container-cli info --usage'
+	// for more information.
+	// exit 1
+}

@@ -41,7 +41,10 @@ func DefaultListOptions() *ListOptions {
 // DefaultListOptions), one per line, in its order: the control nodes and
 // the selected GPUs' nodes and MIG access capabilities (with --device), the
 // IMEX channel nodes, the MIG config and monitor capabilities ("all"),
-// then binaries, libraries, 32-bit libraries, IPCs and firmware.
+// then binaries, libraries, 32-bit libraries, IPCs and firmware. The
+// libraries are those of libnvidia-container's lists: not the EGL
+// platform libraries package driver adds for graphics (CDI and the
+// toolkit mount them; nvidia-container-cli never lists them).
 //
 // Device nodes and procfs files are host paths as seen from the host's /
 // (map them with devices.Host.HostPath), binaries, libraries and IPCs are
