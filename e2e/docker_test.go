@@ -5,11 +5,13 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -65,7 +67,7 @@ func TestDocker(t *testing.T) {
 	require.NoError(t, os.WriteFile(daemonJSON, []byte(userDaemonJSON(kernelRunc)), 0o644))
 	out, err := exec.Command(ctk, "runtime", "configure", "--runtime=docker", "--config", daemonJSON).CombinedOutput()
 	require.NoError(t, err, "nvidia-ctk runtime configure: %s", out)
-	checkDaemonJSON(t, daemonJSON, kernelRunc)
+	checkDaemonJSON(t, daemonJSON, kernelRunc, "kernel-runc")
 	config := hookConfig(t, h, nil, "[nvidia-container-runtime]", "runtimes = ["+quote(kernelRunc)+"]",
 		"[nvidia-container-runtime-hook]", "path = "+quote(hook))
 
@@ -92,28 +94,47 @@ func TestDocker(t *testing.T) {
 		{"nvidia-docker", nvidiaDocker, []string{"NV_GPU=0"}, []string{"run"}, []int{0}},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			name := "nvc-" + c.name
-			args := append(append([]string{}, c.args...), "--name", name, "--network", "none", dockerImage, "/bin/sh", "-c", probeScript)
-			stdout, stderr, code := d.run(t, c.prog, c.env, args...)
-			defer d.run(t, "", nil, "rm", "-f", name)
-			require.Equal(t, 0, code, "%q: exit %d\nstdout:\n%s\nstderr:\n%s\ndockerd log:\n%s", args, code, stdout, stderr, d.log())
-			t.Logf("container output:\n%s", stdout)
-			checkDockerGPUs(t, h, parseProbe(stdout), c.gpus)
-			cache := t.TempDir()
-			require.NoError(t, os.MkdirAll(filepath.Join(cache, "etc"), 0o755))
-			_, stderr, code = d.run(t, "", nil, "cp", name+":/etc/ld.so.cache", filepath.Join(cache, "etc/ld.so.cache"))
-			require.Equal(t, 0, code, "docker cp of the loader cache: %s", stderr)
-			checkCacheListsLibcuda(t, cache, "/usr/lib/x86_64-linux-gnu")
-		})
+		t.Run(c.name, func(t *testing.T) { runDockerProbe(t, d, h, c.name, c.prog, c.env, c.args, c.gpus) })
 	}
+
+	// --set-as-default: dockerd restarted on the same data root runs a
+	// plain `docker run` with NVIDIA_VISIBLE_DEVICES through our runtime.
+	d.stop(t)
+	out, err = exec.Command(ctk, "runtime", "configure", "--runtime=docker", "--config", daemonJSON, "--set-as-default").CombinedOutput()
+	require.NoError(t, err, "nvidia-ctk runtime configure --set-as-default: %s", out)
+	checkDaemonJSON(t, daemonJSON, kernelRunc, "nvidia")
+	d.start(t, daemonJSON, config)
+	def, _, _ := d.run(t, "", nil, "info", "--format", "{{.DefaultRuntime}}")
+	assert.Equal(t, "nvidia", strings.TrimSpace(def), "dockerd's default runtime after --set-as-default")
+	t.Run("set-as-default", func(t *testing.T) {
+		runDockerProbe(t, d, h, "set-as-default", "", nil, []string{"run", "-e", "NVIDIA_VISIBLE_DEVICES=1"}, []int{1})
+	})
 	d.stop(t)
 	checkHostUnchanged(t, before)
 }
 
-// checkDaemonJSON checks what runtime configure wrote: the nvidia runtime
-// and every key the user had.
-func checkDaemonJSON(t *testing.T, file, kernelRunc string) {
+// runDockerProbe runs the probe script in a container named nvc-NAME
+// (docker, or prog, with args, then the image and the script), checks what
+// it saw against the GPUs gpus and its loader cache, and removes it.
+func runDockerProbe(t *testing.T, d *dockerDaemon, h *fakehost.Host, name, prog string, env, args []string, gpus []int) {
+	t.Helper()
+	name = "nvc-" + name
+	args = append(append([]string{}, args...), "--name", name, "--network", "none", dockerImage, "/bin/sh", "-c", probeScript)
+	stdout, stderr, code := d.run(t, prog, env, args...)
+	defer d.run(t, "", nil, "rm", "-f", name)
+	require.Equal(t, 0, code, "%q: exit %d\nstdout:\n%s\nstderr:\n%s\ndockerd log:\n%s", args, code, stdout, stderr, d.log())
+	t.Logf("container output:\n%s", stdout)
+	checkDockerGPUs(t, h, parseProbe(stdout), gpus)
+	cache := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(cache, "etc"), 0o755))
+	_, stderr, code = d.run(t, "", nil, "cp", name+":/etc/ld.so.cache", filepath.Join(cache, "etc/ld.so.cache"))
+	require.Equal(t, 0, code, "docker cp of the loader cache: %s", stderr)
+	checkCacheListsLibcuda(t, cache, "/usr/lib/x86_64-linux-gnu")
+}
+
+// checkDaemonJSON checks what runtime configure wrote: the nvidia runtime,
+// the default runtime def and every other key the user had.
+func checkDaemonJSON(t *testing.T, file, kernelRunc, def string) {
 	t.Helper()
 	data, err := os.ReadFile(file)
 	require.NoError(t, err)
@@ -122,41 +143,56 @@ func checkDaemonJSON(t *testing.T, file, kernelRunc string) {
 	var user map[string]any
 	require.NoError(t, json.Unmarshal([]byte(userDaemonJSON(kernelRunc)), &user))
 	user["runtimes"].(map[string]any)["nvidia"] = map[string]any{"path": "nvidia-container-runtime", "args": []any{}}
+	user["default-runtime"] = def
 	assert.Equal(t, user, got, "daemon.json after nvidia-ctk runtime configure:\n%s", data)
 }
 
 // checkDockerGPUs checks a container's view: the selected GPUs' nodes
-// only, /proc/driver/nvidia masked down to them, nvidia-smi, libcuda.so.1
+// only (of GPUs 0 to 2), /proc/driver/nvidia masked down to them, nvidia-smi, libcuda.so.1
 // through the loader, and our device cgroup rule (ENXIO, not EPERM).
 func checkDockerGPUs(t *testing.T, h *fakehost.Host, got map[string]string, gpus []int) {
 	t.Helper()
 	host, err := devices.Discover(context.Background(), &devices.Options{Backend: devices.Procfs, DriverRoot: h.Root, ProcRoot: h.ProcRoot, DevRoot: h.DevRoot})
 	require.NoError(t, err)
 	var want []string
-	has1 := false
 	for _, i := range gpus {
 		want = append(want, path.Base(host.GPUs[i].ProcDir))
-		has1 = has1 || i == 1
 	}
 	wantGPUs := strings.Join(want, "|")
-	dev1 := strings.Contains(got["dev1"], "No such file")
-	if has1 {
-		dev1 = got["dev1"] == "/dev/nvidia1"
+	// node reports whether the probe's ls of /dev/nvidiaN shows the node
+	// when GPU n is selected and nothing otherwise.
+	node := func(n int, long bool) (bool, string) {
+		v := got[fmt.Sprintf("dev%d", n)]
+		if !slices.Contains(gpus, n) {
+			return strings.Contains(v, "No such file"), "absent (not selected)"
+		}
+		if !long {
+			return v == fmt.Sprintf("/dev/nvidia%d", n), "present"
+		}
+		return regexp.MustCompile(fmt.Sprintf(`^c.* 195, +%d `, n)).MatchString(v), fmt.Sprintf("character device 195:%d", n)
+	}
+	dev0, want0 := node(0, true)
+	dev1, want1 := node(1, false)
+	dev2, want2 := node(2, true)
+	open0, wantOpen0 := strings.Contains(got["open0"], "No such device or address"), "ENXIO: allowed by our cgroup rule, no driver behind it"
+	if !slices.Contains(gpus, 0) {
+		open0, wantOpen0 = strings.Contains(got["open0"], "No such file"), "no node"
 	}
 	checks := []struct {
 		key  string
 		ok   bool
 		want string
 	}{
-		{"dev0", regexp.MustCompile(`^c.* 195, +0 `).MatchString(got["dev0"]), "character device 195:0"},
+		{"dev0", dev0, want0},
+		{"dev1", dev1, want1},
+		{"dev2", dev2, want2},
 		{"ctl", regexp.MustCompile(`^c.* 195, +255 `).MatchString(got["ctl"]), "character device 195:255"},
-		{"dev1", dev1, "present only when GPU 1 is selected"},
 		{"gpus", got["gpus"] == wantGPUs, wantGPUs + " only (the masked /proc/driver/nvidia)"},
 		{"params", got["params"] == "ModifyDeviceFiles: 0", "ModifyDeviceFiles: 0"},
 		{"smi", got["smi"] == "/usr/bin/nvidia-smi", "present (utility)"},
 		{"libcuda", got["libcuda"] == "libcuda.so."+h.DriverVersion, "a link to libcuda.so." + h.DriverVersion},
 		{"cudaprog", got["cudaprog"] == "exit 0", "exit 0 (the loader found libcuda.so.1)"},
-		{"open0", strings.Contains(got["open0"], "No such device or address"), "ENXIO: allowed by our cgroup rule, no driver behind it"},
+		{"open0", open0, wantOpen0},
 	}
 	for _, ck := range checks {
 		assert.True(t, ck.ok, "in the container, %s = %q; want %s", ck.key, got[ck.key], ck.want)
