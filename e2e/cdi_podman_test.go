@@ -45,7 +45,12 @@ func (c *cdiCase) qualified(name string) string { return c.spec.Kind + "=" + nam
 // validates it as a runtime does).
 func newCDICase(t *testing.T, class string, args ...string) *cdiCase {
 	t.Helper()
-	h := cdiHost(t)
+	return newCDICaseOn(t, cdiHost(t), class, args...)
+}
+
+// newCDICaseOn is newCDICase for the simulated host h.
+func newCDICaseOn(t *testing.T, h *fakehost.Host, class string, args ...string) *cdiCase {
+	t.Helper()
 	c := &cdiCase{host: h, ctk: buildExample(t, "nvidia-ctk", false), hook: staticExample(t, "nvidia-cdi-hook")}
 	c.file = cdiSpecPath(t, ".json")
 	args = append([]string{"cdi", "generate", "--driver-root", h.Root, "--proc-root", h.ProcRoot,

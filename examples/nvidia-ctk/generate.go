@@ -23,10 +23,14 @@ import (
 	"github.com/go-nvc/nvc/nvcontainer/request"
 )
 
+// featureNoAdditionalGIDs is the feature flag of NVIDIA's cdi generate
+// that leaves out the additional groups of device nodes.
+const featureNoAdditionalGIDs = "no-additional-gids-for-device-nodes"
+
 // generateOptions are cdi generate's flags.
 type generateOptions struct {
 	output, format, vendor, class string
-	strategies                    []string
+	strategies, featureFlags      []string
 	noAll                         bool
 	driverRoot, devRoot, procRoot string
 	hookPath, simulate            string
@@ -43,6 +47,8 @@ func generateCommand(args []string, stdout, stderr io.Writer, log *slog.Logger) 
 	fs.StringVar(&o.vendor, "vendor", "nvidia.com", "the vendor of the spec's kind")
 	fs.StringVar(&o.class, "class", "gpu", "the class of the spec's kind")
 	fs.StringSliceVar(&o.strategies, "device-name-strategy", []string{"index", "uuid"}, "how devices are named: index, uuid, type-index (repeatable)")
+	fs.StringArrayVar(&o.featureFlags, "feature-flag", nil, "a feature flag of NVIDIA's generator (repeatable): "+featureNoAdditionalGIDs+
+		" leaves out the additionalGids of nodes that are not world-accessible (the spec then stays at cdiVersion "+cdispec.DefaultVersion+", which podman 4.3 loads); others are ignored")
 	fs.BoolVar(&o.noAll, "no-all-device", false, "leave out the \"all\" device")
 	fs.StringVar(&o.driverRoot, "driver-root", "/", "the root the driver is installed under")
 	fs.StringVar(&o.devRoot, "dev-root", "", "the root /dev is under (default: the driver root)")
@@ -69,6 +75,11 @@ func generate(o *generateOptions, stdout, stderr io.Writer, log *slog.Logger) er
 	cdiOpts, err := o.cdiOptions()
 	if err != nil {
 		return err
+	}
+	for _, f := range o.featureFlags {
+		if f != featureNoAdditionalGIDs {
+			log.Warn("ignoring feature flag", "flag", f)
+		}
 	}
 	d, err := o.driverOptions(stderr)
 	if err != nil {
@@ -166,7 +177,8 @@ func (o *generateOptions) outputFormat() (string, error) {
 }
 
 func (o *generateOptions) cdiOptions() (*cdispec.Options, error) {
-	c := &cdispec.Options{Kind: o.vendor + "/" + o.class, NoAllDevice: o.noAll, HookPath: o.hookPath}
+	c := &cdispec.Options{Kind: o.vendor + "/" + o.class, NoAllDevice: o.noAll, HookPath: o.hookPath,
+		NoAdditionalGIDs: slices.Contains(o.featureFlags, featureNoAdditionalGIDs)}
 	known := []cdispec.NameStrategy{cdispec.NameIndex, cdispec.NameUUID, cdispec.NameTypeIndex}
 	for _, s := range o.strategies {
 		if !slices.Contains(known, cdispec.NameStrategy(s)) {

@@ -8,8 +8,9 @@
 //
 // # What a spec holds
 //
-// The spec uses cdiVersion 0.5.0 ([DefaultVersion]) so that podman 4.3
-// loads it, and kind nvidia.com/gpu ([DefaultKind]):
+// The spec uses the least cdiVersion its content needs, at least 0.5.0
+// ([DefaultVersion], the newest podman 4.3 loads), and kind nvidia.com/gpu
+// ([DefaultKind]):
 //
 //   - one device per selected GPU and MIG device and naming strategy
 //     ([NameStrategy]: index, uuid, type-index, as nvidia-ctk's
@@ -18,7 +19,12 @@
 //     mode is listed too, with its /dev/nvidiaN only (what the plan gives a
 //     GPU selected whole); a MIG device gets its parent's node and the
 //     nvidia-caps access nodes of its GPU and compute instance; device
-//     nodes carry hostPath, type, major and minor, and "rw" access;
+//     nodes carry hostPath, type, major and minor, "rwm" access, and the
+//     host node's fileMode and gid (no uid: the runtime gives the node to
+//     the container's user); the group of a node that is not world
+//     readable and writable goes into additionalGids (cdiVersion 0.7.0),
+//     so that a non-root user can open a 0660 root:video node, unless
+//     Options.NoAdditionalGIDs;
 //   - spec-wide edits: the shared device nodes (nvidiactl, nvidia-uvm …,
 //     IMEX channels), the driver files as bind mounts with the plan's
 //     flags, NVIDIA_VISIBLE_DEVICES=void (so a legacy hook does not inject

@@ -21,7 +21,9 @@ const (
 	hookUpdateLDCache = "update-ldcache"
 	hookNoDeviceNodes = "disable-device-node-modification"
 	cdiVoidEnv        = request.EnvVisibleDevices + "=void"
-	cdiPermissions    = "rw"
+	// cdiPermissions are a node's cgroup access, as the NVIDIA Container
+	// Toolkit writes it: read, write and mknod.
+	cdiPermissions = "rwm"
 )
 
 // cdiBindOptions are added to a plan mount's flags: CDI mounts are bind
@@ -42,6 +44,7 @@ func commonEdits(p *nvcontainer.Plan, o *Options) specs.ContainerEdits {
 		}
 		e.Mounts = append(e.Mounts, cdiMount(m))
 	}
+	e.AdditionalGIDs = nodeGroups(e.DeviceNodes, o)
 	e.Hooks = cdiHooks(p, o)
 	return e
 }
@@ -50,7 +53,7 @@ func commonEdits(p *nvcontainer.Plan, o *Options) specs.ContainerEdits {
 // it (and, for a MIG device, for its parent GPU). A MIG device without
 // access nodes of its own is refused: the spec would give it a GPU node a
 // container cannot use it through.
-func deviceEdits(p *nvcontainer.Plan, d cdiDevice) (*specs.ContainerEdits, error) {
+func deviceEdits(p *nvcontainer.Plan, d cdiDevice, o *Options) (*specs.ContainerEdits, error) {
 	e := &specs.ContainerEdits{}
 	own := 0
 	for _, m := range p.Mounts {
@@ -65,6 +68,7 @@ func deviceEdits(p *nvcontainer.Plan, d cdiDevice) (*specs.ContainerEdits, error
 			own++
 		}
 	}
+	e.AdditionalGIDs = nodeGroups(e.DeviceNodes, o)
 	if len(e.DeviceNodes) == 0 {
 		return nil, fmt.Errorf("writing CDI device %s: the plan has no device node for it (made with NoDevbind?): %w", d.index, ErrInvalid)
 	}
@@ -88,9 +92,32 @@ func mountDevices(m nvcontainer.Mount) []string {
 // through: its GPU instance's access and its compute instance's.
 const migAccessNodes = 2
 
+// cdiNode is a device node mount as CDI writes it, with the host node's
+// mode and group (hostNodeAttrs).
 func cdiNode(m nvcontainer.Mount) *specs.DeviceNode {
-	return &specs.DeviceNode{Path: m.Target, HostPath: m.Source, Type: "c",
+	n := &specs.DeviceNode{Path: m.Target, HostPath: m.Source, Type: "c",
 		Major: int64(m.Device.Major), Minor: int64(m.Device.Minor), Permissions: cdiPermissions}
+	hostNodeAttrs(n)
+	return n
+}
+
+// nodeGroups are the groups of nodes that are not world readable and
+// writable, sorted, each once: a container process gets them as
+// additional groups, so that a non-root user opens a 0660 root:video
+// node, as the NVIDIA Container Toolkit does. None with NoAdditionalGIDs.
+func nodeGroups(nodes []*specs.DeviceNode, o *Options) []uint32 {
+	if o.NoAdditionalGIDs {
+		return nil
+	}
+	var gids []uint32
+	for _, n := range nodes {
+		if n.GID == nil || n.FileMode == nil || *n.FileMode&0o006 == 0o006 {
+			continue
+		}
+		gids = append(gids, *n.GID)
+	}
+	slices.Sort(gids)
+	return slices.Compact(gids)
 }
 
 func cdiMount(m nvcontainer.Mount) *specs.Mount {
@@ -157,13 +184,19 @@ func (o *Options) hook(args []string) *specs.Hook {
 	return &specs.Hook{HookName: cdiHookName, Path: o.HookPath, Args: argv, Env: slices.Clone(o.HookEnv)}
 }
 
-// mergeEdits adds src's device nodes to dst, each path once.
+// mergeEdits adds src's device nodes to dst, each path once, and its
+// additional groups, each once, sorted.
 func mergeEdits(dst, src *specs.ContainerEdits) {
 	for _, n := range src.DeviceNodes {
 		if !slices.ContainsFunc(dst.DeviceNodes, func(d *specs.DeviceNode) bool { return d.Path == n.Path }) {
 			c := *n
 			dst.DeviceNodes = append(dst.DeviceNodes, &c)
 		}
+	}
+	if len(src.AdditionalGIDs) > 0 {
+		dst.AdditionalGIDs = append(dst.AdditionalGIDs, src.AdditionalGIDs...)
+		slices.Sort(dst.AdditionalGIDs)
+		dst.AdditionalGIDs = slices.Compact(dst.AdditionalGIDs)
 	}
 }
 

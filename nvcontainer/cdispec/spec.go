@@ -17,9 +17,12 @@ import (
 const (
 	// DefaultKind is the kind of NVIDIA GPUs in CDI, "vendor/class".
 	DefaultKind = "nvidia.com/gpu"
-	// DefaultVersion is the cdiVersion written: the oldest that allows
-	// hostPath and names starting with a digit, and the newest podman 4.3
-	// loads (it refuses 0.6.0).
+	// DefaultVersion is the least cdiVersion written: the oldest that
+	// allows hostPath and names starting with a digit, and the newest
+	// podman 4.3 loads (it refuses 0.6.0). A spec that needs more (the
+	// additionalGids of nodes that are not world-accessible need 0.7.0)
+	// gets the least version that allows its content, as the NVIDIA
+	// Container Toolkit writes it.
 	DefaultVersion = "0.5.0"
 	// DefaultHookPath is the createContainer hook program. The hooks
 	// take the arguments of the NVIDIA Container Toolkit's nvidia-cdi-hook:
@@ -53,7 +56,8 @@ var ErrInvalid = errors.New("invalid CDI spec")
 type Options struct {
 	// Kind is the spec's "vendor/class". Empty: DefaultKind.
 	Kind string
-	// Version is the cdiVersion. Empty: DefaultVersion.
+	// Version is the cdiVersion. Empty: the least version the content
+	// needs, at least DefaultVersion.
 	Version string
 	// NameStrategies name the devices; each strategy gives every device
 	// one more entry with the same edits. Nil: index and uuid, as
@@ -68,6 +72,12 @@ type Options struct {
 	// HookEnv is every hook's environment. Nil or empty: DefaultHookEnv()
 	// (a hook is never given an empty environment).
 	HookEnv []string
+	// NoAdditionalGIDs leaves out the additionalGids of device nodes that
+	// are not world-accessible (the NVIDIA Container Toolkit's feature
+	// flag no-additional-gids-for-device-nodes), which keep the spec at
+	// DefaultVersion, the newest podman 4.3 loads; a runtime still gives
+	// such a node the container user as owner. False: included.
+	NoAdditionalGIDs bool
 }
 
 func (o *Options) withDefaults() Options {
@@ -77,9 +87,6 @@ func (o *Options) withDefaults() Options {
 	}
 	if c.Kind == "" {
 		c.Kind = DefaultKind
-	}
-	if c.Version == "" {
-		c.Version = DefaultVersion
 	}
 	if c.NameStrategies == nil {
 		c.NameStrategies = []NameStrategy{NameIndex, NameUUID}
@@ -128,6 +135,9 @@ func FromPlan(p *nvcontainer.Plan, opts *Options) (*specs.Spec, error) {
 		return nil, err
 	}
 	spec.Devices = devs
+	if spec.Version == "" {
+		spec.Version = leastVersion(spec)
+	}
 	if err := Validate(spec); err != nil {
 		return nil, fmt.Errorf("writing plan as CDI spec: %w", err)
 	}
@@ -179,7 +189,7 @@ func cdiDevices(p *nvcontainer.Plan, o *Options) ([]specs.Device, error) {
 	var devs []specs.Device
 	all := &specs.ContainerEdits{}
 	for _, d := range selectedDevices(p) {
-		edits, err := deviceEdits(p, d)
+		edits, err := deviceEdits(p, d, o)
 		if err != nil {
 			return nil, err
 		}
@@ -199,4 +209,27 @@ func cdiDevices(p *nvcontainer.Plan, o *Options) ([]specs.Device, error) {
 	}
 	slices.SortStableFunc(devs, func(a, b specs.Device) int { return strings.Compare(a.Name, b.Name) })
 	return devs, nil
+}
+
+// leastVersion is the least cdiVersion spec's content needs, at least
+// DefaultVersion.
+func leastVersion(spec *specs.Spec) string {
+	v, err := specs.MinimumRequiredVersion(spec)
+	if err != nil || versionLess(v, DefaultVersion) {
+		return DefaultVersion
+	}
+	return v
+}
+
+// versionLess compares two "x.y.z" versions.
+func versionLess(a, b string) bool {
+	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < len(pa) && i < len(pb); i++ {
+		x, _ := strconv.Atoi(pa[i])
+		y, _ := strconv.Atoi(pb[i])
+		if x != y {
+			return x < y
+		}
+	}
+	return len(pa) < len(pb)
 }

@@ -103,7 +103,7 @@ func TestCDISpecDGX(t *testing.T) {
 			assert.Equal(t, "c", n.Type, "type")
 			assert.Equal(t, int64(195), n.Major, "major")
 			assert.Equal(t, int64(3), n.Minor, "minor")
-			assert.Equal(t, "rw", n.Permissions, "permissions")
+			assert.Equal(t, "rwm", n.Permissions, "permissions")
 		})
 	}
 	all := cdiDevice(spec, "all")
@@ -168,7 +168,7 @@ func checkInjection(t *testing.T, dir string) {
 	assert.NotContains(t, devs, "/dev/nvidia1", "injected devices")
 	var rules int
 	for _, r := range ociSpec.Linux.Resources.Devices {
-		if r.Allow && r.Access == "rw" && r.Major != nil && *r.Major == 195 {
+		if r.Allow && r.Access == "rwm" && r.Major != nil && *r.Major == 195 {
 			rules++
 		}
 	}
