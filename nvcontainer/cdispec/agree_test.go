@@ -50,6 +50,15 @@ func planGrant(p *nvcontainer.Plan) *grant {
 		g.mounts[m.Target] = m.Source + " " + strings.Join(append(slices.Clone(m.Options), "rbind", "rprivate"), ",")
 	}
 	g.env = []string{request.EnvVisibleDevices + "=void"}
+	var libDirs []string
+	for _, m := range p.Mounts {
+		if m.Kind == nvcontainer.MountLibrary && strings.HasSuffix(m.Target, ".so."+p.Driver.Version) && !slices.Contains(libDirs, filepath.Dir(m.Target)) {
+			libDirs = append(libDirs, filepath.Dir(m.Target))
+		}
+	}
+	if len(libDirs) > 0 {
+		g.env = append(g.env, "NVIDIA_CTK_LIBCUDA_DIR="+strings.Join(libDirs, ":"))
+	}
 	if len(p.Symlinks) > 0 {
 		h := "create-symlinks"
 		for _, l := range p.Symlinks {

@@ -26,6 +26,29 @@ const (
 	cdiPermissions = "rwm"
 )
 
+// EnvLibCUDADir names, in a spec's environment, the container dirs that
+// hold the driver's libraries (lib*.so.<driver version>), joined by ":",
+// as the NVIDIA Container Toolkit's specs do.
+const EnvLibCUDADir = "NVIDIA_CTK_LIBCUDA_DIR"
+
+// LibCUDADirs are the container dirs of p's native driver libraries
+// (file names lib*.so.<driver version>), each once, in plan order: the
+// value of EnvLibCUDADir.
+func LibCUDADirs(p *nvcontainer.Plan) []string {
+	var dirs []string
+	for _, m := range p.Mounts {
+		base := path.Base(m.Target)
+		if m.Kind != nvcontainer.MountLibrary || p.Driver.Version == "" || !strings.HasPrefix(base, "lib") ||
+			!strings.HasSuffix(base, ".so."+p.Driver.Version) {
+			continue
+		}
+		if d := path.Dir(m.Target); !slices.Contains(dirs, d) {
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs
+}
+
 // cdiBindOptions are added to a plan mount's flags: CDI mounts are bind
 // mounts, private to the container.
 var cdiBindOptions = []string{"rbind", "rprivate"}
@@ -34,6 +57,9 @@ var cdiBindOptions = []string{"rbind", "rprivate"}
 // hooks, and NVIDIA_VISIBLE_DEVICES=void.
 func commonEdits(p *nvcontainer.Plan, o *Options) specs.ContainerEdits {
 	e := specs.ContainerEdits{Env: []string{cdiVoidEnv}}
+	if dirs := LibCUDADirs(p); len(dirs) > 0 {
+		e.Env = append(e.Env, EnvLibCUDADir+"="+strings.Join(dirs, ":"))
+	}
 	for _, m := range p.Mounts {
 		if m.For != "" {
 			continue
