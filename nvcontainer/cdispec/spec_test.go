@@ -116,7 +116,7 @@ func TestCDISpecDGX(t *testing.T) {
 func checkCommonEdits(t *testing.T, h *testHost, spec *specs.Spec) {
 	t.Helper()
 	e := spec.ContainerEdits
-	assert.Equal(t, []string{"NVIDIA_VISIBLE_DEVICES=void"}, e.Env, "env")
+	assert.Equal(t, []string{"NVIDIA_VISIBLE_DEVICES=void", "NVIDIA_CTK_LIBCUDA_DIR=/usr/lib/x86_64-linux-gnu"}, e.Env, "env")
 	assert.Equal(t, []string{"/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset"}, nodePaths(e), "shared nodes")
 	lib := "/usr/lib/x86_64-linux-gnu/libcuda.so." + ver
 	var libcuda *specs.Mount
