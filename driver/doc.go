@@ -59,5 +59,10 @@
 // It describes the host side only. What a container gets, and where, is
 // package nvcontainer's plan; device nodes are package devices'. It does not
 // look for libraries outside the ld.so.cache (NixOS, drivers under
-// directories ld.so.conf does not list), as libnvidia-container does not.
+// directories ld.so.conf does not list), as libnvidia-container does not,
+// with two exceptions: a driver root without an ld.so.cache is scanned as
+// ldconfig would scan it, over [StandardLibraryDirs] (the NVIDIA Container
+// Toolkit's search dirs), and Options.ToolkitLibraries adds what the
+// toolkit's CDI discovery finds beyond libnvidia-container's rules
+// (vdpau/libvdpau_nvidia.so.<version>, libnvidia-nvvm70.so.*).
 package driver

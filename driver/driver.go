@@ -1,8 +1,10 @@
 package driver
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -87,6 +89,14 @@ type Options struct {
 	// --no-persistenced, --no-fabricmanager, --no-gsp-firmware and the
 	// no-mps driver option. False: included.
 	NoPersistenced, NoFabricManager, NoGSPFirmware, NoMPS bool
+	// ToolkitLibraries also finds what the NVIDIA Container Toolkit's CDI
+	// discovery finds and libnvidia-container does not (nvidia-ctk cdi
+	// generate sets it): with video, libvdpau_nvidia.so.<version> in the
+	// vdpau/ dir of the driver's library dir, which the cache never
+	// lists; with compute, libnvidia-nvvm70.so.* (R575 and later), whose
+	// name does not end in the driver version. False: libnvidia-container's
+	// rules alone, as nvidia-container-cli list prints them.
+	ToolkitLibraries bool
 }
 
 // Driver is an opened host driver: its version and the ld.so.cache entries
@@ -163,6 +173,9 @@ func (d *Driver) loadCache() error {
 		return fmt.Errorf("opening driver: architecture %q: %w", d.opts.GOARCH, ErrNotSupported)
 	}
 	c, err := ldcache.OpenInRoot(d.root, d.opts.LDCache)
+	if errors.Is(err, fs.ErrNotExist) {
+		c, err = scanLibraryDirs(d.root, d.opts.GOARCH)
+	}
 	if err != nil {
 		return fmt.Errorf("opening driver: %w", err)
 	}
@@ -171,6 +184,37 @@ func (d *Driver) loadCache() error {
 		d.compat32 = newCacheIndex(c, a32)
 	}
 	return nil
+}
+
+// StandardLibraryDirs are the directories a driver root without an
+// ld.so.cache is searched in, as the NVIDIA Container Toolkit searches a
+// driver root first: besides them, the root's ld.so.conf and the loader's
+// trusted directories are scanned (/lib, /usr/lib, and the multiarch dirs
+// of a Debian root), as ldconfig would to write the cache.
+var StandardLibraryDirs = []string{
+	"/usr/lib64",
+	"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
+	"/usr/lib/x86_64-linux-gnu/nvidia/current", "/usr/lib/aarch64-linux-gnu/nvidia/current",
+	"/lib64",
+	"/lib/x86_64-linux-gnu", "/lib/aarch64-linux-gnu",
+	"/lib/x86_64-linux-gnu/nvidia/current", "/lib/aarch64-linux-gnu/nvidia/current",
+}
+
+// scanLibraryDirs stands in for a missing ld.so.cache: the cache ldconfig
+// would write for root from StandardLibraryDirs, its ld.so.conf and the
+// trusted dirs, built in memory; root is only read (no link is made).
+func scanLibraryDirs(root, goarch string) (*ldcache.Cache, error) {
+	var dirs []string
+	for _, d := range StandardLibraryDirs {
+		if fi, err := os.Stat(filepath.Join(root, d)); err == nil && fi.IsDir() {
+			dirs = append(dirs, d)
+		}
+	}
+	c, err := ldcache.Build(context.Background(), root, &ldcache.BuildOptions{Dirs: dirs, GOARCH: goarch, NoLinks: true})
+	if err != nil {
+		return nil, fmt.Errorf("no ld.so.cache, scanning the standard library dirs: %w", err)
+	}
+	return c, nil
 }
 
 // Root returns the driver root, as an absolute host path.

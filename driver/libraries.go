@@ -53,6 +53,9 @@ type selector struct {
 	wsl     bool
 	// ownVersion selects by checkOwnVersion, not by the driver's rules.
 	ownVersion bool
+	// ownPattern is what follows the name in an ownVersion file name.
+	// Empty: ".*.*".
+	ownPattern string
 }
 
 // chosen is the library selected for a name.
@@ -124,7 +127,11 @@ func (s *selector) check(res resolved) (chosen, bool) {
 // (libnvidia-egl-gbm.so.1.1.2), and it is a shared object of the
 // architecture's class.
 func (s *selector) checkOwnVersion(name string, res resolved) (chosen, bool) {
-	if ok, _ := path.Match(name+".*.*", path.Base(res.path)); !ok {
+	pattern := s.ownPattern
+	if pattern == "" {
+		pattern = ".*.*"
+	}
+	if ok, _ := path.Match(name+pattern, path.Base(res.path)); !ok {
 		return chosen{}, false
 	}
 	info, ok := s.readELF(res)

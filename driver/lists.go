@@ -91,7 +91,7 @@ func (d *Driver) binaryNames(caps capabilities.Set) []string {
 // allLibraryNames is every name of every list, for the cache index.
 func allLibraryNames() []string {
 	var all []string
-	for _, l := range [][]string{utilityLibs, computeLibs, videoLibs, graphicsLibs, glvndLibs, compatGLLibs, ngxLibs, dxcoreLibs, eglPlatformLibs} {
+	for _, l := range [][]string{utilityLibs, computeLibs, videoLibs, graphicsLibs, glvndLibs, compatGLLibs, ngxLibs, dxcoreLibs, eglPlatformLibs, toolkitLibs} {
 		all = append(all, l...)
 	}
 	return all

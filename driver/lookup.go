@@ -106,6 +106,9 @@ func (l *lookup) libraries(caps capabilities.Set, compat32 bool) {
 	if compat32 {
 		l.fs.Libraries32 = l.selectAll(names, l.d.compat32, elf.ELFCLASS32, Library32)
 	}
+	if l.d.opts.ToolkitLibraries {
+		l.toolkitLibraries(caps, compat32)
+	}
 }
 
 // eglPlatformLibraries adds the native EGL platform libraries the cache

@@ -209,7 +209,7 @@ func (o *generateOptions) driverOptions(stderr io.Writer) (*driver.Options, erro
 	if devRoot == "" {
 		devRoot = o.driverRoot
 	}
-	return &driver.Options{Root: o.driverRoot, ProcRoot: o.procRoot, DevRoot: filepath.Join(devRoot, "dev")}, nil
+	return &driver.Options{Root: o.driverRoot, ProcRoot: o.procRoot, DevRoot: filepath.Join(devRoot, "dev"), ToolkitLibraries: true}, nil
 }
 
 // simulateHost generates the --simulate machine into a new temp dir,
@@ -238,7 +238,7 @@ func (o *generateOptions) simulateHost(stderr io.Writer) (*driver.Options, error
 	}
 	fmt.Fprintf(stderr, "nvidia-ctk: SIMULATED host %q (fake NVML, driver %s) generated in %s, %s. "+
 		"Nothing in this spec describes this machine.\n", o.simulate, h.DriverVersion, h.Root, fate)
-	return &driver.Options{Root: h.Root, ProcRoot: h.ProcRoot, DevRoot: h.DevRoot, NVML: h.NVML}, nil
+	return &driver.Options{Root: h.Root, ProcRoot: h.ProcRoot, DevRoot: h.DevRoot, NVML: h.NVML, ToolkitLibraries: true}, nil
 }
 
 // cleanup removes the --simulate host unless --simulate-keep asks to keep

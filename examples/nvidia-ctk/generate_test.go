@@ -2,13 +2,16 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	specs "tags.cncf.io/container-device-interface/specs-go"
 
 	"github.com/go-nvc/nvc/capabilities"
 	"github.com/go-nvc/nvc/driver"
@@ -22,7 +25,7 @@ import (
 // each once, and nothing of them to stdout.
 func TestGenerateWarnings(t *testing.T) {
 	h := nvctest.NewHost(t, nvctest.DGXA100, nil)
-	host, err := nvcontainer.OpenHost(context.Background(), &driver.Options{Root: h.Root, ProcRoot: h.ProcRoot, DevRoot: h.DevRoot}, "")
+	host, err := nvcontainer.OpenHost(context.Background(), &driver.Options{Root: h.Root, ProcRoot: h.ProcRoot, DevRoot: h.DevRoot, ToolkitLibraries: true}, "")
 	require.NoError(t, err)
 	req := &request.Request{Devices: request.Devices{Mode: request.DevicesAll}, Capabilities: capabilities.All}
 	plan, err := nvcontainer.NewPlan(host, req, nvcontainer.Container{}, nil)
@@ -59,4 +62,32 @@ func TestGenerateMIGWithoutCapsMajor(t *testing.T) {
 	assert.Empty(t, stdout, msg)
 	assert.Contains(t, stderr, "1:0", msg)
 	assert.Contains(t, stderr, "nvidia-caps", msg)
+}
+
+// TestGenerateToolkitLibraries checks that cdi generate finds what the
+// NVIDIA Container Toolkit's discovery finds outside the loader cache:
+// libvdpau_nvidia.so.<version> in the vdpau/ dir, and, on a driver root
+// without /etc/ld.so.cache, the libraries of the standard dirs instead of
+// an error.
+func TestGenerateToolkitLibraries(t *testing.T) {
+	h := nvctest.NewHost(t, nvctest.DGXA100, nil)
+	vdpau := path.Join(h.LibDir, "vdpau", "libvdpau_nvidia.so."+h.DriverVersion)
+	libcuda := path.Join(h.LibDir, "libcuda.so."+h.DriverVersion)
+	for _, noCache := range []bool{false, true} {
+		t.Run(map[bool]string{false: "cache", true: "no-cache"}[noCache], func(t *testing.T) {
+			if noCache {
+				require.NoError(t, os.Remove(filepath.Join(h.Root, "etc/ld.so.cache")))
+			}
+			code, stdout, stderr := ctk(t, "cdi", "generate", "--driver-root", h.Root, "--proc-root", h.ProcRoot, "--format", "json")
+			require.Equal(t, 0, code, "exit status: %s", stderr)
+			var spec specs.Spec
+			require.NoError(t, json.Unmarshal([]byte(stdout), &spec))
+			var paths []string
+			for _, m := range spec.ContainerEdits.Mounts {
+				paths = append(paths, m.ContainerPath)
+			}
+			assert.Contains(t, paths, vdpau)
+			assert.Contains(t, paths, libcuda)
+		})
+	}
 }
