@@ -4,7 +4,8 @@
 // nvcontainer.NewPlan, [FromHost] plans every device of a host and writes
 // that, as nvidia-ctk cdi generate does. [Validate] applies the CDI
 // module's rules, [Marshal] encodes JSON or YAML. The package only reads
-// plans: it mounts nothing and touches no container.
+// plans, and stats the host's device nodes for their mode and group: it
+// mounts nothing and touches no container.
 //
 // # What a spec holds
 //
