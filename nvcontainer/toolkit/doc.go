@@ -47,7 +47,27 @@
 // [NvidiaDocker] is the seed's nvidia-docker rule: the docker command line
 // for its arguments and NV_GPU.
 //
-// Nothing here reads the process environment or acts on the system: the
-// environment and stdin are parameters, files are read only where asked
-// to, with bounded sizes, and the library does not log.
+// # Runtime modes
+//
+// [ResolveMode] decides, as NVIDIA's runtime does, what the wrapper does
+// with a container under [nvidia-container-runtime] mode: legacy (add the
+// hook), cdi (inject CDI devices from modes.cdi.spec-dirs) or jit-cdi
+// (make the spec of the requested devices in process), with auto read as
+// cdi when the container names only CDI devices (annotations with a
+// modes.cdi.annotation-prefixes key, or NVIDIA_VISIBLE_DEVICES items
+// like nvidia.com/gpu=0) and legacy otherwise. Where NVIDIA's toolkit
+// 1.20 resolves auto to jit-cdi on NVML hosts and csv on Tegra, this
+// package keeps legacy, the in-process hook being its natural path; csv
+// is refused ([ErrUnsupportedMode]). [ApplyMode] applies a cdi or jit-cdi
+// decision to the OCI spec ([InjectCDI], [JitSpec], [InjectSpec]) and
+// voids the request in the environment ([VoidDeviceRequest]). The hook
+// side: [HookSkips] (the hook does nothing in cdi and jit-cdi mode) and
+// [HookDevices] (CDI names of NVIDIA's kinds become the IDs configure
+// takes, where NVIDIA's hook refuses them in auto mode).
+//
+// Nothing here reads the process environment: the environment and stdin
+// are parameters, files are read only where asked to, with bounded sizes,
+// and the library does not log. Only jit-cdi acts on the system as the
+// hook does (reading the driver, loading kernel modules unless
+// load-kmods = false) and writes its spec to a private temporary dir.
 package toolkit

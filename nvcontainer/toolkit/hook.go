@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
+	"tags.cncf.io/container-device-interface/pkg/parser"
 
 	"github.com/go-nvc/nvc/internal/oci"
 	"github.com/go-nvc/nvc/nvcontainer"
@@ -50,5 +52,62 @@ func RequestFromHook(ctx context.Context, stdin io.Reader, cfg *Config) (*reques
 	if err != nil {
 		return nil, nvcontainer.Container{}, fmt.Errorf("building the request of bundle %s: %w", st.BundleDir(), err)
 	}
+	if err := HookDevices(req, cfg); err != nil {
+		return nil, nvcontainer.Container{}, fmt.Errorf("building the request of bundle %s: %w", st.BundleDir(), err)
+	}
 	return req, ctr, nil
+}
+
+// HookSkips reports why the runtime hook leaves a container alone under
+// cfg (nil: the defaults): "" when it configures containers, in mode
+// legacy or auto, or with skip-mode-detection. In cdi and jit-cdi mode
+// the runtime has applied CDI edits already, so the hook does nothing,
+// where NVIDIA's hook refuses ("invoking the NVIDIA Container Runtime Hook
+// directly … is not supported"). An unknown mode is an error.
+func HookSkips(cfg *Config) (string, error) {
+	if cfg == nil || cfg.Hook.SkipModeDetection {
+		return "", nil
+	}
+	mode, err := cfg.RuntimeMode()
+	if err != nil {
+		return "", err
+	}
+	if mode == ModeLegacy || mode == ModeAuto {
+		return "", nil
+	}
+	return fmt.Sprintf("nvidia-container-runtime.mode is %s: the runtime applies CDI, the hook does nothing", mode), nil
+}
+
+// HookDevices rewrites the CDI names among req's device IDs to the IDs
+// configure takes, as the runtime hook does in legacy and auto mode
+// (where NVIDIA's hook refuses a request of CDI names only): a name of
+// modes.cdi.default-kind (nvidia.com/gpu) or [JitCDIKind] becomes its
+// device part ("nvidia.com/gpu=0" is "0", "=all" every GPU) — the names
+// this module's specs give the devices are the IDs configure selects by.
+// A name of another kind is an error naming it: only a CDI runtime can
+// resolve it.
+func HookDevices(req *request.Request, cfg *Config) error {
+	if req == nil || req.Devices.Mode != request.DevicesList {
+		return nil
+	}
+	kind := defaultKind(cfg, ModeCDI)
+	var ids []string
+	for _, id := range req.Devices.IDs {
+		if parser.IsQualifiedName(id) {
+			dev, err := DeviceIDs([]string{id}, kind, JitCDIKind)
+			if err != nil {
+				return fmt.Errorf("%w: only a CDI runtime (nvidia-container-runtime.mode = \"cdi\") can inject it", err)
+			}
+			id = dev[0]
+		}
+		if id == "all" {
+			req.Devices = request.Devices{Mode: request.DevicesAll}
+			return nil
+		}
+		if !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	req.Devices.IDs = ids
+	return nil
 }

@@ -1,0 +1,106 @@
+package toolkit
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/opencontainers/runtime-spec/specs-go"
+	cdispecs "tags.cncf.io/container-device-interface/specs-go"
+
+	"github.com/go-nvc/nvc/capabilities"
+	"github.com/go-nvc/nvc/driver"
+	"github.com/go-nvc/nvc/nvcontainer"
+	"github.com/go-nvc/nvc/nvcontainer/cdispec"
+	"github.com/go-nvc/nvc/nvcontainer/request"
+)
+
+// JitOptions say where the host is and which hook program a spec made in
+// process (jit-cdi) names.
+type JitOptions struct {
+	// Roots are the config's [nvc] table. Nil: the running host.
+	Roots *HostRoots
+	// HookPath is the createContainer hook program of the spec. Empty:
+	// cdispec.DefaultHookPath.
+	HookPath string
+}
+
+// JitSpec makes the CDI spec (kind JitCDIKind) of the devices ids for a
+// container that asks for req, on the host cfg's [nvidia-container-cli]
+// root and opts' roots describe: the host is prepared for req
+// (nvcontainer.PrepareHostFor: procfs discovery unless [nvc] backend says
+// otherwise; kernel modules loaded unless load-kmods = false), the plan
+// made without a rootfs (so libraries keep their host paths) and written
+// with cdispec.FromPlan. req's capabilities and requirements are
+// honoured; a nil or void req asks for compute and utility.
+func JitSpec(ctx context.Context, cfg *Config, req *request.Request, ids []string, opts *JitOptions) (*cdispecs.Spec, error) {
+	if cfg == nil {
+		cfg = DefaultConfig()
+	}
+	var o JitOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Roots == nil {
+		o.Roots = &HostRoots{}
+	}
+	r := jitRequest(req, ids)
+	hopts := &nvcontainer.HostOptions{Backend: o.Roots.Backend, LoadModules: !cfg.CLI.NoLoadKmods, IMEXChannels: r.IMEXChannels,
+		Driver: &driver.Options{Root: cfg.CLI.Root, LDCache: cfg.CLI.Ldcache, ProcRoot: o.Roots.ProcRoot, DevRoot: o.Roots.DevRoot}}
+	if cfg.Features.DisableIMEXChannelCreation {
+		hopts.IMEXChannels = nil
+	}
+	host, _, err := nvcontainer.PrepareHostFor(ctx, hopts, r)
+	if err != nil {
+		return nil, fmt.Errorf("jit-cdi: %w", err)
+	}
+	plan, err := nvcontainer.NewPlanContext(ctx, host, r, nvcontainer.Container{}, &nvcontainer.PlanOptions{NVML: host.NVML})
+	if err != nil {
+		return nil, fmt.Errorf("jit-cdi: %w", err)
+	}
+	return cdispec.FromPlan(plan, &cdispec.Options{Kind: JitCDIKind, HookPath: o.HookPath})
+}
+
+// jitRequest is req asking for ids ("all" among them: every device).
+func jitRequest(req *request.Request, ids []string) *request.Request {
+	r := &request.Request{Capabilities: capabilities.HookDefault}
+	if req.IsGPU() {
+		c := *req
+		r = &c
+	}
+	r.Devices = request.Devices{Mode: request.DevicesList, IDs: ids}
+	for _, id := range ids {
+		if id == "all" {
+			r.Devices = request.Devices{Mode: request.DevicesAll}
+		}
+	}
+	return r
+}
+
+// ApplyMode does to spec what the runtime does in d's mode before it
+// executes the low-level runtime: ModeCDI injects d.Devices from the
+// config's spec dirs, ModeJitCDI makes their spec ([JitSpec]) and injects
+// it; ModeLegacy, or no device, changes nothing (the caller adds the hook
+// for legacy). It reports whether spec changed.
+func ApplyMode(ctx context.Context, spec *specs.Spec, cfg *Config, d *ModeDecision, opts *JitOptions) (bool, error) {
+	if cfg == nil {
+		cfg = DefaultConfig()
+	}
+	if len(d.Devices) == 0 {
+		return false, nil
+	}
+	switch d.Mode {
+	case ModeCDI:
+		return true, InjectCDI(spec, d.Devices, cfg.Runtime.Modes.CDI.SpecDirs)
+	case ModeJitCDI:
+		ids, err := DeviceIDs(d.Devices, JitCDIKind)
+		if err != nil {
+			return false, err
+		}
+		cdiSpec, err := JitSpec(ctx, cfg, d.Request, ids, opts)
+		if err != nil {
+			return false, err
+		}
+		return true, InjectSpec(spec, cdiSpec, d.Devices)
+	}
+	return false, nil
+}
