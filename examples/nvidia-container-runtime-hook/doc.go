@@ -17,6 +17,15 @@
 // -dry-run prints the nvidia-container-cli command NVIDIA's hook would run
 // and changes nothing.
 //
+// Mode detection: with [nvidia-container-runtime] mode cdi or jit-cdi the
+// runtime applies CDI edits and the hook does nothing (unless
+// [nvidia-container-runtime-hook] skip-mode-detection), where NVIDIA's
+// hook refuses. In legacy and auto mode, CDI names of NVIDIA's kinds in
+// NVIDIA_VISIBLE_DEVICES (nvidia.com/gpu=0, runtime.nvidia.com/gpu=all)
+// are configured as the IDs they name, where NVIDIA's hook refuses a
+// request of CDI names only in auto mode; a name of another kind is an
+// error (toolkit.HookSkips, toolkit.HookDevices).
+//
 // Flags are Go's (-config and --config both work), as in NVIDIA's hook.
 // The hook discovers through procfs unless [nvc] backend says otherwise:
 // built with cgo, it loads and starts the driver root's NVML only for a

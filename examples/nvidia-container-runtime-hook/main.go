@@ -77,6 +77,11 @@ func configureFromHook(o *options, cfg *toolkit.Config, file string, stdin io.Re
 	if err != nil {
 		return err
 	}
+	reason, err := toolkit.HookSkips(cfg)
+	if err != nil || reason != "" {
+		log.Info("skipped", "reason", reason)
+		return err
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	req, ctr, err := toolkit.RequestFromHook(ctx, stdin, cfg)

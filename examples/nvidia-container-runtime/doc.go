@@ -1,11 +1,29 @@
 // Command nvidia-container-runtime wraps a low-level OCI runtime (runc by
-// default, crun by config) the way NVIDIA's runtime does in its legacy
-// mode: for `create` and `run` of a container that asks for GPUs, it adds
-// nvidia-container-runtime-hook as a prestart hook to the bundle's
-// config.json; then it executes the runtime with the same arguments. Every
-// other command goes straight through.
+// default, crun by config) the way NVIDIA's runtime does: for `create` and
+// `run` it edits the bundle's config.json in the configured
+// [nvidia-container-runtime] mode (toolkit.ResolveMode), then executes the
+// runtime with the same arguments. Every other command goes straight
+// through. The modes:
 //
-//	nvidia-container-runtime [RUNTIME OPTIONS] COMMAND [ARG...]
+//   - legacy: a container that asks for GPUs gets
+//     nvidia-container-runtime-hook as a prestart hook;
+//
+//   - cdi: the CDI devices the container names (cdi.k8s.io/ annotations,
+//     or NVIDIA_VISIBLE_DEVICES, whose plain IDs get modes.cdi.default-kind)
+//     are injected from the specs in modes.cdi.spec-dirs, and
+//     NVIDIA_VISIBLE_DEVICES becomes void;
+//
+//   - jit-cdi: the spec of the requested devices (kind
+//     runtime.nvidia.com/gpu) is made in process from the host, as
+//     nvidia-ctk cdi generate makes one, and injected; its hooks are
+//     nvidia-cdi-hook from PATH, else /usr/bin/nvidia-cdi-hook;
+//
+//   - auto (the default): cdi when the container names only CDI devices,
+//     else legacy (NVIDIA's 1.20 picks jit-cdi on NVML hosts);
+//
+//   - csv is refused.
+//
+//     nvidia-container-runtime [RUNTIME OPTIONS] COMMAND [ARG...]
 //
 // The config is $NVIDIA_CTK_CONFIG_FILE_PATH, else
 // /etc/nvidia-container-runtime/config.toml: [nvidia-container-runtime]
@@ -24,10 +42,9 @@
 //
 // # When not to use it
 //
-// It implements NVIDIA's legacy mode only: no cdi, jit-cdi or csv mode
-// and no CDI annotations. A runtime that speaks CDI (podman, containerd,
-// CRI-O) is better served by a spec from examples/nvidia-ctk.
+// It has no csv mode (Tegra). A runtime that speaks CDI (podman,
+// containerd, CRI-O) is better served by a spec from examples/nvidia-ctk.
 //
-// It needs no cgo: it only edits config.json, and builds static with
-// CGO_ENABLED=0.
+// It needs no cgo and builds static with CGO_ENABLED=0; jit-cdi then
+// discovers GPUs through procfs.
 package main

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,6 +13,7 @@ import (
 	"github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/go-nvc/nvc/driver"
+	"github.com/go-nvc/nvc/nvcontainer/cdispec"
 	"github.com/go-nvc/nvc/nvcontainer/request"
 	"github.com/go-nvc/nvc/nvcontainer/toolkit"
 )
@@ -32,7 +34,7 @@ func run(args []string) error {
 	ra := toolkit.ParseRuntimeArgs(args)
 	log.Info("invoked", "args", args, "command", ra.Command, "config", file)
 	if ra.IsCreate() {
-		if err := addHook(ra.Bundle, cfg, file, log); err != nil {
+		if err := modify(ra.Bundle, cfg, file, log); err != nil {
 			return err
 		}
 	}
@@ -44,9 +46,10 @@ func run(args []string) error {
 	return syscall.Exec(runtime, append([]string{filepath.Base(runtime)}, args...), os.Environ())
 }
 
-// addHook registers the hook in the bundle's config.json when the
-// container asks for GPUs.
-func addHook(bundle string, cfg *toolkit.Config, cfgFile string, log *slog.Logger) error {
+// modify applies the config's runtime mode to the bundle's config.json:
+// legacy adds the hook to a GPU container, cdi and jit-cdi apply CDI edits
+// (toolkit.ResolveMode, toolkit.ApplyMode).
+func modify(bundle string, cfg *toolkit.Config, cfgFile string, log *slog.Logger) error {
 	if bundle == "" {
 		bundle = "."
 	}
@@ -59,11 +62,15 @@ func addHook(bundle string, cfg *toolkit.Config, cfgFile string, log *slog.Logge
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", path, err)
 	}
-	req, err := request.FromSpec(spec, cfg.RequestOptions())
+	d, err := toolkit.ResolveMode(spec, cfg)
 	if err != nil {
 		return fmt.Errorf("reading the request of %s: %w", path, err)
 	}
-	if !req.IsGPU() {
+	log.Info("mode", "mode", d.Mode, "configured", cfg.Runtime.Mode, "devices", d.Devices)
+	if d.Mode != toolkit.ModeLegacy {
+		return applyCDI(path, data, cfg, cfgFile, d, log)
+	}
+	if !d.Request.IsGPU() {
 		log.Info("not a GPU container", "bundle", bundle)
 		return nil
 	}
@@ -77,6 +84,33 @@ func addHook(bundle string, cfg *toolkit.Config, cfgFile string, log *slog.Logge
 	}
 	log.Info("hook added", "bundle", bundle, "hook", hook.Path, "args", hook.Args)
 	return replaceFile(path, out)
+}
+
+// applyCDI injects the decision's CDI devices into config.json at path.
+func applyCDI(path string, data []byte, cfg *toolkit.Config, cfgFile string, d *toolkit.ModeDecision, log *slog.Logger) error {
+	roots, err := toolkit.LoadHostRoots(cfgFile)
+	if err != nil {
+		return err
+	}
+	opts := &toolkit.JitOptions{Roots: roots, HookPath: cdiHookPath()}
+	out, changed, err := toolkit.EditSpec(data, func(s *specs.Spec) (bool, error) {
+		return toolkit.ApplyMode(context.Background(), s, cfg, d, opts)
+	})
+	if err != nil || !changed {
+		return err
+	}
+	log.Info("CDI devices injected", "mode", d.Mode, "devices", d.Devices)
+	return replaceFile(path, out)
+}
+
+// cdiHookPath is nvidia-cdi-hook found in PATH, else its default path.
+func cdiHookPath() string {
+	if p, err := exec.LookPath("nvidia-cdi-hook"); err == nil {
+		if p, err = filepath.Abs(p); err == nil {
+			return p
+		}
+	}
+	return cdispec.DefaultHookPath
 }
 
 // hookFor is the prestart hook: an absolute path, the config it must read,
