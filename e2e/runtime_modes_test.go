@@ -67,27 +67,33 @@ func TestRuntimeModes(t *testing.T) {
 
 	tests := []struct {
 		name, mode, devices string
+		annotations         map[string]string
 	}{
-		{"cdi", "cdi", "0,2"},
-		{"auto-cdi-names", "auto", "nvidia.com/gpu=0,nvidia.com/gpu=2"},
-		{"jit-cdi", "jit-cdi", "0,2"},
-		{"jit-cdi-names", "jit-cdi", "runtime.nvidia.com/gpu=0,runtime.nvidia.com/gpu=2"},
+		{"cdi", "cdi", "0,2", nil},
+		{"auto-cdi-names", "auto", "nvidia.com/gpu=0,nvidia.com/gpu=2", nil},
+		{"auto-annotations", "auto", "", map[string]string{"cdi.k8s.io/gpus": "nvidia.com/gpu=0,nvidia.com/gpu=2"}},
+		{"jit-cdi", "jit-cdi", "0,2", nil},
+		{"jit-cdi-names", "jit-cdi", "runtime.nvidia.com/gpu=0,runtime.nvidia.com/gpu=2", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			config := hookConfig(t, c.host, nil, "[nvidia-container-runtime]", "mode = "+quote(tt.mode), `runtimes = ["runc"]`,
 				"[nvidia-container-runtime.modes.cdi]", "spec-dirs = ["+quote(c.specDir)+"]")
-			c.runMode(t, config, tt.devices)
+			c.runMode(t, config, tt.devices, tt.annotations)
 		})
 	}
 }
 
-func (c *modesCase) runMode(t *testing.T, config, devices string) {
+func (c *modesCase) runMode(t *testing.T, config, devices string, annotations map[string]string) {
 	// No kernelProcHook: the disable-device-node-modification hook reads
 	// the real host's procfs (cdi_hooks_test.go covers it with --proc-root).
 	rootfs := busyboxRootfs(t)
-	hooks := &specs.Hooks{}
-	bundle := newBundle(t, rootfs, modesProbe, []string{"NVIDIA_VISIBLE_DEVICES=" + devices, "NVIDIA_DRIVER_CAPABILITIES=compute,utility"}, hooks)
+	env := []string{"NVIDIA_DRIVER_CAPABILITIES=compute,utility"}
+	if devices != "" {
+		env = append(env, "NVIDIA_VISIBLE_DEVICES="+devices)
+	}
+	bundle := newBundle(t, rootfs, modesProbe, env, &specs.Hooks{})
+	editBundle(t, bundle, func(s *specs.Spec) { s.Annotations = annotations })
 	hostBefore := container.SnapshotTree(t, c.host.Root)
 	out, stderr, code := c.run(t, bundle, strings.ToLower(testName(t)), config)
 	require.Equal(t, 0, code, "runc through the wrapper: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, stderr)
@@ -150,4 +156,17 @@ func TestHookCDINames(t *testing.T) {
 	env := []string{"NVIDIA_VISIBLE_DEVICES=nvidia.com/gpu=0,runtime.nvidia.com/gpu=2", "NVIDIA_DRIVER_CAPABILITIES=compute,utility"}
 	rootfs, bundle := c.start(t, env, "prestart")
 	c.checkConfigured(t, c.probe(t, bundle, c.wrapper, config), rootfs)
+}
+
+// In cdi mode our hook, registered directly (as docker --gpus does),
+// leaves the container alone: the runtime would have applied CDI.
+// NVIDIA's hook refuses there; before, ours configured the container.
+func TestHookSkipsCDIMode(t *testing.T) {
+	c := &runtimeCase{t: t, rt: requireRuntime(t, "runc"), host: simHost(t, nil),
+		hook: buildExample(t, "nvidia-container-runtime-hook", false)}
+	config := hookConfig(t, c.host, nil, "[nvidia-container-runtime]", `mode = "cdi"`)
+	_, bundle := c.start(t, gpuEnv, "prestart", ourHook(c.hook, config, "prestart"))
+	got := c.probe(t, bundle, "", "")
+	assert.Contains(t, got["dev0"], "No such file", "cdi mode: the hook gave the container a GPU: %v", got)
+	assert.True(t, strings.HasSuffix(got["cudaprog"], "exit 127"), "cdi mode: the hook gave the container the driver: %v", got)
 }

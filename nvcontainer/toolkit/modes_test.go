@@ -177,3 +177,31 @@ func TestVoidDeviceRequest(t *testing.T) {
 		})
 	}
 }
+
+// EditSpec writes back the members CDI edits touch and keeps the others,
+// unknown ones included.
+func TestEditSpec(t *testing.T) {
+	in := []byte(`{"ociVersion":"1.0.2","process":{"env":["A=1"]},"x-vendor":{"k":[1,2]},"root":{"path":"rootfs"}}`)
+	tests := []struct {
+		name    string
+		edit    func(*specs.Spec) (bool, error)
+		changed bool
+		want    string
+	}{
+		{"no change keeps the bytes", func(*specs.Spec) (bool, error) { return false, nil }, false, string(in)},
+		{"edit keeps unknown members", func(s *specs.Spec) (bool, error) {
+			s.Process.Env = append(s.Process.Env, "B=2")
+			s.Linux = &specs.Linux{Devices: []specs.LinuxDevice{{Path: "/dev/x", Type: "c", Major: 1}}}
+			return true, nil
+		}, true, `{"linux":{"devices":[{"path":"/dev/x","type":"c","major":1,"minor":0}]},"ociVersion":"1.0.2",` +
+			`"process":{"cwd":"","env":["A=1","B=2"],"user":{"uid":0,"gid":0}},"root":{"path":"rootfs"},"x-vendor":{"k":[1,2]}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, changed, err := toolkit.EditSpec(in, tt.edit)
+			require.NoError(t, err)
+			assert.Equal(t, tt.changed, changed)
+			assert.JSONEq(t, tt.want, string(out))
+		})
+	}
+}
