@@ -1,7 +1,9 @@
 package nvcontainer
 
 import (
+	"path"
 	"runtime"
+	"strings"
 	"sync"
 
 	"github.com/go-nvc/nvc/internal/mount"
@@ -37,7 +39,8 @@ func (a *applier) open() error {
 // per mount, and where each bind mount lies (in a tmpfs or not).
 func (a *applier) prepare() {
 	for _, t := range a.plan.Tmpfs {
-		a.tmpfs = append(a.tmpfs, &tmpfsMount{t: t, inner: make([]*mount.Source, len(t.Mounts))})
+		prefix := strings.TrimSuffix(path.Clean("/"+t.Target), "/") + "/"
+		a.tmpfs = append(a.tmpfs, &tmpfsMount{t: t, prefix: prefix, inner: make([]*mount.Source, len(t.Mounts))})
 	}
 	a.sources = make([]*mount.Source, len(a.plan.Mounts))
 	a.under = make([]underTmpfs, len(a.plan.Mounts))

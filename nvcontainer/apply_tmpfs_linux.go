@@ -12,11 +12,12 @@ import (
 
 // tmpfsMount is one of the plan's tmpfs mounts on its way in.
 type tmpfsMount struct {
-	t     Tmpfs
-	src   *mount.Source       // the tmpfs, built and filled
-	inner []*mount.Source     // one per t.Mounts
-	mnt   *mount.Mount        // once attached
-	dirs  map[string]*os.File // opened below mnt, by path
+	t      Tmpfs
+	prefix string              // t.Target cleaned, with a slash: "/dev/"
+	src    *mount.Source       // the tmpfs, built and filled
+	inner  []*mount.Source     // one per t.Mounts
+	mnt    *mount.Mount        // once attached
+	dirs   map[string]*os.File // opened below mnt, by path
 }
 
 // underTmpfs places a bind mount inside a tmpfs: rel is its target below
@@ -26,10 +27,14 @@ type underTmpfs struct {
 	rel string
 }
 
+// findTmpfs is where target lies: in the first tmpfs it is inside (as
+// inside and relBelow tell, with the tmpfs's cleaned prefix made once),
+// or in none.
 func (a *applier) findTmpfs(target string) underTmpfs {
+	p := path.Clean("/" + target)
 	for _, t := range a.tmpfs {
-		if inside(t.t.Target, target) {
-			return underTmpfs{t: t, rel: relBelow(t.t.Target, target)}
+		if strings.HasPrefix(p, t.prefix) {
+			return underTmpfs{t: t, rel: p[len(t.prefix):]}
 		}
 	}
 	return underTmpfs{}

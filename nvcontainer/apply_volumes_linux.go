@@ -104,9 +104,12 @@ func (g *volumeGuard) mayMountOn(e *rootfs.Entry, target string) error {
 	if g.mode == ModeRootfsOnly {
 		return nil
 	}
-	id, err := g.mountID(e.Fd())
-	if err != nil {
-		return err
+	id := e.MountID() // read with the entry's stat
+	if id == 0 {
+		var err error
+		if id, err = g.mountID(e.Fd()); err != nil {
+			return err
+		}
 	}
 	m := g.mounts[id]
 	if m == nil {

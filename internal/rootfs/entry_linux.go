@@ -15,6 +15,7 @@ type Entry struct {
 	fd      int
 	path    string
 	st      unix.Stat_t
+	mntID   uint64 // 0: unknown (no statx, or a kernel before 5.8)
 	created bool
 
 	file *os.File // made on demand by File
@@ -33,11 +34,59 @@ func newEntry(dir *handle, name, unsafePath string, created bool) (*Entry, error
 // to dir and, on success, fd (closed on failure).
 func entryFor(dir *handle, name string, fd int, unsafePath string, created bool) (*Entry, error) {
 	e := &Entry{dir: dir, name: name, fd: fd, path: unsafePath, created: created}
-	if err := unix.Fstat(fd, &e.st); err != nil {
+	id, err := fstatMount(fd, &e.st)
+	if err != nil {
 		unix.Close(fd)
 		return nil, &os.PathError{Op: "fstat", Path: unsafePath, Err: err}
 	}
+	e.mntID = id
 	return e, nil
+}
+
+// fstatMount is fstat of fd, with the ID of the mount fd is on (0 where
+// the kernel cannot tell: before Linux 5.8, or without statx), in one
+// system call.
+func fstatMount(fd int, st *unix.Stat_t) (uint64, error) {
+	var stx unix.Statx_t
+	err := unix.Statx(fd, "", unix.AT_EMPTY_PATH|unix.AT_SYMLINK_NOFOLLOW|unix.AT_STATX_SYNC_AS_STAT,
+		unix.STATX_BASIC_STATS|unix.STATX_MNT_ID, &stx)
+	if err == unix.ENOSYS || (err == nil && stx.Mask&unix.STATX_BASIC_STATS != unix.STATX_BASIC_STATS) {
+		return 0, unix.Fstat(fd, st)
+	}
+	if err != nil {
+		return 0, err
+	}
+	statFromStatx(st, &stx)
+	if stx.Mask&unix.STATX_MNT_ID == 0 {
+		return 0, nil
+	}
+	return stx.Mnt_id, nil
+}
+
+// statFromStatx fills st as fstat would from a statx with the basic
+// stats (the field types of Stat_t vary between architectures).
+func statFromStatx(st *unix.Stat_t, stx *unix.Statx_t) {
+	*st = unix.Stat_t{
+		Dev:  unix.Mkdev(stx.Dev_major, stx.Dev_minor),
+		Ino:  stx.Ino,
+		Mode: uint32(stx.Mode),
+		Uid:  stx.Uid,
+		Gid:  stx.Gid,
+		Rdev: unix.Mkdev(stx.Rdev_major, stx.Rdev_minor),
+		Atim: timespec(stx.Atime),
+		Mtim: timespec(stx.Mtime),
+		Ctim: timespec(stx.Ctime),
+	}
+	setInt(&st.Nlink, int64(stx.Nlink))
+	setInt(&st.Size, int64(stx.Size))
+	setInt(&st.Blksize, int64(stx.Blksize))
+	setInt(&st.Blocks, int64(stx.Blocks))
+}
+
+func setInt[T ~int32 | ~int64 | ~uint32 | ~uint64](p *T, v int64) { *p = T(v) }
+
+func timespec(t unix.StatxTimestamp) unix.Timespec {
+	return unix.NsecToTimespec(t.Sec*1e9 + int64(t.Nsec))
 }
 
 // Dir is the O_PATH descriptor of the entry's parent directory, valid
@@ -65,6 +114,10 @@ func (e *Entry) Fd() int { return e.fd }
 // Stat is the entry's fstat from when it was opened (or created; the
 // owner and mode set afterwards are not in it).
 func (e *Entry) Stat() unix.Stat_t { return e.st }
+
+// MountID is the ID of the mount the entry is on, as statx reports it
+// (STATX_MNT_ID), read with its Stat; 0 where the kernel did not say.
+func (e *Entry) MountID() uint64 { return e.mntID }
 
 // Path is the unsafePath the entry was asked for, for messages.
 func (e *Entry) Path() string { return e.path }

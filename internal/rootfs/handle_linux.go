@@ -17,6 +17,9 @@ type handle struct {
 	name string // the path inside the root, for messages
 	refs atomic.Int32
 
+	allowed atomic.Bool // Options.MayCreate allowed creating here
+	swept   atomic.Bool // sweepStale has been here
+
 	mu   sync.Mutex
 	file *os.File // made on demand by File, or the file fd came from
 }

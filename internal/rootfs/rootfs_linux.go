@@ -74,6 +74,9 @@ type Options struct {
 	// refuses: nothing is created there, the call fails with that error
 	// wrapped, and an entry already there is still used as it is (a
 	// placeholder to mount onto, the same symlink). Nil allows everything.
+	// An answer must depend only on the directory descriptor (its mount,
+	// say), not on when it is asked: a directory allowed once is not asked
+	// about again while the Root holds it open.
 	MayCreate func(dirFd int, dir string) error
 	// RemoveStaleTemps makes WriteFile and ReplaceSymlink first remove,
 	// once per directory, the hidden temporaries (".NAME.nvc-" and 12 hex

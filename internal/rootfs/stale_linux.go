@@ -28,9 +28,10 @@ type dirKey struct{ dev, ino uint64 }
 // holds its rootfs lock). Errors are ignored: a stale temporary that
 // stays is harmless.
 func (r *Root) sweepStale(dir *handle) {
-	if !r.opts.RemoveStaleTemps || r.mayCreate(dir) != nil {
+	if !r.opts.RemoveStaleTemps || dir.swept.Load() || r.mayCreate(dir) != nil {
 		return // nor in a directory where nothing may be created
 	}
+	dir.swept.Store(true) // this handle; another one to the same directory is told by its inode
 	var st unix.Stat_t
 	if unix.Fstat(dir.fd, &st) != nil {
 		return
