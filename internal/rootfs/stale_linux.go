@@ -2,7 +2,7 @@ package rootfs
 
 import (
 	"os"
-	"regexp"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -10,10 +10,24 @@ import (
 // tempSuffixLen is the length of randomSuffix's hex.
 const tempSuffixLen = 12
 
-// staleTemp matches the hidden names WriteFile and ReplaceSymlink give
-// their temporaries and the previous entries they keep for undo:
-// ".NAME.nvc-" and 12 lowercase hex digits.
-var staleTemp = regexp.MustCompile(`^\..+\.nvc-[0-9a-f]{12}$`)
+// staleTemp reports whether name is one of the hidden names WriteFile and
+// ReplaceSymlink give their temporaries and the previous entries they keep
+// for undo: ".NAME.nvc-" and 12 lowercase hex digits (NAME not empty, no
+// newline), as the regular expression ^\..+\.nvc-[0-9a-f]{12}$ would say;
+// matched by hand, so that the package compiles no pattern at start-up.
+func staleTemp(name string) bool {
+	const mark = ".nvc-"
+	n := len(name) - tempSuffixLen - len(mark)
+	if n < 2 || name[0] != '.' || name[n:n+len(mark)] != mark || strings.Contains(name[1:n], "\n") {
+		return false
+	}
+	for _, c := range []byte(name[n+len(mark):]) {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
 
 // dirKey identifies a directory by inode, so that one reached by two paths
 // is swept once.
@@ -70,7 +84,7 @@ func staleNames(dirFd int) []string {
 	names, _ := f.Readdirnames(-1)
 	var stale []string
 	for _, n := range names {
-		if len(n) > len(".x.nvc-")+tempSuffixLen && staleTemp.MatchString(n) {
+		if len(n) > len(".x.nvc-")+tempSuffixLen && staleTemp(n) {
 			stale = append(stale, n)
 		}
 	}
