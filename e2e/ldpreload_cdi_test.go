@@ -35,7 +35,7 @@ func TestLDPreloadCDIHooks(t *testing.T) {
 		t.Run(runtime, func(t *testing.T) {
 			requirePodman(t, runtime)
 			c := newCDICase(t, uniqueClass())
-			canary := dynamicProgram(t, "true")
+			canary := dynamicProgram(t, "dd")
 			t.Run("generated-spec", func(t *testing.T) {
 				env := c.spec.ContainerEdits.Hooks[0].Env
 				c.rewrite(t, func(s *cdispecs.Spec) { addCanary(s, canary, env) })
@@ -69,7 +69,7 @@ func TestLDPreloadCDIHooks(t *testing.T) {
 // addCanary appends a createContainer hook running path with env.
 func addCanary(s *cdispecs.Spec, path string, env []string) {
 	s.ContainerEdits.Hooks = append(s.ContainerEdits.Hooks,
-		&cdispecs.Hook{HookName: "createContainer", Path: path, Args: []string{"true"}, Env: env})
+		&cdispecs.Hook{HookName: "createContainer", Path: path, Args: canaryArgs, Env: env})
 }
 
 // runPreloaded runs the program that needs libcuda.so.1 with device 0 and

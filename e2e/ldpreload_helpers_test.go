@@ -82,6 +82,12 @@ func preloadRuns(t *testing.T, rootfs string) []string {
 
 // dynamicProgram returns a host program that is dynamically linked (it
 // has a PT_INTERP), to stand for a hook a loader honours LD_PRELOAD in.
+// canaryArgs run a canary hook (dd, dynamically linked) that reads the
+// state the runtime writes to its stdin to the end: a hook that exits
+// first (true, sleep 0) makes crun fail with "writing to pipe: Broken pipe"
+// whenever it wins the race.
+var canaryArgs = []string{"dd", "if=/dev/stdin", "of=/dev/null", "status=none"}
+
 func dynamicProgram(t *testing.T, name string) string {
 	t.Helper()
 	p := testutil.RequireCommand(t, name)

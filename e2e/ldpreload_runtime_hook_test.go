@@ -36,13 +36,13 @@ func TestLDPreloadRuntimeHook(t *testing.T) {
 			c := &runtimeCase{t: t, rt: requireRuntime(t, name), host: simHost(t, nil),
 				hook: buildExample(t, "nvidia-container-runtime-hook", false)}
 			config := hookConfig(t, c.host, nil)
-			prestartCanary, createCanary := dynamicProgram(t, "sleep"), dynamicProgram(t, "true")
+			prestartCanary, createCanary := dynamicProgram(t, "dd"), dynamicProgram(t, "dd")
 			rootfs, bundle := c.start(t, gpuEnv, "prestart", ourHook(c.hook, config, "prestart"),
-				specs.Hook{Path: prestartCanary, Args: []string{"sleep", "0"}})
+				specs.Hook{Path: prestartCanary, Args: canaryArgs})
 			addPreloadLibrary(t, rootfs)
 			editBundle(t, bundle, func(s *specs.Spec) {
 				s.Process.Env = append(s.Process.Env, preloadEnv+" "+filepath.Join(rootfs, preloadName))
-				s.Hooks.CreateContainer = append(s.Hooks.CreateContainer, specs.Hook{Path: createCanary, Args: []string{"true"}})
+				s.Hooks.CreateContainer = append(s.Hooks.CreateContainer, specs.Hook{Path: createCanary, Args: canaryArgs})
 			})
 			got := c.probe(t, bundle, "", "")
 			runs := slices.Concat(preloadRuns(t, rootfs), preloadRuns(t, bundle))
