@@ -47,7 +47,7 @@ p open0 'busybox cat /dev/nvidia0'
 p nvd 'echo "$NVIDIA_VISIBLE_DEVICES"'
 `
 
-// TestRuntimeModes runs busybox under runc through nvidia-container-runtime
+// TestRuntimeModes runs busybox under runc and crun through nvidia-container-runtime
 // in cdi mode (IDs with the default kind, and CDI names in auto mode, from
 // a spec dir holding the spec nvidia-ctk cdi generate wrote) and in
 // jit-cdi mode (the spec made in process), checking from inside that GPUs
@@ -55,7 +55,13 @@ p nvd 'echo "$NVIDIA_VISIBLE_DEVICES"'
 // environment, and that the host tree, its mounts and the wrapper's
 // TMPDIR are as before.
 func TestRuntimeModes(t *testing.T) {
-	c := &modesCase{rt: requireRuntime(t, "runc"), host: cdiHost(t), wrapper: buildExample(t, "nvidia-container-runtime", false),
+	for _, name := range []string{"runc", "crun"} {
+		t.Run(name, func(t *testing.T) { testRuntimeModes(t, name) })
+	}
+}
+
+func testRuntimeModes(t *testing.T, runtime string) {
+	c := &modesCase{rt: requireRuntime(t, runtime), host: cdiHost(t), wrapper: buildExample(t, "nvidia-container-runtime", false),
 		bin: t.TempDir(), specDir: t.TempDir(), tmp: t.TempDir()}
 	hook := staticExample(t, "nvidia-cdi-hook")
 	require.NoError(t, os.Symlink(hook, filepath.Join(c.bin, "nvidia-cdi-hook")))
@@ -77,7 +83,7 @@ func TestRuntimeModes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			config := hookConfig(t, c.host, nil, "[nvidia-container-runtime]", "mode = "+quote(tt.mode), `runtimes = ["runc"]`,
+			config := hookConfig(t, c.host, nil, "[nvidia-container-runtime]", "mode = "+quote(tt.mode), "runtimes = ["+quote(runtime)+"]",
 				"[nvidia-container-runtime.modes.cdi]", "spec-dirs = ["+quote(c.specDir)+"]")
 			c.runMode(t, config, tt.devices, tt.annotations)
 		})
@@ -96,7 +102,7 @@ func (c *modesCase) runMode(t *testing.T, config, devices string, annotations ma
 	editBundle(t, bundle, func(s *specs.Spec) { s.Annotations = annotations })
 	hostBefore := container.SnapshotTree(t, c.host.Root)
 	out, stderr, code := c.run(t, bundle, strings.ToLower(testName(t)), config)
-	require.Equal(t, 0, code, "runc through the wrapper: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, stderr)
+	require.Equal(t, 0, code, "%s through the wrapper: exit %d\nstdout:\n%s\nstderr:\n%s", c.rt.name, code, out, stderr)
 	t.Logf("container output:\n%s", out)
 	got := parseProbe(out)
 	checks := []struct {
