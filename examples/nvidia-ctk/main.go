@@ -10,12 +10,16 @@ import (
 	"github.com/spf13/pflag"
 )
 
-const usageText = `usage: nvidia-ctk cdi|runtime COMMAND [flags]
+const usageText = `usage: nvidia-ctk cdi|config|runtime|system COMMAND [flags]
 
 Commands:
   cdi generate        Write a CDI spec for the host's GPUs
   cdi list            List the CDI devices of the specs in the CDI dirs
   runtime configure   Register nvidia-container-runtime in Docker's daemon.json
+  system create-device-nodes
+                      Make the missing NVIDIA device nodes (control and per-GPU)
+  system create-dev-char-symlinks
+                      Make the /dev/char/MAJOR:MINOR links of the NVIDIA nodes
 `
 
 func main() {
@@ -46,6 +50,9 @@ func dispatch(args []string, stdout, stderr io.Writer, log *slog.Logger) error {
 	}
 	if len(args) >= 1 && args[0] == "runtime" {
 		return runtimeCommand(args[1:], stdout, stderr, log)
+	}
+	if len(args) >= 1 && args[0] == "system" {
+		return systemCommand(args[1:], stdout, stderr, log)
 	}
 	if len(args) < 2 || args[0] != "cdi" {
 		return errUsage
