@@ -2,11 +2,13 @@
 // module: it writes a Container Device Interface spec for the host's GPUs,
 // from the same plan nvidia-container-cli configures containers with, and
 // lists the CDI devices a runtime would see. runtime configure registers
-// nvidia-container-runtime in Docker's daemon.json (package
-// nvcontainer/toolkit's ConfigureDocker: every key the file had is kept;
-// restart dockerd afterwards).
+// nvidia-container-runtime in Docker's daemon.json, containerd's
+// config.toml (schema version 1, 2 or 3, as the file has it; a new file
+// is version 2) or a CRI-O drop-in (package nvcontainer/toolkit's
+// ConfigureDocker, ConfigureContainerd and ConfigureCRIO: every key the
+// file had is kept, TOML comments are not; restart the engine afterwards).
 //
-//	nvidia-ctk runtime configure [--runtime=docker] [--config FILE] [--set-as-default] [--cdi.enabled]
+//	nvidia-ctk runtime configure [--runtime=docker|containerd|crio] [--config FILE] [--set-as-default] [--cdi.enabled]
 //	                             [--nvidia-runtime-name NAME] [--nvidia-runtime-path PROGRAM] [--dry-run]
 //	nvidia-ctk cdi generate [--output FILE] [--format json|yaml] [--vendor V] [--class C]
 //	                        [--device-name-strategy index|uuid|type-index]... [--no-all-device]
@@ -36,8 +38,10 @@
 // # What it reads and changes
 //
 // runtime configure reads and replaces (atomically, keeping its mode) the
-// config file, /etc/docker/daemon.json by default; --dry-run prints it
-// instead.
+// config file, by default /etc/docker/daemon.json,
+// /etc/containerd/config.toml or CRI-O's drop-in
+// /etc/crio/crio.conf.d/99-nvidia.toml (crio.conf is left alone);
+// --dry-run prints it instead.
 //
 // generate reads the host's driver files, procfs and /dev (and NVML only
 // for MIG device UUIDs) and writes the spec to stdout or, atomically, to --output;
@@ -49,9 +53,9 @@
 //
 // # When not to use it
 //
-// Only `cdi generate`, `cdi list` and `runtime configure --runtime=docker`
-// exist: NVIDIA's other subcommands (config, hook, system) and the
-// containerd and CRI-O configs do not. The spec describes the
+// Only the subcommands of the usage exist (NVIDIA's hook subcommand does
+// not), and containerd's drop-in (--drop-in-config) does not: the runtime
+// goes into config.toml itself. The spec describes the
 // host at the time it was written: regenerate it when the driver or the
 // GPUs change.
 //

@@ -15,7 +15,7 @@ const usageText = `usage: nvidia-ctk cdi|config|runtime|system COMMAND [flags]
 Commands:
   cdi generate        Write a CDI spec for the host's GPUs
   cdi list            List the CDI devices of the specs in the CDI dirs
-  runtime configure   Register nvidia-container-runtime in Docker's daemon.json
+  runtime configure   Register nvidia-container-runtime in Docker's, containerd's or CRI-O's config
   system create-device-nodes
                       Make the missing NVIDIA device nodes (control and per-GPU)
   system create-dev-char-symlinks
