@@ -37,6 +37,7 @@ type generateOptions struct {
 	simulateMIG                   []string
 	simulateKeep                  bool
 	simDir                        string // the generated host; removed by cleanup
+	extra                         generateExtras
 }
 
 func generateCommand(args []string, stdout, stderr io.Writer, log *slog.Logger) error {
@@ -58,6 +59,7 @@ func generateCommand(args []string, stdout, stderr io.Writer, log *slog.Logger) 
 	fs.StringVar(&o.simulate, "simulate", "", "write the spec for a generated host: "+machineNames())
 	fs.StringArrayVar(&o.simulateMIG, "simulate-mig", nil, "with --simulate, a GPU in MIG mode and its MIG devices, as `INDEX=PROFILE,...` (repeatable)")
 	fs.BoolVar(&o.simulateKeep, "simulate-keep", false, "keep the --simulate host (the spec's host paths point into it; removed at exit otherwise)")
+	o.extra.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -81,19 +83,25 @@ func generate(o *generateOptions, stdout, stderr io.Writer, log *slog.Logger) er
 			log.Warn("ignoring feature flag", "flag", f)
 		}
 	}
+	if err := o.extra.check(log); err != nil {
+		return err
+	}
 	d, err := o.driverOptions(stderr)
 	if err != nil {
 		return err
 	}
 	defer o.cleanup()
-	host, err := openSpecHost(d, cdiOpts)
+	host, err := o.extra.openHost(d, cdiOpts)
 	if err != nil {
 		return fmt.Errorf("opening the host: %w", err)
 	}
 	log.Info("host opened", "driver-root", d.Root, "driver", host.Driver.Version().NVRM,
 		"backend", host.Devices.Backend, "gpus", len(host.Devices.GPUs))
-	spec, err := hostSpec(host, cdiOpts, stderr)
+	spec, err := hostSpec(host, o.extra.devices(), cdiOpts, stderr)
 	if err != nil {
+		return err
+	}
+	if err := o.extra.edit(spec); err != nil {
 		return err
 	}
 	data, err := cdispec.Marshal(spec, format)
@@ -144,8 +152,8 @@ func lacksMIGUUID(h *devices.Host) bool {
 // hostSpec plans every device and capability of host, as
 // cdispec.FromHost does, prints the plan's warnings (a driver file
 // the host lacks) to stderr, and writes the plan as a CDI spec.
-func hostSpec(host *nvcontainer.Host, opts *cdispec.Options, stderr io.Writer) (*specs.Spec, error) {
-	req := &request.Request{Devices: request.Devices{Mode: request.DevicesAll}, Capabilities: capabilities.All}
+func hostSpec(host *nvcontainer.Host, devs request.Devices, opts *cdispec.Options, stderr io.Writer) (*specs.Spec, error) {
+	req := &request.Request{Devices: devs, Capabilities: capabilities.All}
 	plan, err := nvcontainer.NewPlan(host, req, nvcontainer.Container{}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("generating CDI spec: %w", err)

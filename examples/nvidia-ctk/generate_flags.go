@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+
+	"github.com/spf13/pflag"
+	specs "tags.cncf.io/container-device-interface/specs-go"
+
+	"github.com/go-nvc/nvc/devices"
+	"github.com/go-nvc/nvc/driver"
+	"github.com/go-nvc/nvc/nvcontainer"
+	"github.com/go-nvc/nvc/nvcontainer/cdispec"
+	"github.com/go-nvc/nvc/nvcontainer/request"
+)
+
+// The --mode values of cdi generate: auto (procfs, NVML where MIG UUIDs
+// are needed), nvml (NVML only) and management (procfs only, one "all"
+// device, for management containers that see every GPU).
+const (
+	modeAuto       = "auto"
+	modeNVML       = "nvml"
+	modeManagement = "management"
+)
+
+// generateExtras are the cdi generate flags NVIDIA's generator has beyond
+// the spec's naming: the devices, the mode, the hooks.
+type generateExtras struct {
+	mode                      string
+	deviceIDs                 []string
+	disableHooks, enableHooks []string
+	librarySearch             []string
+	ldconfigPath              string
+}
+
+func (e *generateExtras) register(fs *pflag.FlagSet) {
+	fs.StringVar(&e.mode, "mode", modeAuto, "how the host is discovered: auto, nvml, management (procfs alone, one \"all\" device)")
+	fs.StringSliceVar(&e.deviceIDs, "device-id", []string{"all"}, "the devices in the spec: all, or indices, UUIDs, MIG GPU:MIG pairs (repeatable)")
+	fs.StringSliceVar(&e.disableHooks, "disable-hook", nil, "leave out these nvidia-cdi-hook commands, or all (repeatable)")
+	fs.StringSliceVar(&e.enableHooks, "enable-hook", nil, "keep these hooks even when --disable-hook names them (repeatable)")
+	fs.StringSliceVar(&e.librarySearch, "library-search-path", nil, "accepted for NVIDIA's tool; libraries are found through the driver root's loader cache, else its standard dirs")
+	fs.StringVar(&e.ldconfigPath, "ldconfig-path", "", "accepted for NVIDIA's tool; the update-ldcache hook runs the container's ldconfig")
+}
+
+// check validates the flags before the host is opened.
+func (e *generateExtras) check(log *slog.Logger) error {
+	if !slices.Contains([]string{modeAuto, modeNVML, modeManagement}, e.mode) {
+		return fmt.Errorf("cdi generate: unsupported --mode %q (want auto, nvml or management)", e.mode)
+	}
+	for _, h := range append(slices.Clone(e.disableHooks), e.enableHooks...) {
+		if h != cdispec.HookAll && !slices.Contains(cdispec.HookNames, h) {
+			return fmt.Errorf("cdi generate: unknown hook %q (want one of %v or %s)", h, cdispec.HookNames, cdispec.HookAll)
+		}
+	}
+	if len(e.librarySearch) > 0 {
+		log.Warn("--library-search-path is not used: libraries are found through the loader cache", "paths", e.librarySearch)
+	}
+	return nil
+}
+
+// openHost opens the host as --mode says.
+func (e *generateExtras) openHost(d *driver.Options, opts *cdispec.Options) (*nvcontainer.Host, error) {
+	switch e.mode {
+	case modeNVML:
+		return nvcontainer.OpenHost(context.Background(), d, devices.NVML)
+	case modeManagement:
+		return nvcontainer.OpenHost(context.Background(), d, devices.Procfs)
+	}
+	return openSpecHost(d, opts)
+}
+
+// devices is the selection --device-id asks for.
+func (e *generateExtras) devices() request.Devices {
+	if len(e.deviceIDs) == 0 || slices.Contains(e.deviceIDs, "all") || e.mode == modeManagement {
+		return request.Devices{Mode: request.DevicesAll}
+	}
+	return request.Devices{Mode: request.DevicesList, IDs: e.deviceIDs}
+}
+
+// edit applies --mode management (only the "all" device) and the hooks
+// disabled and not enabled again.
+func (e *generateExtras) edit(spec *specs.Spec) error {
+	if e.mode == modeManagement {
+		spec.Devices = slices.DeleteFunc(spec.Devices, func(d specs.Device) bool { return d.Name != "all" })
+		if len(spec.Devices) == 0 {
+			return fmt.Errorf("cdi generate: --mode %s needs the \"all\" device (drop --no-all-device)", modeManagement)
+		}
+	}
+	var drop []string
+	for _, h := range cdispec.HookNames {
+		disabled := slices.Contains(e.disableHooks, h) || slices.Contains(e.disableHooks, cdispec.HookAll)
+		if disabled && !slices.Contains(e.enableHooks, h) {
+			drop = append(drop, h)
+		}
+	}
+	return cdispec.RemoveHooks(spec, drop)
+}
