@@ -106,11 +106,26 @@ type BuildOptions struct {
 	// usually "/etc/ld.so.cache"), whose entries Build takes for every
 	// directory that has not changed since that file was written instead
 	// of reading the directory's libraries again; the directories in Dirs
-	// are always scanned. The result is the cache a full Build gives,
-	// except where the file lies (see the package documentation,
-	// Incremental builds). Empty, or without NoLinks, or with Verbose: every
-	// directory is scanned.
+	// are scanned unless Before recorded them. The result is the cache a
+	// full Build gives, except where the file lies (see the package
+	// documentation, Incremental builds). Empty, or without NoLinks, or
+	// with Verbose: every directory is scanned.
 	Reuse string
+	// Before, with Reuse, is the root as TakeSnapshot found it before the
+	// caller's first change: the cache file and the directories the
+	// caller then put files into. A directory it recorded older than the
+	// cache is reused although it changed since: only its names in Added,
+	// and what leads to them, are read. Nil (or a snapshot of another
+	// cache file, or of this one since replaced): Dirs are always
+	// scanned.
+	Before *Snapshot
+	// Added are the paths inside the root of everything the caller
+	// created, replaced or mounted over since Before was taken in the
+	// directories Build may scan: libraries, symlinks, mount points, and
+	// the directories it made there on the way to deeper ones. A
+	// directory holding one is scanned unless Before recorded it. Nil:
+	// none.
+	Added []string
 }
 
 // scanned is a cache entry with what ldconfig's sort needs.

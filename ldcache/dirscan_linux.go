@@ -48,6 +48,7 @@ type dirScan struct {
 	files   map[string]*fileResult // regular files to classify, by name
 	slow    []*cand
 	ordered []string // files' keys in first-need order
+	mnt     uint64   // the directory's mount (reused directories)
 }
 
 func newDirScan(b *builder, d *dirEnt, fd int, ents []dirent) *dirScan {

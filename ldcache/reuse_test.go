@@ -43,6 +43,10 @@ type genRoot struct {
 	root string
 	rnd  *rand.Rand
 	n    int
+	// allLinks gives every library its SONAME link (a cache written with
+	// -X lists the link's path anyway: an entry whose file is missing,
+	// which makes its directory scanned)
+	allLinks bool
 }
 
 func (g *genRoot) lib(dir string) {
@@ -54,7 +58,7 @@ func (g *genRoot) lib(dir string) {
 		obj = i386(soname)
 	}
 	g.write(filepath.Join(dir, file), obj)
-	if g.rnd.IntN(5) != 0 {
+	if g.rnd.IntN(5) != 0 || g.allLinks {
 		g.symlink(file, filepath.Join(dir, soname))
 	}
 	switch dev := filepath.Join(dir, fmt.Sprintf("libg%d.so", g.n)); g.rnd.IntN(6) {

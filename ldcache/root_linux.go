@@ -120,3 +120,14 @@ func parseDirents(b []byte, out []dirent) []dirent {
 	}
 	return out
 }
+
+// statx is statx(2) of unsafePath inside the root, following symlinks,
+// with statxMask.
+func (r *root) statx(unsafePath string, stx *unix.Statx_t) error {
+	fd, err := r.open(unsafePath, unix.O_PATH)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return unix.Statx(fd, "", unix.AT_EMPTY_PATH, statxMask, stx)
+}

@@ -179,6 +179,7 @@ func (a *applier) inNamespace() (err error) {
 }
 
 func (a *applier) changeRootfs(root *rootfs.Root) error {
+	before := a.snapshotLDCache()
 	if err := a.mountTmpfs(root); err != nil {
 		return err
 	}
@@ -188,7 +189,7 @@ func (a *applier) changeRootfs(root *rootfs.Root) error {
 	if err := a.symlinks(root); err != nil {
 		return err
 	}
-	return a.updateLDCache(root)
+	return a.updateLDCache(root, before)
 }
 
 // withUndo attaches the error of an undo to err (nil when err is nil, as
