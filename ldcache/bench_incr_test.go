@@ -3,6 +3,7 @@ package ldcache_test
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -31,42 +32,49 @@ var driverLibs = []string{"libcuda.so.1", "libnvidia-ml.so.1", "libnvidia-ptxjit
 //   - driver-dir: into a directory of their own, /usr/lib/x86_64-linux-gnu/nvidia
 //     (also listed in the root's ld.so.conf.d);
 //   - in-libdir: into /usr/lib/x86_64-linux-gnu beside the distribution's
-//     libraries, as nvidia-container-cli mounts them: that directory
-//     changed and is scanned in full.
+//     libraries, as nvidia-container-cli mounts them (that directory
+//     changed: only the snapshot taken before and the list of added files
+//     let its entries be reused).
 //
-// Each iteration runs, on the same root, in turn: the incremental Build
-// (Reuse: the image's cache) and its write, the full Build and its write,
-// and glibc's `ldconfig -r ROOT -X -C FILE DIR`. It reports each one's
-// CPU time (user + system, all threads) and wall time per operation and
-// the ratios of CPU time (x-cpu-vs-ldconfig: glibc's over the incremental
-// one; x-cpu-vs-full) and of wall time (x-wall-vs-ldconfig). Before
-// timing it checks that the incremental cache is the full one.
+// The root is on the disk (fs=disk: ext4 here, the libraries hard links
+// to the host's) or on a tmpfs (fs=tmpfs, copies), as a container's
+// rootfs may be; every writer syncs the file it writes. Each iteration
+// runs, on the same root, in turn: the incremental update (TakeSnapshot,
+// the Build with Reuse, Before and Added, and its write), the full Build
+// and its write, and glibc's `ldconfig -r ROOT -X -C FILE DIR`. It
+// reports each one's wall time (incr-ns/op, full-ns/op, ldconfig-ns/op)
+// and CPU time (user + system, all threads: *-cpu-ns/op) per operation,
+// and the ratios x-wall-vs-ldconfig and x-cpu-vs-ldconfig (glibc's time
+// over the incremental one's) and x-cpu-vs-full. Before timing it checks
+// that the incremental cache is the full one.
 func BenchmarkIncrementalUpdate(b *testing.B) {
-	for _, c := range []struct{ name, dir string }{
-		{"driver-dir", "/usr/lib/x86_64-linux-gnu/nvidia"},
-		{"in-libdir", "/usr/lib/x86_64-linux-gnu"},
-	} {
-		b.Run(c.name, func(b *testing.B) { benchIncremental(b, c.dir) })
+	for _, fs := range []struct {
+		name string
+		root func(testing.TB) string
+	}{{"disk", hostMirror}, {"tmpfs", tmpfsMirror}} {
+		for _, c := range []struct{ name, dir string }{
+			{"driver-dir", "/usr/lib/x86_64-linux-gnu/nvidia"},
+			{"in-libdir", "/usr/lib/x86_64-linux-gnu"},
+		} {
+			b.Run("fs="+fs.name+"/"+c.name, func(b *testing.B) { benchIncremental(b, fs.root(b), c.dir) })
+		}
 	}
 }
 
-func benchIncremental(b *testing.B, dir string) {
+func benchIncremental(b *testing.B, root, dir string) {
 	ldconfig := testutil.GlibcLdconfig(b)
 	testutil.RequireRoot(b)
-	root := hostMirror(b)
 	testutil.BuildTree(b, root, "file etc/ld.so.conf.d/zz-nvidia.conf \"/usr/lib/x86_64-linux-gnu/nvidia\\n\"\ndir usr/lib/x86_64-linux-gnu/nvidia\n")
-	runLdconfig(b, "-r", root, "-X") // the image's own cache
 	time.Sleep(12 * time.Millisecond)
-	var libs []lib
-	for _, soname := range driverLibs {
-		obj := x64(soname, "libc.so.6")
-		obj.Pad = 16 << 10
-		libs = append(libs, lib{filepath.Join(dir, soname+".550.54.15"), obj})
-	}
-	writeLibs(b, root, libs)
+	runLdconfig(b, "-r", root, "-X") // the image's own cache
 	dirs := []string{dir}
+	before, err := ldcache.TakeSnapshot(root, "", dirs)
+	require.NoError(b, err, "TakeSnapshot")
+	added := injectDriver(b, root, dir)
 	incr := func() {
-		writeBench(b, root, "/etc/ld.so.cache.incr", &ldcache.BuildOptions{Dirs: dirs, Reuse: "/etc/ld.so.cache", NoLinks: true})
+		_, err := ldcache.TakeSnapshot(root, "", dirs) // its cost; the one taken before the injection is used
+		require.NoError(b, err)
+		writeBench(b, root, "/etc/ld.so.cache.incr", &ldcache.BuildOptions{Dirs: dirs, Reuse: "/etc/ld.so.cache", NoLinks: true, Before: before, Added: added})
 	}
 	full := func() { writeBench(b, root, "/etc/ld.so.cache.full", &ldcache.BuildOptions{Dirs: dirs, NoLinks: true}) }
 	peer := newPeer(b, ldconfig, []string{"-r", root, "-X", "-C", "/etc/ld.so.cache.glibc", dir})
@@ -94,6 +102,26 @@ func benchIncremental(b *testing.B, dir string) {
 		b.ReportMetric(float64(mf.nvcCPU)/float64(mi.nvcCPU), "x-cpu-vs-full")
 		b.ReportMetric(float64(mg.glibc)/float64(mi.nvc), "x-wall-vs-ldconfig")
 	}
+}
+
+// injectDriver writes the driver's libraries into dir, each with its
+// SONAME link, and returns the paths added.
+func injectDriver(b *testing.B, root, dir string) []string {
+	var libs []lib
+	var added []string
+	for _, soname := range driverLibs {
+		obj := x64(soname, "libc.so.6")
+		obj.Pad = 16 << 10
+		file := soname + ".550.54.15"
+		libs = append(libs, lib{filepath.Join(dir, file), obj})
+		added = append(added, filepath.Join(dir, file))
+		if file != soname {
+			require.NoError(b, os.Symlink(file, filepath.Join(root, dir, soname)))
+			added = append(added, filepath.Join(dir, soname))
+		}
+	}
+	writeLibs(b, root, libs)
+	return added
 }
 
 func writeBench(b *testing.B, root, file string, o *ldcache.BuildOptions) {

@@ -170,7 +170,11 @@ func (t *target) compare(a, b *scanned) int {
 func (t *target) finish(list []scanned, seen []string, o *BuildOptions) *Cache {
 	// glibc inserts each new entry after every entry that does not
 	// compare greater, which is a stable sort.
-	slices.SortStableFunc(list, func(a, b scanned) int { return t.compare(&a, &b) })
+	order := make([]*scanned, len(list))
+	for i := range list {
+		order[i] = &list[i]
+	}
+	slices.SortStableFunc(order, t.compare)
 	names := hwcapsNames(list)
 	c := &Cache{Format: o.Format, Generator: o.Generator, HWCapsDirs: names, seenHWCaps: seen, Entries: make([]Entry, len(list))}
 	if c.Generator == "" {
@@ -179,8 +183,8 @@ func (t *target) finish(list []scanned, seen []string, o *BuildOptions) *Cache {
 	if t.order == byteOrder(binary.BigEndian) {
 		c.Order = binary.BigEndian
 	}
-	for i := range list {
-		c.Entries[i] = list[i].entry(names)
+	for i, s := range order {
+		c.Entries[i] = s.entry(names)
 	}
 	return c
 }

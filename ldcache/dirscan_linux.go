@@ -221,7 +221,7 @@ func (s *dirScan) prefetchLinks() {
 		}
 	}
 	targets := make([]string, len(names))
-	parallel(len(names), func(i int, buf []byte) {
+	parallelCheap(len(names), func(i int, buf []byte) {
 		targets[i] = readlinkAt(s.fd, names[i], buf)
 	}, &s.b.scratch)
 	for i, n := range names {

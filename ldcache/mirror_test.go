@@ -3,10 +3,14 @@ package ldcache_test
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -48,12 +52,52 @@ func hostMirror(tb testing.TB) string {
 		testutil.Unavailable(tb, "no host ld.so.conf: %v", err)
 	}
 	root := mirrorDir(tb)
+	mirrorInto(tb, root, os.Link)
+	return root
+}
+
+// mirrorInto reproduces this host's libraries in root, each regular file
+// put there by place(src, dst).
+func mirrorInto(tb testing.TB, root string, place func(src, dst string) error) {
+	tb.Helper()
 	testutil.BuildTree(tb, root, "file etc/debian_version \"12\\n\"\nsymlink lib usr/lib\nsymlink lib32 usr/lib32\nsymlink lib64 usr/lib64\nsymlink libx32 usr/libx32\n")
 	copyConf(tb, root)
 	for _, d := range hostLibDirs {
-		mirrorLibDir(tb, root, d)
+		mirrorLibDir(tb, root, d, place)
 	}
+}
+
+// tmpfsMirror is hostMirror on a tmpfs of its own: the libraries copied
+// (files whose names no loader cache looks at are left empty).
+func tmpfsMirror(tb testing.TB) string {
+	tb.Helper()
+	testutil.RequireRoot(tb)
+	root := tb.TempDir()
+	if err := unix.Mount("tmpfs", root, "tmpfs", 0, "mode=0755"); err != nil {
+		testutil.RequireKernel(tb, "tmpfs", err)
+	}
+	tb.Cleanup(func() { unix.Unmount(root, unix.MNT_DETACH) })
+	mirrorInto(tb, root, func(src, dst string) error {
+		if !strings.Contains(filepath.Base(src), ".so") {
+			return os.WriteFile(dst, nil, 0o644)
+		}
+		return copyFile(src, dst)
+	})
 	return root
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, in)
+	return errors.Join(err, out.Close())
 }
 
 func copyConf(tb testing.TB, root string) {
@@ -72,10 +116,10 @@ func copyConf(tb testing.TB, root string) {
 	}
 }
 
-// mirrorLibDir reproduces the entries of one directory: files as hard
-// links, symlinks as symlinks, glibc-hwcaps recursively, other
+// mirrorLibDir reproduces the entries of one directory: files by place
+// (hard links for hostMirror), symlinks as symlinks, glibc-hwcaps recursively, other
 // subdirectories empty.
-func mirrorLibDir(tb testing.TB, root, dir string) {
+func mirrorLibDir(tb testing.TB, root, dir string, place func(src, dst string) error) {
 	tb.Helper()
 	ents, err := os.ReadDir("/" + dir)
 	if err != nil {
@@ -91,12 +135,12 @@ func mirrorLibDir(tb testing.TB, root, dir string) {
 			t, _ := os.Readlink(src)
 			os.Symlink(t, dst)
 		case e.IsDir() && (e.Name() == "glibc-hwcaps" || strings.Contains(dir, "glibc-hwcaps")):
-			mirrorLibDir(tb, root, filepath.Join(dir, e.Name()))
+			mirrorLibDir(tb, root, filepath.Join(dir, e.Name()), place)
 		case e.IsDir():
 			os.Mkdir(dst, 0o755)
 		case e.Type().IsRegular():
-			if err := os.Link(src, dst); err != nil {
-				tb.Fatalf("hard-linking %s: %v", src, err)
+			if err := place(src, dst); err != nil {
+				tb.Fatalf("mirroring %s: %v", src, err)
 			}
 		}
 	}

@@ -11,7 +11,18 @@ import (
 // the calling goroutine bufs[0], the others the next ones, made here the
 // first time and kept in *bufs for the next call.
 func parallel(n int, do func(i int, buf []byte), bufs *[][]byte) {
-	workers := min(runtime.GOMAXPROCS(0), 8, (n+15)/16)
+	parallelEach(n, 16, do, bufs)
+}
+
+// parallelCheap is parallel for jobs of one system call (a readlink, a
+// stat), where waking a goroutine costs more than a few dozen jobs: at
+// least 128 jobs a goroutine.
+func parallelCheap(n int, do func(i int, buf []byte), bufs *[][]byte) {
+	parallelEach(n, 128, do, bufs)
+}
+
+func parallelEach(n, per int, do func(i int, buf []byte), bufs *[][]byte) {
+	workers := min(runtime.GOMAXPROCS(0), 8, (n+per-1)/per)
 	if workers <= 1 {
 		for i := range n {
 			do(i, (*bufs)[0])

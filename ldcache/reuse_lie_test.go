@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -137,4 +138,67 @@ symlink opt/b/libbar.so /opt/a/libbar.so.2.0
 	full, inc, reused := buildBoth(t, root)
 	assert.NotContains(t, reused, "/opt/b", "reused /opt/b, whose link leads to a rewritten file")
 	requireSameCache(t, full, inc)
+}
+
+// TestIncrementalLieInjected is TestIncrementalLie for a directory the
+// caller injects into with a snapshot (Before and Added), whose entries
+// are otherwise reused: a claimed entry for a missing file makes it
+// scanned (nothing lost: the result is the full Build's); a wrong type
+// claimed for a file that is there stays for that name alone, beside
+// the injected library. Symlinks and claimed entries that point out of
+// the root (absolute, through "..") are resolved inside it: the host's
+// library they name is never read, by either Build.
+func TestIncrementalLieInjected(t *testing.T) {
+	hostDir := t.TempDir()
+	require.NoError(t, elfwriter.WriteFile(filepath.Join(hostDir, "libhostonly.so.9"), x64("libhostonly.so.9"), 0o644))
+	for _, tc := range []struct {
+		name    string
+		missing bool // the cache claims a file that is not there
+	}{{"wrong-type", false}, {"missing-file", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := reuseRoot(t)
+			dir := "/usr/lib/x86_64-linux-gnu"
+			escape := "../../../../../../../../.." + hostDir + "/libhostonly.so.9"
+			require.NoError(t, os.Symlink(escape, filepath.Join(root, dir, "libhostonly.so.9")))
+			c, err := ldcache.OpenInRoot(root, "/etc/ld.so.cache")
+			require.NoError(t, err, "OpenInRoot")
+			flags := c.Entries[0].Flags
+			for i := range c.Entries {
+				if c.Entries[i].Name == "libfoo.so.1" {
+					c.Entries[i].Flags = int32(ldcache.TypeLibc6) // i386, not x86-64
+				}
+			}
+			c.Entries = append(c.Entries, ldcache.Entry{Name: "libhostonly.so.9", Path: "/../.." + hostDir + "/libhostonly.so.9", Flags: flags})
+			if tc.missing {
+				c.Entries = append(c.Entries, ldcache.Entry{Name: "libgone.so.1", Path: dir + "/libgone.so.1", Flags: flags})
+			}
+			time.Sleep(12 * time.Millisecond) // the escaping link older than the cache
+			require.NoError(t, ldcache.WriteFileInRoot(root, "/etc/ld.so.cache", c), "WriteFileInRoot")
+			before, err := ldcache.TakeSnapshot(root, "", []string{dir})
+			require.NoError(t, err)
+			writeLibs(t, root, []lib{{dir + "/libcuda.so.550", x64("libcuda.so.1")}})
+			require.NoError(t, os.Symlink("libcuda.so.550", filepath.Join(root, dir, "libcuda.so.1")))
+			var reused []string
+			ldcache.SetReusedHook(func(d string) { reused = append(reused, d) })
+			defer ldcache.SetReusedHook(nil)
+			inc, err := ldcache.Build(context.Background(), root, &ldcache.BuildOptions{Dirs: []string{dir}, Reuse: "/etc/ld.so.cache", NoLinks: true,
+				Before: before, Added: []string{dir + "/libcuda.so.550", dir + "/libcuda.so.1"}})
+			require.NoError(t, err, "incremental Build")
+			full, err := ldcache.Build(context.Background(), root, &ldcache.BuildOptions{Dirs: []string{dir}, NoLinks: true})
+			require.NoError(t, err, "full Build")
+			for _, c := range []*ldcache.Cache{inc, full} {
+				assert.Empty(t, c.Find("libhostonly.so.9", ldcache.ArchX8664), "a library outside the root was read")
+				assert.Len(t, c.Find("libcuda.so.1", ldcache.ArchX8664), 1, "the injected library")
+			}
+			assert.Equal(t, !tc.missing, slices.Contains(reused, dir), "%s reused (%q)", dir, reused)
+			require.Len(t, inc.Entries, len(full.Entries), "incremental entries vs full")
+			for i, e := range inc.Entries {
+				if e.Name == "libfoo.so.1" && !tc.missing {
+					assert.Equal(t, int32(ldcache.TypeLibc6), e.Flags, "the lie about libfoo.so.1 was not kept: %+v", e)
+					e.Flags = full.Entries[i].Flags
+				}
+				assert.Equal(t, full.Entries[i], e, "entry %d: incremental vs full", i)
+			}
+		})
+	}
 }

@@ -169,7 +169,7 @@ func (s *dirScan) filesOlder(cands []*cand, kinds map[string]candKind) (int, boo
 		}
 	}
 	bad := make([]bool, len(files))
-	parallel(len(files), func(i int, _ []byte) {
+	parallelCheap(len(files), func(i int, _ []byte) {
 		var stx unix.Statx_t
 		if unix.Statx(s.fd, files[i], unix.AT_SYMLINK_NOFOLLOW|unix.AT_STATX_DONT_SYNC, statxMask, &stx) != nil ||
 			stx.Mode&unix.S_IFMT != unix.S_IFREG || !s.b.prior.olderX(&stx) || mountOf(&stx) != s.mnt {

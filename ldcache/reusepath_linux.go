@@ -27,6 +27,8 @@ const (
 type pathState struct {
 	v   int
 	dir bool   // a directory (not a symlink)
+	reg bool   // a regular file
+	mnt uint64 // the mount it is on (see mountOf)
 	key dirKey // its identity, or what the symlink resolves to (resolved)
 	// for a symlink: whether it was followed, and to a directory
 	resolved, resolvedDir bool
@@ -89,7 +91,8 @@ func (b *builder) lstatOlder(p string) *pathState {
 	if v := b.prior.paths[p]; v != nil {
 		return v
 	}
-	st, err := b.r.lstat(p)
+	var stx unix.Statx_t
+	err := b.r.lstatx(p, &stx)
 	ps := &pathState{v: compOlder}
 	switch {
 	case err == unix.ENOENT:
@@ -97,11 +100,16 @@ func (b *builder) lstatOlder(p string) *pathState {
 	case err != nil:
 		ps.v = compNewer
 	default:
-		if st.Mode&unix.S_IFMT == unix.S_IFDIR {
-			ps.dir, ps.key = true, dirKey{st.Dev, st.Ino}
+		dev := statxDev(&stx)
+		ps.mnt = mountOf(&stx)
+		switch stx.Mode & unix.S_IFMT {
+		case unix.S_IFDIR:
+			ps.dir, ps.key = true, dirKey{dev, stx.Ino}
+		case unix.S_IFREG:
+			ps.reg = true
 		}
-		older := b.prior.older(&st)
-		if rec, ok := b.prior.before[p]; ok && rec.dev == st.Dev && rec.ino == st.Ino {
+		older := b.prior.olderX(&stx)
+		if rec, ok := b.prior.before[p]; ok && rec.dev == dev && rec.ino == stx.Ino {
 			// as the caller found it, before its own changes
 			older = rec.olderThan(&b.prior.cache)
 		}
@@ -210,6 +218,13 @@ func (b *builder) slowLinkOlder(s *dirScan, name string) (candKind, linkState) {
 	}
 	if st := b.intoInjected(t); st != linkOlder {
 		return kindSlowLink, st
+	}
+	if ps := b.prior.paths[t]; ps != nil && ps.reg {
+		// not a symlink: what lstat found is what the link leads to
+		if ps.v != compOlder || ps.mnt != s.mnt {
+			return 0, linkChanged
+		}
+		return kindSlowLink, linkOlder
 	}
 	var stx unix.Statx_t
 	err := b.r.statx(t, &stx)

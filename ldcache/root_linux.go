@@ -99,21 +99,22 @@ func readDir(fd int, buf []byte) ([]dirent, error) {
 	}
 }
 
-// parseDirents decodes linux_dirent64 records.
-func parseDirents(b []byte, out []dirent) []dirent {
+// parseDirents decodes linux_dirent64 records. The names share one
+// string, the records' bytes.
+func parseDirents(raw []byte, out []dirent) []dirent {
+	all := string(raw)
+	b := raw
 	for len(b) >= 19 {
 		reclen := int(binary.NativeEndian.Uint16(b[16:]))
 		if reclen < 19 || reclen > len(b) {
 			break
 		}
-		name := b[19:reclen]
-		for i, c := range name {
-			if c == 0 {
-				name = name[:i]
-				break
-			}
+		start := len(raw) - len(b) + 19
+		n := 0
+		for n < reclen-19 && b[19+n] != 0 {
+			n++
 		}
-		if s := string(name); s != "." && s != ".." {
+		if s := all[start : start+n]; s != "." && s != ".." {
 			out = append(out, dirent{name: s, typ: b[18]})
 		}
 		b = b[reclen:]
@@ -125,6 +126,17 @@ func parseDirents(b []byte, out []dirent) []dirent {
 // with statxMask.
 func (r *root) statx(unsafePath string, stx *unix.Statx_t) error {
 	fd, err := r.open(unsafePath, unix.O_PATH)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return unix.Statx(fd, "", unix.AT_EMPTY_PATH, statxMask, stx)
+}
+
+// lstatx is lstat(2) of unsafePath inside the root as statx, with
+// statxMask.
+func (r *root) lstatx(unsafePath string, stx *unix.Statx_t) error {
+	fd, err := r.open(unsafePath, unix.O_PATH|unix.O_NOFOLLOW)
 	if err != nil {
 		return err
 	}

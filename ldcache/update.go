@@ -33,7 +33,12 @@ type UpdateOptions struct {
 	Generator string
 	// Incremental reuses the entries of the existing cache file for the
 	// directories not changed since it was written (BuildOptions.Reuse);
-	// FirstDirs and Dirs are always scanned. False: every directory is
-	// scanned.
+	// FirstDirs and Dirs are scanned unless Before recorded them. False:
+	// every directory is scanned.
 	Incremental bool
+	// Before and Added are BuildOptions.Before and Added: the snapshot
+	// TakeSnapshot took before the caller put libraries into the rootfs,
+	// and the paths it put there. Nil: none.
+	Before *Snapshot
+	Added  []string
 }

@@ -65,7 +65,7 @@ func updateCache(ctx context.Context, r *root, t *target, dirs []string, o *Upda
 	}
 	bo := &BuildOptions{Config: o.Config, Dirs: dirs, Family: o.Family, GOARCH: o.GOARCH, NoLinks: !o.Links, Format: o.Format, Generator: o.Generator}
 	if o.Incremental {
-		bo.Reuse = file
+		bo.Reuse, bo.Before, bo.Added = file, o.Before, o.Added
 	}
 	c, err := build(ctx, r, t, bo)
 	if err != nil {
