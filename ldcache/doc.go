@@ -87,29 +87,60 @@
 // directories (any: full rebuild), the directory, each component of its
 // path, each regular file a candidate name reaches (a file rewritten in
 // place moves only its own ctime) and each component of the path of a
-// symlink that leads out of the directory and what it resolves to. The
-// directories in Dirs (where the caller injects libraries: a mounted
-// library shows the host file's times) are always scanned, and so is a
-// directory with a symlink into one of them. A cache that does not parse,
+// symlink that leads out of the directory and what it resolves to; and
+// a file on another mount than its directory (a library mounted over an
+// image's file shows the host file's times). A cache that does not parse,
 // is in the old format, another byte order, holds no library of the
 // target's own kind (written for another architecture) or entries with
 // an OS version (an ldconfig older than glibc 2.36's) is not used; nor is
 // one whose entries for a directory do not match its listing (an entry
 // naming a file that is not there, a name twice, another hwcap word, none
-// for a directory with files): that directory is scanned. The result is
-// byte for byte the full Build's (a property test over generated roots
-// with random changes checks it, and against glibc's ldconfig). What a
+// for a directory with files): that directory is scanned. Entries written
+// under another path of the same directory (/lib/x86_64-linux-gnu for
+// /usr/lib/x86_64-linux-gnu on a merged /usr) are taken under the new
+// path.
+//
+// The directories a caller puts libraries into (BuildOptions.Dirs, where
+// configure mounts the driver's) change when it does. TakeSnapshot
+// records them, their paths' components and the cache file before the
+// caller's first change; with that snapshot (BuildOptions.Before) and
+// the paths the caller then created, replaced or mounted over there
+// (BuildOptions.Added), such a directory is reused like any other if it
+// was unchanged when recorded: only the candidates that are, or lead
+// through a symlink of the directory to, an added name are read, and
+// symlinks elsewhere into it are checked against its listing. A
+// directory holding an added name that the snapshot did not record, and
+// one whose added libraries share a SONAME with its cached entries (or
+// whose cached entries name an added path), is scanned. Without a
+// snapshot the directories in Dirs, and those with a symlink into one of
+// them, are always scanned. nvcontainer's step 8 takes the snapshot before
+// Apply's first change and passes its mounts' and links' paths.
+//
+// The result is byte for byte the full Build's (property tests over
+// generated roots with random changes, with and without injected
+// libraries, mounts over image files, new subdirectories and links from
+// other directories, check it, and against glibc's ldconfig). What a
 // lying cache keeps: a wrong SONAME or type claimed for a file that is
 // there, or a library left out, for that name only. Every stat is made
-// inside the root (fstatat on a directory opened inside it, or
+// inside the root (fstatat or statx on a directory opened inside it, or
 // openat2 RESOLVE_IN_ROOT); nothing outside it is looked at, and no file
-// of a reused directory is opened. Not seen: a symlink chain that, past
-// its first hop, goes through a symlink elsewhere repointed since to an
-// older file; a file whose mtime was set back and which was extracted
-// before the cache file (its ctime older too), as a tar layer holding
-// both could. A freshly extracted image (every ctime the extraction's)
-// mostly gets its directories scanned: the gain is for roots whose cache
-// was written after their files (a committed or locally built image).
+// of a reused directory but the added ones is opened. Not seen: a
+// symlink chain that, past its first hop, goes through a symlink
+// elsewhere repointed since to an older file; a file whose mtime was set
+// back and which was extracted before the cache file (its ctime older
+// too), as a tar layer holding both could; an added path that is, past
+// a library the image had with the same SONAME and another type, a file
+// the image already had (the merged type is then the one without it). A
+// freshly extracted image (every ctime the extraction's) mostly gets its
+// directories scanned: the gain is for roots whose cache was written
+// after their files (a committed or locally built image).
+//
+// Cost: a reused directory costs a getdents, a readlink per symlink and a
+// statx per regular file its candidates reach (the rewritten-in-place
+// rule), against about six system calls per library for glibc's
+// ldconfig, which bounds the gain on a directory of symlinked libraries
+// to about four to six times in system calls; see BenchmarkIncrementalUpdate
+// and README's Benchmarks for the figures.
 //
 // When not to use it: a system whose libraries are not found through
 // ld.so.cache (NixOS, or binaries with RUNPATH) gains nothing from a

@@ -128,33 +128,41 @@ func (b *builder) confOlder(file string) bool {
 var reusedHook func(dir string)
 
 // priorEntries checks d's entries of the prior cache against its listing
-// (kinds: the candidates not leading to an added name) and returns them
-// as scanned entries.
-func (b *builder) priorEntries(d *dirEnt, spelled string, entries []Entry, kinds map[string]candKind) ([]scanned, bool) {
+// (kinds: the candidates not leading to an added or changed name, in
+// fresh: those that do) and returns them as scanned entries, but for
+// those whose file is fresh, dropped: their SONAMEs are read again (in a
+// directory of glibc-hwcaps, where an entry names the file that won, it
+// is scanned instead).
+func (b *builder) priorEntries(d *dirEnt, spelled string, entries []Entry, kinds map[string]candKind, fresh map[string]bool) (out []scanned, dropped []Entry, ok bool) {
 	var legacy uint64
 	if d.hwcaps == "" {
 		legacy = b.t.pathHWCap(d.path)
 	}
-	out := make([]scanned, 0, len(entries))
+	out = make([]scanned, 0, len(entries))
 	names := make(map[string]bool, len(entries))
 	for _, e := range entries {
 		file := e.Path[len(spelled)+1:]
+		if fresh[file] && d.hwcaps == "" && file == e.Name && e.HWCap == legacy && !names[e.Name] {
+			names[e.Name] = true
+			dropped = append(dropped, e)
+			continue
+		}
 		if k, ok := kinds[file]; !ok || k == kindDangling || names[e.Name] {
-			return nil, false
+			return nil, nil, false
 		}
 		names[e.Name] = true
 		s := scanned{Entry: Entry{Name: e.Name, Path: d.path + "/" + file, Flags: e.Flags}, legacy: legacy, bitsHW: popcount(legacy)}
 		if d.hwcaps == "" {
 			if file != e.Name || e.HWCap != legacy {
-				return nil, false
+				return nil, nil, false
 			}
 		} else {
 			if !e.HWCapsExtension() || e.HWCaps != d.hwcaps {
-				return nil, false
+				return nil, nil, false
 			}
 			s.hwcaps, s.HWCaps, s.legacy, s.bitsHW, s.isaLevel = true, d.hwcaps, 0, 0, e.ISALevel()
 		}
 		out = append(out, s)
 	}
-	return out, true
+	return out, dropped, true
 }

@@ -68,16 +68,30 @@ func (b *builder) reuseDir(d *dirEnt) bool {
 		}
 		kinds[c.name] = kind
 	}
-	files, ok := s.filesOlder(cands, kinds)
+	changed, files, ok := s.filesOlder(cands, kinds)
 	spelled, entries := b.priorDir(d)
 	if !ok || (len(entries) == 0 && files > 0) {
 		return false
 	}
-	list, ok := b.priorEntries(d, spelled, entries, kinds)
+	if len(changed) > 0 {
+		// Files rewritten since, or mounted over: what leads to them is
+		// read again.
+		fresh = fresh[:0]
+		for _, c := range cands {
+			if k, old := kinds[c.name]; old && ((k == kindFile && changed[c.name]) || (k == kindLocalLink && changed[c.target])) {
+				delete(kinds, c.name)
+				touched[c.name] = true
+			}
+			if _, old := kinds[c.name]; !old {
+				fresh = append(fresh, c)
+			}
+		}
+	}
+	list, dropped, ok := b.priorEntries(d, spelled, entries, kinds, touched)
 	if !ok {
 		return false
 	}
-	libs, ok := s.readFresh(fresh, entries)
+	libs, ok := s.readFresh(fresh, list, dropped)
 	if !ok {
 		return false
 	}
@@ -147,11 +161,12 @@ func (b *builder) keepFacts(key dirKey, s *dirScan, cands []*cand, touched map[s
 	b.prior.facts[key] = f
 }
 
-// filesOlder reports whether every regular file the old candidates
-// (kinds) lead to is older than the cache and on the directory's own
-// mount (not a file mounted over one of the image's), and how many
-// there are.
-func (s *dirScan) filesOlder(cands []*cand, kinds map[string]candKind) (int, bool) {
+// filesOlder returns, of the regular files the old candidates (kinds)
+// lead to, those changed since the cache was written (not older, or on
+// another mount than the directory: a file mounted over one of the
+// image's), and how many there are; false where one is no longer a
+// regular file or cannot be looked at.
+func (s *dirScan) filesOlder(cands []*cand, kinds map[string]candKind) (map[string]bool, int, bool) {
 	var files []string
 	seen := make(map[string]bool, len(cands))
 	for _, c := range cands {
@@ -168,29 +183,46 @@ func (s *dirScan) filesOlder(cands []*cand, kinds map[string]candKind) (int, boo
 			files = append(files, f)
 		}
 	}
-	bad := make([]bool, len(files))
+	const (
+		fileOlder = iota
+		fileChanged
+		fileBad
+	)
+	state := make([]uint8, len(files))
 	parallelCheap(len(files), func(i int, _ []byte) {
 		var stx unix.Statx_t
-		if unix.Statx(s.fd, files[i], unix.AT_SYMLINK_NOFOLLOW|unix.AT_STATX_DONT_SYNC, statxMask, &stx) != nil ||
-			stx.Mode&unix.S_IFMT != unix.S_IFREG || !s.b.prior.olderX(&stx) || mountOf(&stx) != s.mnt {
-			bad[i] = true
+		switch {
+		case unix.Statx(s.fd, files[i], unix.AT_SYMLINK_NOFOLLOW|unix.AT_STATX_DONT_SYNC, statxMask, &stx) != nil ||
+			stx.Mode&unix.S_IFMT != unix.S_IFREG:
+			state[i] = fileBad
+		case !s.b.prior.olderX(&stx) || mountOf(&stx) != s.mnt:
+			state[i] = fileChanged
 		}
 	}, &s.b.scratch)
-	for _, v := range bad {
-		if v {
-			return len(files), false
+	var changed map[string]bool
+	for i, v := range state {
+		switch v {
+		case fileBad:
+			return nil, len(files), false
+		case fileChanged:
+			if changed == nil {
+				changed = map[string]bool{}
+			}
+			changed[files[i]] = true
 		}
 	}
-	return len(files), true
+	return changed, len(files), true
 }
 
-// readFresh reads the candidates that lead to added names as a scan
-// does, in directory order, and returns their libraries; false when one
-// shares a SONAME with the prior entries of the directory (the merge
-// would need the files those entries came from) or is a directory.
-func (s *dirScan) readFresh(fresh []*cand, entries []Entry) ([]*dlib, bool) {
+// readFresh reads the candidates that lead to added or changed names as
+// a scan does, in directory order, and returns their libraries; false
+// when one shares a SONAME with the kept entries of the directory (the
+// merge would need the files those entries came from), or when an
+// entry dropped for leading to such a name is not read again with its
+// type.
+func (s *dirScan) readFresh(fresh []*cand, kept []scanned, dropped []Entry) ([]*dlib, bool) {
 	if len(fresh) == 0 {
-		return nil, true
+		return nil, len(dropped) == 0
 	}
 	s.files, s.ordered, s.slow = map[string]*fileResult{}, nil, nil
 	for _, c := range fresh {
@@ -212,8 +244,13 @@ func (s *dirScan) readFresh(fresh []*cand, entries []Entry) ([]*dlib, bool) {
 			libs = mergeLib(libs, bySoname, l, s.b.t.signed)
 		}
 	}
-	for _, e := range entries {
-		if bySoname[e.Name] != nil {
+	for i := range kept {
+		if bySoname[kept[i].Name] != nil {
+			return nil, false
+		}
+	}
+	for _, e := range dropped {
+		if l := bySoname[e.Name]; l == nil || l.flag != e.Flags {
 			return nil, false
 		}
 	}
