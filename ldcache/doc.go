@@ -85,11 +85,14 @@
 // mtime, ctime against its ctime, nanoseconds, equal counts as changed)
 // not older than the cache's, on: the configuration files and include
 // directories (any: full rebuild), the directory, each component of its
-// path, each regular file a candidate name reaches (a file rewritten in
-// place moves only its own ctime) and each component of the path of a
-// symlink that leads out of the directory and what it resolves to; and
-// a file on another mount than its directory (a library mounted over an
-// image's file shows the host file's times). A cache that does not parse,
+// path, and each component of the path of a symlink that leads out of
+// the directory and what it resolves to. A regular file a candidate name
+// reaches that changed (a file rewritten in place moves only its own
+// ctime) or is on another mount than its directory (a library mounted
+// over an image's file shows the host file's times) is read again, with
+// the names leading to it; the cached entries of those names are
+// dropped if the file read gives them back with their type, else the
+// directory is scanned. A cache that does not parse,
 // is in the old format, another byte order, holds no library of the
 // target's own kind (written for another architecture) or entries with
 // an OS version (an ldconfig older than glibc 2.36's) is not used; nor is
@@ -128,9 +131,9 @@
 // symlink chain that, past its first hop, goes through a symlink
 // elsewhere repointed since to an older file; a file whose mtime was set
 // back and which was extracted before the cache file (its ctime older
-// too), as a tar layer holding both could; an added path that is, past
-// a library the image had with the same SONAME and another type, a file
-// the image already had (the merged type is then the one without it). A
+// too), as a tar layer holding both could; a library of the image that
+// shares its SONAME with one read again (added or changed) and has
+// another type (ELF against libc6: the merged type can differ). A
 // freshly extracted image (every ctime the extraction's) mostly gets its
 // directories scanned: the gain is for roots whose cache was written
 // after their files (a committed or locally built image).
