@@ -14,9 +14,9 @@ type dirFacts struct {
 
 // reuseDir adds d's entries and reports true when d can be taken from
 // the prior cache: unchanged since it was written, or changed only by
-// the caller's added names (d recorded by BuildOptions.Before), whose
-// candidates are then read as a scan reads them. False: d is to be
-// scanned.
+// the caller's added names (d recorded by BuildOptions.Before); the
+// candidates leading to added names or to files changed since are read
+// as a scan reads them. False: d is to be scanned.
 func (b *builder) reuseDir(d *dirEnt) bool {
 	p := b.prior
 	if p == nil {
@@ -74,18 +74,7 @@ func (b *builder) reuseDir(d *dirEnt) bool {
 		return false
 	}
 	if len(changed) > 0 {
-		// Files rewritten since, or mounted over: what leads to them is
-		// read again.
-		fresh = fresh[:0]
-		for _, c := range cands {
-			if k, old := kinds[c.name]; old && ((k == kindFile && changed[c.name]) || (k == kindLocalLink && changed[c.target])) {
-				delete(kinds, c.name)
-				touched[c.name] = true
-			}
-			if _, old := kinds[c.name]; !old {
-				fresh = append(fresh, c)
-			}
-		}
+		fresh = rereadChanged(cands, kinds, changed, touched)
 	}
 	list, dropped, ok := b.priorEntries(d, spelled, entries, kinds, touched)
 	if !ok {
@@ -107,6 +96,23 @@ func (b *builder) reuseDir(d *dirEnt) bool {
 		reusedHook(d.path)
 	}
 	return true
+}
+
+// rereadChanged moves the old candidates that lead to a changed file
+// (rewritten since the cache, or mounted over) out of kinds into touched
+// and returns every candidate to read, in directory order.
+func rereadChanged(cands []*cand, kinds map[string]candKind, changed, touched map[string]bool) []*cand {
+	var fresh []*cand
+	for _, c := range cands {
+		if k, old := kinds[c.name]; old && ((k == kindFile && changed[c.name]) || (k == kindLocalLink && changed[c.target])) {
+			delete(kinds, c.name)
+			touched[c.name] = true
+		}
+		if _, old := kinds[c.name]; !old {
+			fresh = append(fresh, c)
+		}
+	}
+	return fresh
 }
 
 // touching returns the names among the candidates that are added or

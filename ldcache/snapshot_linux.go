@@ -12,9 +12,10 @@ import (
 // usually the ones the caller is about to put libraries into), as they
 // are now: give it to an incremental Build or Update (Before) with the
 // paths the caller then added. Take it before the first change to the
-// root. A missing cache file or directory is recorded as missing (it
-// will be scanned); paths are resolved inside rootfs as Build resolves
-// them. It fails only when rootfs cannot be opened.
+// root. A missing directory is recorded as missing (it will be scanned),
+// and without a cache file of at least one entry's size nothing is
+// recorded; paths are resolved inside rootfs as Build resolves them. It
+// fails only when rootfs cannot be opened.
 func TakeSnapshot(rootfs, cache string, dirs []string) (*Snapshot, error) {
 	r, err := openRoot(rootfs)
 	if err != nil {
@@ -25,9 +26,11 @@ func TakeSnapshot(rootfs, cache string, dirs []string) (*Snapshot, error) {
 		cache = "/etc/ld.so.cache"
 	}
 	s := &Snapshot{cachePath: cache}
-	if st, err := r.stat(cache); err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
-		s.cache = stampOf(&st)
+	st, err := r.stat(cache)
+	if err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size < minCacheSize {
+		return s, nil // no cache to reuse: nothing to record
 	}
+	s.cache = stampOf(&st)
 	for _, d := range dirs {
 		if st, err := r.stat(d); err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
 			s.dirs = append(s.dirs, stampOf(&st))
@@ -62,6 +65,9 @@ func stampOf(st *unix.Stat_t) stamp {
 	return stamp{dev: st.Dev, ino: st.Ino,
 		mtime: timespec{st.Mtim.Sec, st.Mtim.Nsec}, ctime: timespec{st.Ctim.Sec, st.Ctim.Nsec}}
 }
+
+// minCacheSize is the smallest cache file that can hold an entry.
+const minCacheSize = 16
 
 // dirKey identifies a directory.
 type dirKey [2]uint64
