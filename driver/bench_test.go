@@ -43,7 +43,7 @@ func BenchmarkFiles(b *testing.B) {
 func BenchmarkFilesFirstCall(b *testing.B) {
 	h, _ := generate(b, fakehost.Options{}, driver.Options{})
 	time.Sleep(1500 * time.Millisecond)
-	o := &driver.Options{Root: h.Root, ProcRoot: h.ProcRoot, DevRoot: h.DevRoot, NVML: h.NVML}
+	o := &driver.Options{Roots: driver.Roots{Driver: h.Root, Proc: h.ProcRoot, Dev: h.DevRoot}, NVML: h.NVML}
 	for b.Loop() {
 		b.StopTimer()
 		d, err := driver.Open(o)
@@ -66,7 +66,7 @@ func processCPU(b *testing.B) int64 {
 func BenchmarkOpen(b *testing.B) {
 	h, err := fakehost.Generate(b.TempDir(), nil)
 	require.NoError(b, err)
-	o := &driver.Options{Root: h.Root, ProcRoot: h.ProcRoot, DevRoot: h.DevRoot, NVML: h.NVML}
+	o := &driver.Options{Roots: driver.Roots{Driver: h.Root, Proc: h.ProcRoot, Dev: h.DevRoot}, NVML: h.NVML}
 	for b.Loop() {
 		_, err := driver.Open(o)
 		require.NoError(b, err)

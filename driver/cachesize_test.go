@@ -19,7 +19,7 @@ func TestOpenRefusesHugeCache(t *testing.T) {
 	for _, size := range []int64{1 << 40, ldcache.MaxCacheSize + 1} {
 		root := testutil.SparseFile(t, "etc/ld.so.cache", size)
 		alloc, err := testutil.MinAlloc(func() error {
-			_, err := driver.Open(&driver.Options{Root: root, ProcRoot: root, DevRoot: root})
+			_, err := driver.Open(&driver.Options{Roots: driver.Roots{Driver: root, Proc: root, Dev: root}})
 			return err
 		})
 		t.Run(fmt.Sprint(size), func(t *testing.T) {

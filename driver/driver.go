@@ -15,12 +15,12 @@ import (
 	"github.com/go-nvc/nvc/internal/sentinel"
 )
 
-// Defaults of Options.
+// Defaults of Roots (see Roots.WithDefaults; the dev root defaults to
+// <driver root>/dev) and of Options.
 const (
 	DefaultRoot     = "/"
 	DefaultLDCache  = "/etc/ld.so.cache"
 	DefaultProcRoot = "/proc"
-	DefaultDevRoot  = "/dev"
 	// DefaultPath is the binary search path when Options.Path is empty.
 	DefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 	// DefaultMPSPipeDir is where the MPS control daemon keeps its pipes
@@ -48,30 +48,24 @@ var (
 
 // Options say where the host driver is. A nil *Options means defaults.
 type Options struct {
-	// Root is the driver root: the file system the driver is installed
-	// in (a host path). Empty: "/".
-	Root string
-	// LDCache is the ld.so.cache path inside Root. Empty: /etc/ld.so.cache.
-	LDCache string
-	// ProcRoot is where procfs is mounted (a host path, not inside Root).
-	// Empty: /proc.
-	ProcRoot string
-	// DevRoot is where the host's /dev is (a host path); only /dev/dxg
-	// (WSL) is looked at. Empty: /dev.
-	DevRoot string
+	// Roots say where the driver (Roots.Driver), its ld.so.cache, procfs
+	// (for <proc>/driver/nvidia/version) and /dev (only /dev/dxg, WSL, is
+	// looked at) are. Zero: the running host (see Roots.WithDefaults).
+	Roots Roots
 	// NVML, when set, gives the driver and CUDA versions. Open calls its
 	// Init and Shutdown. Nil: no NVML (the CUDA version is then unknown).
 	NVML NVMLVersions
-	// Path is the binary search path, as $PATH, applied inside Root; an
-	// empty component means ".". nvidia-container-cli uses its own $PATH;
-	// the package reads no environment, so a CLI passes it here.
-	// Empty: DefaultPath.
+	// Path is the binary search path, as $PATH, applied inside the driver
+	// root; an empty component means ".". nvidia-container-cli uses its
+	// own $PATH; the package reads no environment, so a CLI passes it
+	// here. Empty: DefaultPath.
 	Path string
-	// MPSPipeDir is the MPS pipe directory inside Root (a CLI passes
+	// MPSPipeDir is the MPS pipe directory inside the driver root (a CLI passes
 	// $CUDA_MPS_PIPE_DIRECTORY). Empty: DefaultMPSPipeDir.
 	MPSPipeDir string
 	// FirmwarePath is the kernel's extra firmware search dir
-	// (firmware_class.path), searched first, inside Root. Empty: none.
+	// (firmware_class.path), searched first, inside the driver root.
+	// Empty: none.
 	FirmwarePath string
 	// KernelRelease is `uname -r`, for /lib/firmware/<release>. Empty: the
 	// running kernel's.
@@ -127,11 +121,11 @@ func Open(opts *Options) (*Driver, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Driver{opts: o, root: o.Root}
+	d := &Driver{opts: o, root: o.Roots.Driver}
 	if err := d.loadCache(); err != nil {
 		return nil, err
 	}
-	d.wsl = exists(filepath.Join(o.DevRoot, "dxg"))
+	d.wsl = exists(filepath.Join(o.Roots.Dev, "dxg"))
 	if err := d.findVersion(); err != nil {
 		return nil, err
 	}
@@ -148,21 +142,18 @@ func withDefaults(opts *Options) (Options, error) {
 			*s = v
 		}
 	}
-	def(&o.Root, DefaultRoot)
-	def(&o.LDCache, DefaultLDCache)
-	def(&o.ProcRoot, DefaultProcRoot)
-	def(&o.DevRoot, DefaultDevRoot)
+	o.Roots = o.Roots.WithDefaults()
 	def(&o.Path, DefaultPath)
 	def(&o.MPSPipeDir, DefaultMPSPipeDir)
 	def(&o.GOARCH, runtime.GOARCH)
 	if o.KernelRelease == "" {
 		o.KernelRelease = kernelRelease()
 	}
-	root, err := filepath.Abs(o.Root)
+	root, err := filepath.Abs(o.Roots.Driver)
 	if err != nil {
-		return o, fmt.Errorf("opening driver root %q: %w", o.Root, err)
+		return o, fmt.Errorf("opening driver root %q: %w", o.Roots.Driver, err)
 	}
-	o.Root = root
+	o.Roots.Driver = root
 	return o, nil
 }
 
@@ -172,7 +163,7 @@ func (d *Driver) loadCache() error {
 	if !ok {
 		return fmt.Errorf("opening driver: architecture %q: %w", d.opts.GOARCH, ErrNotSupported)
 	}
-	c, err := ldcache.OpenInRoot(d.root, d.opts.LDCache)
+	c, err := ldcache.OpenInRoot(d.root, d.opts.Roots.LDCache)
 	if errors.Is(err, fs.ErrNotExist) {
 		c, err = scanLibraryDirs(d.root, d.opts.GOARCH)
 	}
@@ -219,6 +210,10 @@ func scanLibraryDirs(root, goarch string) (*ldcache.Cache, error) {
 
 // Root returns the driver root, as an absolute host path.
 func (d *Driver) Root() string { return d.root }
+
+// Roots returns the roots the driver was opened with, defaulted (see
+// Roots.WithDefaults), the driver root made absolute.
+func (d *Driver) Roots() Roots { return d.opts.Roots }
 
 // Version returns the driver's version facts.
 func (d *Driver) Version() Version { return d.version }

@@ -230,7 +230,7 @@ func generate(t testing.TB, o fakehost.Options, dopts driver.Options) (*fakehost
 	t.Helper()
 	h, err := fakehost.Generate(t.TempDir(), &o)
 	require.NoError(t, err)
-	dopts.Root, dopts.ProcRoot, dopts.DevRoot, dopts.NVML = h.Root, h.ProcRoot, h.DevRoot, h.NVML
+	dopts.Roots.Driver, dopts.Roots.Proc, dopts.Roots.Dev, dopts.NVML = h.Root, h.ProcRoot, h.DevRoot, h.NVML
 	d, err := driver.Open(&dopts)
 	require.NoError(t, err)
 	return h, d
@@ -394,7 +394,7 @@ file opt/fw/nvidia/`+ver+`/README not firmware
 			"/lib/firmware/updates/6.1.0-test/nvidia/"+ver+"/gsp_ga10x.bin", "/lib/firmware/nvidia/"+ver+"/gsp_tu10x.bin")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.opts.Root, tc.opts.ProcRoot, tc.opts.DevRoot = h.Root, h.ProcRoot, h.DevRoot
+			tc.opts.Roots.Driver, tc.opts.Roots.Proc, tc.opts.Roots.Dev = h.Root, h.ProcRoot, h.DevRoot
 			d, err := driver.Open(&tc.opts)
 			require.NoError(t, err)
 			fs, err := d.Files(utilCompute)

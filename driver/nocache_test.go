@@ -25,7 +25,7 @@ func TestOpenWithoutLDCache(t *testing.T) {
 			want, err := d.Files(caps)
 			require.NoError(t, err)
 			require.NoError(t, os.Remove(filepath.Join(h.Root, "etc/ld.so.cache")))
-			d, err = driver.Open(&driver.Options{Root: h.Root, ProcRoot: h.ProcRoot, DevRoot: h.DevRoot, NVML: h.NVML})
+			d, err = driver.Open(&driver.Options{Roots: driver.Roots{Driver: h.Root, Proc: h.ProcRoot, Dev: h.DevRoot}, NVML: h.NVML})
 			require.NoError(t, err, "opening a driver root without ld.so.cache")
 			got, err := d.Files(caps)
 			require.NoError(t, err)

@@ -45,7 +45,7 @@ func TestWithoutOpenat2(t *testing.T) {
 	}
 	h, err := fakehost.Generate(t.TempDir(), nil)
 	require.NoError(t, err)
-	d, err := Open(&Options{Root: h.Root, ProcRoot: h.ProcRoot, DevRoot: h.DevRoot})
+	d, err := Open(&Options{Roots: Roots{Driver: h.Root, Proc: h.ProcRoot, Dev: h.DevRoot}})
 	require.NoError(t, err)
 	fs, err := d.Files(capabilities.All)
 	require.NoError(t, err)

@@ -63,9 +63,9 @@ func (r *ruleRoot) open(o Options) *Driver {
 	r.t.Helper()
 	require.NoError(r.t, ldcache.WriteFile(filepath.Join(r.root, "etc/ld.so.cache"), &ldcache.Cache{Entries: r.entries}))
 	proc := testutil.Tree(r.t, "file driver/nvidia/version \"NVRM version: NVIDIA UNIX x86_64 Kernel Module  "+testVer+"  Tue Mar  5 22:23:56 UTC 2024\\n\"\n")
-	o.Root, o.ProcRoot, o.GOARCH = r.root, proc, "amd64"
-	if o.DevRoot == "" {
-		o.DevRoot = r.t.TempDir()
+	o.Roots.Driver, o.Roots.Proc, o.GOARCH = r.root, proc, "amd64"
+	if o.Roots.Dev == "" {
+		o.Roots.Dev = r.t.TempDir()
 	}
 	d, err := Open(&o)
 	require.NoError(r.t, err)
@@ -150,7 +150,7 @@ func TestSelectionWSL(t *testing.T) {
 	testutil.BuildTree(t, r.root, "file opt/x/libnvidia-ml.so.9 not-elf\nfile opt/y/libnvidia-ml.so.8 not-elf\nfile usr/lib/wsl/drivers/nv_dispi.inf_amd64_1/nvidia-smi 0755\n")
 	r.link("/opt/x/libnvidia-ml.so.1", "libnvidia-ml.so.9", true)
 	r.link("/opt/y/libnvidia-ml.so.1", "libnvidia-ml.so.8", true)
-	d := r.open(Options{DevRoot: testutil.Tree(t, "file dxg\n")})
+	d := r.open(Options{Roots: Roots{Dev: testutil.Tree(t, "file dxg\n")}})
 	require.True(t, d.WSL(), "WSL not detected")
 	fs, err := d.Files(capabilities.Of(capabilities.Utility))
 	require.NoError(t, err)

@@ -37,7 +37,7 @@ func TestToolkitLibraries(t *testing.T) {
 			vdpau32 := path.Join(h.Lib32Dir, "vdpau", "libvdpau_nvidia.so."+h.DriverVersion)
 
 			for _, toolkit := range []bool{false, true} {
-				d, err := driver.Open(&driver.Options{Root: h.Root, ProcRoot: h.ProcRoot, DevRoot: h.DevRoot, NVML: h.NVML, ToolkitLibraries: toolkit})
+				d, err := driver.Open(&driver.Options{Roots: driver.Roots{Driver: h.Root, Proc: h.ProcRoot, Dev: h.DevRoot}, NVML: h.NVML, ToolkitLibraries: toolkit})
 				require.NoError(t, err)
 				fs, err := d.Files(caps)
 				require.NoError(t, err)

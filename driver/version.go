@@ -49,7 +49,7 @@ func (d *Driver) findVersion() error {
 		d.cudaErr = fmt.Errorf("%w: %w", ErrUnknownCUDAVersion, err)
 		errs = append(errs, err)
 	}
-	v, err := procfsVersion(d.opts.ProcRoot)
+	v, err := procfsVersion(d.opts.Roots.Proc)
 	if err == nil {
 		d.version = Version{NVRM: v, Source: FromProcfs}
 		return nil

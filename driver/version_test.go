@@ -37,11 +37,11 @@ func TestVersionSources(t *testing.T) {
 			source driver.VersionSource
 			cuda   string
 		}{
-			{"nvml", driver.Options{NVML: h.NVML, ProcRoot: h.ProcRoot}, driver.FromNVML, h.CUDAVersion},
-			{"procfs", driver.Options{ProcRoot: h.ProcRoot}, driver.FromProcfs, ""},
-			{"library", driver.Options{ProcRoot: noProc}, driver.FromLibrary, ""},
+			{"nvml", driver.Options{NVML: h.NVML, Roots: driver.Roots{Proc: h.ProcRoot}}, driver.FromNVML, h.CUDAVersion},
+			{"procfs", driver.Options{Roots: driver.Roots{Proc: h.ProcRoot}}, driver.FromProcfs, ""},
+			{"library", driver.Options{Roots: driver.Roots{Proc: noProc}}, driver.FromLibrary, ""},
 		} {
-			tc.opts.Root, tc.opts.DevRoot = h.Root, h.DevRoot
+			tc.opts.Roots.Driver, tc.opts.Roots.Dev = h.Root, h.DevRoot
 			d := open(t, tc.opts)
 			want := driver.Version{NVRM: h.DriverVersion, Source: tc.source, CUDA: tc.cuda}
 			assert.Equal(t, want, d.Version(), "%s %s: version", h.DriverVersion, tc.name)
@@ -67,12 +67,12 @@ func TestVersionNVMLFirst(t *testing.T) {
 	h, err := fakehost.Generate(t.TempDir(), nil)
 	require.NoError(t, err)
 	n := &versionNVML{driver: "560.35.03", cuda: 12060}
-	d := open(t, driver.Options{Root: h.Root, ProcRoot: h.ProcRoot, DevRoot: h.DevRoot, NVML: n})
+	d := open(t, driver.Options{Roots: driver.Roots{Driver: h.Root, Proc: h.ProcRoot, Dev: h.DevRoot}, NVML: n})
 	assert.Equal(t, driver.Version{NVRM: "560.35.03", Source: driver.FromNVML, CUDA: "12.6"}, d.Version(), "version")
 	assert.Equal(t, 1, n.inits, "NVML Init calls")
 	assert.Equal(t, 1, n.shutdowns, "NVML Shutdown calls")
 	failing := &versionNVML{initErr: errors.New("ERROR_LIBRARY_NOT_FOUND")}
-	d = open(t, driver.Options{Root: h.Root, ProcRoot: h.ProcRoot, DevRoot: h.DevRoot, NVML: failing})
+	d = open(t, driver.Options{Roots: driver.Roots{Driver: h.Root, Proc: h.ProcRoot, Dev: h.DevRoot}, NVML: failing})
 	assert.Equal(t, driver.Version{NVRM: h.DriverVersion, Source: driver.FromProcfs}, d.Version(), "version with failing NVML")
 	_, err = d.CUDAVersion()
 	if assert.ErrorIs(t, err, driver.ErrUnknownCUDAVersion, "CUDAVersion with failing NVML") {
@@ -99,7 +99,7 @@ func TestVersionNotFound(t *testing.T) {
 	root := t.TempDir()
 	require.NoError(t, os.Mkdir(filepath.Join(root, "etc"), 0o755))
 	require.NoError(t, ldcache.WriteFile(filepath.Join(root, "etc/ld.so.cache"), &ldcache.Cache{}))
-	_, err := driver.Open(&driver.Options{Root: root, ProcRoot: t.TempDir(), DevRoot: t.TempDir()})
+	_, err := driver.Open(&driver.Options{Roots: driver.Roots{Driver: root, Proc: t.TempDir(), Dev: t.TempDir()}})
 	if assert.ErrorIs(t, err, driver.ErrNoVersion, "Open") {
 		assert.ErrorContains(t, err, "driver/nvidia/version", "Open: want ErrNoVersion naming what was tried")
 	}
@@ -109,11 +109,11 @@ func TestOpenErrors(t *testing.T) {
 	root := t.TempDir()
 	// Without a cache the standard dirs are scanned (TestOpenWithoutLDCache),
 	// and an empty root has no driver there.
-	_, err := driver.Open(&driver.Options{Root: root, ProcRoot: t.TempDir(), DevRoot: t.TempDir()})
+	_, err := driver.Open(&driver.Options{Roots: driver.Roots{Driver: root, Proc: t.TempDir(), Dev: t.TempDir()}})
 	assert.ErrorIs(t, err, driver.ErrNoVersion, "Open without a cache, on an empty root")
 	require.NoError(t, os.WriteFile(filepath.Join(root, "cache"), []byte("not a cache at all"), 0o644))
-	_, err = driver.Open(&driver.Options{Root: root, LDCache: "/cache"})
+	_, err = driver.Open(&driver.Options{Roots: driver.Roots{Driver: root, LDCache: "/cache"}})
 	assert.ErrorIs(t, err, ldcache.ErrNotCache, "Open with a bad cache")
-	_, err = driver.Open(&driver.Options{Root: root, GOARCH: "wasm"})
+	_, err = driver.Open(&driver.Options{Roots: driver.Roots{Driver: root}, GOARCH: "wasm"})
 	assert.ErrorIs(t, err, driver.ErrNotSupported, "Open for wasm")
 }

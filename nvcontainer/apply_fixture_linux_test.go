@@ -40,7 +40,7 @@ func newTestHostWith(tb testing.TB, opts *fakehost.Options) *testHost {
 	testutil.RequireRoot(tb)
 	h, err := fakehost.Generate(tb.TempDir(), opts)
 	require.NoError(tb, err)
-	d, err := driver.Open(&driver.Options{Root: h.Root, ProcRoot: h.ProcRoot, DevRoot: h.DevRoot})
+	d, err := driver.Open(&driver.Options{Roots: driver.Roots{Driver: h.Root, Proc: h.ProcRoot, Dev: h.DevRoot}})
 	require.NoError(tb, err)
 	devs, err := devices.Discover(context.Background(), &devices.Options{Backend: devices.Procfs, DriverRoot: h.Root, ProcRoot: h.ProcRoot, DevRoot: h.DevRoot})
 	require.NoError(tb, err)

@@ -29,7 +29,7 @@ func OpenHost(ctx context.Context, d *driver.Options, backend devices.Backend) (
 		return nil, fmt.Errorf("%w: driver.Options.NVML (%T) is not a devices.NVMLInterface", devices.ErrInvalid, d.NVML)
 	}
 	devs, err := devices.Discover(ctx, &devices.Options{Backend: backend, NVML: nv,
-		DriverRoot: d.Root, ProcRoot: d.ProcRoot, DevRoot: d.DevRoot})
+		DriverRoot: d.Roots.Driver, ProcRoot: d.Roots.Proc, DevRoot: d.Roots.Dev})
 	if err != nil {
 		return nil, err
 	}

@@ -45,7 +45,7 @@ func PrepareHostFor(ctx context.Context, opts *HostOptions, req *request.Request
 		h, err = OpenHost(ctx, d, devices.Auto)
 		return h, rep, err
 	}
-	h.NVML = devices.NewLazyNVML(&devices.Options{DriverRoot: d.Root})
+	h.NVML = devices.NewLazyNVML(&devices.Options{DriverRoot: d.Roots.Driver})
 	return h, rep, nil
 }
 

@@ -30,7 +30,7 @@ func PrepareHost(ctx context.Context, opts *HostOptions) (*Host, *devices.NodeRe
 	var rep *devices.NodeReport
 	if o.LoadModules {
 		var err error
-		rep, err = devices.CreateNodes(ctx, &devices.NodeOptions{DriverRoot: d.Root, ProcRoot: d.ProcRoot, DevRoot: d.DevRoot,
+		rep, err = devices.CreateNodes(ctx, &devices.NodeOptions{DriverRoot: d.Roots.Driver, ProcRoot: d.Roots.Proc, DevRoot: d.Roots.Dev,
 			LoadModules: true, IMEXChannels: o.IMEXChannels})
 		if err != nil {
 			return nil, rep, err

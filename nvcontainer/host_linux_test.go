@@ -21,7 +21,7 @@ func TestPrepareHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	dev := t.TempDir()
-	d := &driver.Options{Root: fh.Root, ProcRoot: fh.ProcRoot, DevRoot: dev}
+	d := &driver.Options{Roots: driver.Roots{Driver: fh.Root, Proc: fh.ProcRoot, Dev: dev}}
 	h, rep, err := nvcontainer.PrepareHost(t.Context(), &nvcontainer.HostOptions{Driver: d, Backend: "procfs", IMEXChannels: []uint32{3}})
 	if err != nil || rep != nil || len(h.Devices.GPUs) != 8 {
 		t.Fatalf("without LoadModules: report %+v, %v", rep, err)
@@ -47,7 +47,7 @@ func TestPrepareHost(t *testing.T) {
 		t.Errorf("host after creating nodes: %d GPUs, driver %+v", len(h.Devices.GPUs), h.Driver.Version())
 	}
 	// A failing step still returns the report.
-	_, rep, err = nvcontainer.PrepareHost(t.Context(), &nvcontainer.HostOptions{Driver: &driver.Options{Root: fh.Root, ProcRoot: t.TempDir(), DevRoot: dev}, LoadModules: true})
+	_, rep, err = nvcontainer.PrepareHost(t.Context(), &nvcontainer.HostOptions{Driver: &driver.Options{Roots: driver.Roots{Driver: fh.Root, Proc: t.TempDir(), Dev: dev}}, LoadModules: true})
 	if err == nil {
 		t.Errorf("an empty procfs: report %+v, no error", rep)
 	}
@@ -79,7 +79,7 @@ func TestPrepareHostDriverRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	guardHostDev(t)
-	d := &driver.Options{Root: fh.Root, ProcRoot: fh.ProcRoot}
+	d := &driver.Options{Roots: driver.Roots{Driver: fh.Root, Proc: fh.ProcRoot}}
 	h, rep, err := nvcontainer.PrepareHost(t.Context(), &nvcontainer.HostOptions{Driver: d, Backend: "procfs", LoadModules: true})
 	if err != nil || rep == nil || !slices.Equal(rep.Loaded, []string{"nvidia", "nvidia_uvm", "nvidia_modeset"}) {
 		t.Fatalf("PrepareHost: %v, report %+v", err, rep)

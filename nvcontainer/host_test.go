@@ -16,7 +16,7 @@ import (
 func TestOpenHost(t *testing.T) {
 	fh, err := fakehost.Generate(t.TempDir(), nil)
 	require.NoError(t, err)
-	d := &driver.Options{Root: fh.Root, ProcRoot: fh.ProcRoot, DevRoot: fh.DevRoot}
+	d := &driver.Options{Roots: driver.Roots{Driver: fh.Root, Proc: fh.ProcRoot, Dev: fh.DevRoot}}
 	// Auto loads the simulated host's libnvidia-ml.so.1, which is no NVML:
 	// discovery falls back to procfs and says why.
 	h, err := nvcontainer.OpenHost(context.Background(), d, "")
@@ -33,6 +33,6 @@ func TestOpenHost(t *testing.T) {
 	assert.Equal(t, devices.NVML, h.Devices.Backend, "with NVML")
 	assert.Equal(t, fh.CUDAVersion, h.Devices.CUDAVersion, "with NVML: devices' CUDA version")
 	assert.Equal(t, fh.CUDAVersion, h.Driver.Version().CUDA, "with NVML: driver's CUDA version")
-	_, err = nvcontainer.OpenHost(context.Background(), &driver.Options{Root: fh.Root, ProcRoot: t.TempDir()}, devices.Procfs)
+	_, err = nvcontainer.OpenHost(context.Background(), &driver.Options{Roots: driver.Roots{Driver: fh.Root, Proc: t.TempDir()}}, devices.Procfs)
 	assert.Error(t, err, "OpenHost on an empty procfs")
 }

@@ -52,7 +52,7 @@ func procfsHost(t *testing.T, nvrm string) *testHost {
 	t.Helper()
 	fh, err := fakehost.Generate(t.TempDir(), &fakehost.Options{DriverVersion: nvrm})
 	require.NoError(t, err)
-	host, err := nvcontainer.OpenHost(context.Background(), &driver.Options{Root: fh.Root, ProcRoot: fh.ProcRoot, DevRoot: fh.DevRoot}, devices.Procfs)
+	host, err := nvcontainer.OpenHost(context.Background(), &driver.Options{Roots: driver.Roots{Driver: fh.Root, Proc: fh.ProcRoot, Dev: fh.DevRoot}}, devices.Procfs)
 	require.NoError(t, err)
 	require.Equal(t, devices.Procfs, host.Devices.Backend, "host of %s: backend; want procfs", nvrm)
 	require.Empty(t, host.Driver.Version().CUDA, "host of %s: CUDA from NVML; want none", nvrm)

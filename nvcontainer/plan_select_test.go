@@ -163,7 +163,7 @@ func TestPlanIMEX(t *testing.T) {
 func TestPlanRequirementsWithoutNVML(t *testing.T) {
 	fh, err := fakehost.Generate(t.TempDir(), nil)
 	require.NoError(t, err)
-	host, err := nvcontainer.OpenHost(context.Background(), &driver.Options{Root: fh.Root, ProcRoot: fh.ProcRoot, DevRoot: fh.DevRoot}, devices.Auto)
+	host, err := nvcontainer.OpenHost(context.Background(), &driver.Options{Roots: driver.Roots{Driver: fh.Root, Proc: fh.ProcRoot, Dev: fh.DevRoot}}, devices.Auto)
 	require.NoError(t, err, "host without NVML")
 	require.Equal(t, devices.Procfs, host.Devices.Backend, "host without NVML: %+v", host)
 	require.NotEmpty(t, host.Devices.NVMLError, "host without NVML: %+v", host)

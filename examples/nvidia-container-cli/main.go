@@ -143,7 +143,7 @@ func (a *app) simulateHost(ho *nvcontainer.HostOptions) error {
 		return nil
 	}
 	d := ho.Driver
-	if d.Root != "" || d.ProcRoot != "" || d.DevRoot != "" {
+	if d.Roots.Driver != "" || d.Roots.Proc != "" || d.Roots.Dev != "" {
 		return errors.New("--simulate cannot be combined with --root, --proc-root or --dev-root")
 	}
 	m, err := nvctest.ParseMachine(a.simulate)
@@ -157,7 +157,7 @@ func (a *app) simulateHost(ho *nvcontainer.HostOptions) error {
 	a.simDir = h.Root
 	fmt.Fprintf(a.stderr, "%s: SIMULATED host %q (fake NVML, driver %s) generated in %s; nothing printed describes this machine\n",
 		a.cmd.Prog, a.simulate, h.DriverVersion, h.Root)
-	d.Root, d.ProcRoot, d.DevRoot, d.NVML, d.Path = h.Root, h.ProcRoot, h.DevRoot, h.NVML, ""
+	d.Roots.Driver, d.Roots.Proc, d.Roots.Dev, d.NVML, d.Path = h.Root, h.ProcRoot, h.DevRoot, h.NVML, ""
 	ho.LoadModules = false
 	return nil
 }

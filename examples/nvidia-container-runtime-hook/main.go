@@ -124,7 +124,7 @@ func configure(cfg *toolkit.Config, roots *toolkit.HostRoots, req *request.Reque
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	opts := &nvcontainer.HostOptions{Backend: roots.Backend, LoadModules: !cfg.CLI.NoLoadKmods, IMEXChannels: req.IMEXChannels,
-		Driver: &driver.Options{Root: cfg.CLI.Root, LDCache: cfg.CLI.Ldcache, ProcRoot: roots.ProcRoot, DevRoot: roots.DevRoot}}
+		Driver: &driver.Options{Roots: driver.Roots{Driver: cfg.CLI.Root, LDCache: cfg.CLI.Ldcache, Proc: roots.ProcRoot, Dev: roots.DevRoot}}}
 	if cfg.Features.DisableIMEXChannelCreation {
 		opts.IMEXChannels = nil
 	}

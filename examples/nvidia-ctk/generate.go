@@ -95,7 +95,7 @@ func generate(o *generateOptions, stdout, stderr io.Writer, log *slog.Logger) er
 	if err != nil {
 		return fmt.Errorf("opening the host: %w", err)
 	}
-	log.Info("host opened", "driver-root", d.Root, "driver", host.Driver.Version().NVRM,
+	log.Info("host opened", "driver-root", d.Roots.Driver, "driver", host.Driver.Version().NVRM,
 		"backend", host.Devices.Backend, "gpus", len(host.Devices.GPUs))
 	spec, err := hostSpec(host, o.extra.devices(), cdiOpts, stderr)
 	if err != nil {
@@ -217,7 +217,7 @@ func (o *generateOptions) driverOptions(stderr io.Writer) (*driver.Options, erro
 	if devRoot == "" {
 		devRoot = o.driverRoot
 	}
-	return &driver.Options{Root: o.driverRoot, ProcRoot: o.procRoot, DevRoot: filepath.Join(devRoot, "dev"), ToolkitLibraries: true}, nil
+	return &driver.Options{Roots: driver.Roots{Driver: o.driverRoot, Proc: o.procRoot, Dev: filepath.Join(devRoot, "dev")}, ToolkitLibraries: true}, nil
 }
 
 // simulateHost generates the --simulate machine into a new temp dir,
@@ -246,7 +246,7 @@ func (o *generateOptions) simulateHost(stderr io.Writer) (*driver.Options, error
 	}
 	fmt.Fprintf(stderr, "nvidia-ctk: SIMULATED host %q (fake NVML, driver %s) generated in %s, %s. "+
 		"Nothing in this spec describes this machine.\n", o.simulate, h.DriverVersion, h.Root, fate)
-	return &driver.Options{Root: h.Root, ProcRoot: h.ProcRoot, DevRoot: h.DevRoot, NVML: h.NVML, ToolkitLibraries: true}, nil
+	return &driver.Options{Roots: driver.Roots{Driver: h.Root, Proc: h.ProcRoot, Dev: h.DevRoot}, NVML: h.NVML, ToolkitLibraries: true}, nil
 }
 
 // cleanup removes the --simulate host unless --simulate-keep asks to keep

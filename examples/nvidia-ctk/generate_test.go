@@ -25,7 +25,7 @@ import (
 // each once, and nothing of them to stdout.
 func TestGenerateWarnings(t *testing.T) {
 	h := nvctest.NewHost(t, nvctest.DGXA100, nil)
-	host, err := nvcontainer.OpenHost(context.Background(), &driver.Options{Root: h.Root, ProcRoot: h.ProcRoot, DevRoot: h.DevRoot, ToolkitLibraries: true}, "")
+	host, err := nvcontainer.OpenHost(context.Background(), &driver.Options{Roots: driver.Roots{Driver: h.Root, Proc: h.ProcRoot, Dev: h.DevRoot}, ToolkitLibraries: true}, "")
 	require.NoError(t, err)
 	req := &request.Request{Devices: request.Devices{Mode: request.DevicesAll}, Capabilities: capabilities.All}
 	plan, err := nvcontainer.NewPlan(host, req, nvcontainer.Container{}, nil)

@@ -43,7 +43,7 @@ func (c *Command) HostOptions(getenv func(string) string, imex []uint32) *nvcont
 		getenv = os.Getenv
 	}
 	g := &c.Global
-	d := &driver.Options{Root: g.Root, LDCache: g.LDCache, ProcRoot: g.ProcRoot, DevRoot: g.DevRoot,
+	d := &driver.Options{Roots: driver.Roots{Driver: g.Root, LDCache: g.LDCache, Proc: g.ProcRoot, Dev: g.DevRoot},
 		Path: getenv("PATH"), MPSPipeDir: getenv("CUDA_MPS_PIPE_DIRECTORY"),
 		NoPersistenced: c.Driver.NoPersistenced, NoFabricManager: c.Driver.NoFabricManager, NoGSPFirmware: c.Driver.NoGSPFirmware}
 	if g.NoCreateIMEXChannels {

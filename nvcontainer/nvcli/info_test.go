@@ -22,7 +22,7 @@ import (
 func TestWriteInfo(t *testing.T) {
 	fh, err := fakehost.Generate(t.TempDir(), nil)
 	require.NoError(t, err)
-	d := &driver.Options{Root: fh.Root, ProcRoot: fh.ProcRoot, DevRoot: fh.DevRoot}
+	d := &driver.Options{Roots: driver.Roots{Driver: fh.Root, Proc: fh.ProcRoot, Dev: fh.DevRoot}}
 	procfs, err := nvcontainer.OpenHost(context.Background(), d, devices.Procfs)
 	require.NoError(t, err)
 	d.NVML = fh.NVML

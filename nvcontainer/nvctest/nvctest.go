@@ -207,7 +207,7 @@ func (h *Host) Remove() error { return os.RemoveAll(h.Root) }
 // nvcontainer.OpenHost and nvcontainer.PrepareHost take them. Each call
 // returns a new value the caller may change.
 func (h *Host) DriverOptions() *driver.Options {
-	return &driver.Options{Root: h.Root, LDCache: h.LDCache, ProcRoot: h.ProcRoot, DevRoot: h.DevRoot, NVML: h.NVML}
+	return &driver.Options{Roots: driver.Roots{Driver: h.Root, LDCache: h.LDCache, Proc: h.ProcRoot, Dev: h.DevRoot}, NVML: h.NVML}
 }
 
 // Open opens the host as a runtime opens a real one (nvcontainer.OpenHost:
