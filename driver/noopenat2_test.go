@@ -1,4 +1,4 @@
-package driver
+package driver_test
 
 import (
 	"testing"
@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/capabilities"
+	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/internal/fakehost"
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/internal/testutil/container"
@@ -32,9 +33,9 @@ func TestWithoutOpenat2(t *testing.T) {
 		name string
 		test func(*testing.T)
 	}{
-		{"TestResolveInRoot", TestResolveInRoot},
-		{"TestSelectionRules", TestSelectionRules},
-		{"TestSelectionWSL", TestSelectionWSL},
+		{"TestResolveInRoot", driver.ResolveInRootTest},
+		{"TestSelectionRules", driver.SelectionRulesTest},
+		{"TestSelectionWSL", driver.SelectionWSLTest},
 	} {
 		var skipped bool
 		t.Run(tc.name, func(t *testing.T) {
@@ -45,7 +46,7 @@ func TestWithoutOpenat2(t *testing.T) {
 	}
 	h, err := fakehost.Generate(t.TempDir(), nil)
 	require.NoError(t, err)
-	d, err := Open(&Options{Roots: Roots{Driver: h.Root, Proc: h.ProcRoot, Dev: h.DevRoot}})
+	d, err := driver.Open(&driver.Options{Roots: driver.Roots{Driver: h.Root, Proc: h.ProcRoot, Dev: h.DevRoot}})
 	require.NoError(t, err)
 	fs, err := d.Files(capabilities.All)
 	require.NoError(t, err)
