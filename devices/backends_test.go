@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/devices"
+	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/internal/fakehost"
 	"github.com/go-nvc/nvc/internal/fakenvml"
 )
@@ -146,7 +147,7 @@ func TestAuto(t *testing.T) {
 	assert.Empty(t, d.NVMLError, "auto with a working NVML: NVML error")
 	for root, want := range map[string]string{h.Root: autoNVMLErrors[0], t.TempDir(): autoNVMLErrors[1]} {
 		o := optionsFor(h, devices.Auto)
-		o.NVML, o.DriverRoot = nil, root
+		o.NVML, o.Roots.Driver = nil, root
 		d, err := devices.Discover(context.Background(), o)
 		if assert.NoError(t, err, "root %s", root) {
 			assert.Equal(t, devices.Procfs, d.Backend, "root %s: backend", root)
@@ -195,7 +196,7 @@ func TestNoDriver(t *testing.T) {
 	require.NoError(t, os.RemoveAll(h.ProcRoot+"/driver/nvidia"))
 	_, err := devices.Discover(context.Background(), optionsFor(h, devices.Procfs))
 	assert.ErrorIs(t, err, devices.ErrNoDriver)
-	_, err = devices.Discover(context.Background(), &devices.Options{Backend: "cuda", ProcRoot: h.ProcRoot})
+	_, err = devices.Discover(context.Background(), &devices.Options{Backend: "cuda", Roots: driver.Roots{Proc: h.ProcRoot}})
 	assert.ErrorIs(t, err, devices.ErrInvalid, "bad backend")
 }
 
@@ -223,7 +224,7 @@ func TestProcDirLongDomain(t *testing.T) {
 func TestDevRootDefault(t *testing.T) {
 	h := genHost(t, &fakehost.Options{IMEXChannels: 2})
 	o := optionsFor(h, devices.Procfs)
-	o.DevRoot = ""
+	o.Roots.Dev = ""
 	d, err := devices.Discover(context.Background(), o)
 	require.NoError(t, err)
 	assert.Equal(t, h.Root+"/dev", d.Roots.Dev, "dev root")
@@ -231,7 +232,7 @@ func TestDevRootDefault(t *testing.T) {
 	assert.Len(t, d.ControlNodes, 4, "control nodes")
 	assert.Len(t, d.IMEXChannels, 2, "IMEX channels")
 	o = optionsFor(h, devices.Procfs)
-	o.DriverRoot, o.DevRoot = "", ""
+	o.Roots.Driver, o.Roots.Dev = "", ""
 	d, err = devices.Discover(context.Background(), o)
 	require.NoError(t, err, "default roots")
 	assert.Equal(t, "/dev", d.Roots.Dev, "default dev root")

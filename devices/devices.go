@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/internal/sentinel"
 )
 
@@ -171,15 +172,6 @@ type IMEXChannel struct {
 	Node Node   `json:"node"`
 }
 
-// Roots are the directories discovery read.
-type Roots struct {
-	// Driver is the driver root (where libnvidia-ml.so.1 was looked for).
-	Driver string `json:"driver"`
-	// Proc and Dev stand for the host's /proc and /dev.
-	Proc string `json:"proc"`
-	Dev  string `json:"dev"`
-}
-
 // Host is what Discover found: a plain value that prints as JSON and holds
 // everything a container plan needs about the host's devices.
 type Host struct {
@@ -209,8 +201,10 @@ type Host struct {
 	// the driver has none.
 	MIGConfig  *Cap `json:"migConfig,omitempty"`
 	MIGMonitor *Cap `json:"migMonitor,omitempty"`
-	// Roots are the roots discovery read.
-	Roots Roots `json:"roots"`
+	// Roots are the roots discovery read (Options.Roots, defaulted): the
+	// driver root (where libnvidia-ml.so.1 was looked for) and the
+	// host's /proc and /dev.
+	Roots driver.Roots `json:"roots"`
 }
 
 // HostPath maps a path Discover reports (/dev/…, /proc/…, or a driver

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/go-nvc/nvc/driver"
 )
 
 // Options change what Discover reads. A nil *Options means defaults.
@@ -20,23 +22,20 @@ type Options struct {
 	// in a build without cgo, none (ErrNVMLUnavailable, and Auto falls
 	// back to Procfs).
 	NVML NVMLInterface
-	// NVMLLibrary is the path of libnvidia-ml.so.1 inside DriverRoot,
-	// resolved there. Empty: with DriverRoot "/" the dynamic loader finds
-	// it by name; under another driver root it is looked for in the usual
-	// library directories of that root (/usr/lib/x86_64-linux-gnu,
-	// /usr/lib64, …). A library found in a root is loaded through the
-	// descriptor it was opened with and must be a regular file.
+	// NVMLLibrary is the path of libnvidia-ml.so.1 inside the driver root
+	// (Roots.Driver), resolved there. Empty: with driver root "/" the
+	// dynamic loader finds it by name; under another driver root it is
+	// looked for in the usual library directories of that root
+	// (/usr/lib/x86_64-linux-gnu, /usr/lib64, …). A library found in a
+	// root is loaded through the descriptor it was opened with and must be
+	// a regular file.
 	NVMLLibrary string
-	// DriverRoot is the root the driver is installed under
-	// (nvidia-container-cli --root). Empty: "/".
-	DriverRoot string
-	// ProcRoot stands for /proc. It is not under DriverRoot: procfs is
-	// the running kernel's. Empty: "/proc".
-	ProcRoot string
-	// DevRoot stands for /dev. Empty: <DriverRoot>/dev, so "/dev" with
-	// the default driver root: libnvidia-container looks device nodes up
-	// inside --root.
-	DevRoot string
+	// Roots say where the driver (nvidia-container-cli --root), procfs and
+	// /dev are; LDCache is not read. Zero: the running host, defaulted by
+	// driver.Roots.WithDefaults as package driver defaults them (the dev
+	// root is <driver root>/dev: libnvidia-container looks device nodes up
+	// inside --root).
+	Roots driver.Roots
 }
 
 func (o *Options) withDefaults() Options {
@@ -47,17 +46,8 @@ func (o *Options) withDefaults() Options {
 	if d.Backend == "" {
 		d.Backend = Auto
 	}
-	d.DriverRoot = orDefault(d.DriverRoot, "/")
-	d.ProcRoot = orDefault(d.ProcRoot, "/proc")
-	d.DevRoot = orDefault(d.DevRoot, filepath.Join(d.DriverRoot, "dev"))
+	d.Roots = d.Roots.WithDefaults()
 	return d
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // Discover returns the host's GPUs, MIG devices, control nodes and IMEX
@@ -71,8 +61,8 @@ func orDefault(s, def string) string {
 // Auto.
 func Discover(ctx context.Context, opts *Options) (*Host, error) {
 	o := opts.withDefaults()
-	h := &Host{Roots: Roots{Driver: o.DriverRoot, Proc: o.ProcRoot, Dev: o.DevRoot}}
-	f, err := readProcFacts(o.ProcRoot)
+	h := &Host{Roots: o.Roots}
+	f, err := readProcFacts(o.Roots.Proc)
 	if err != nil {
 		return nil, fmt.Errorf("discovering devices: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/go-nvc/nvc/devices"
+	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/nvcontainer/nvctest"
 )
 
@@ -19,10 +20,8 @@ func ExampleDiscover() {
 	}
 	defer sim.Remove()
 	host, err := devices.Discover(context.Background(), &devices.Options{
-		Backend:    devices.Procfs,
-		DriverRoot: sim.Root,
-		ProcRoot:   sim.ProcRoot,
-		DevRoot:    sim.DevRoot,
+		Backend: devices.Procfs,
+		Roots:   driver.Roots{Driver: sim.Root, Proc: sim.ProcRoot, Dev: sim.DevRoot},
 	})
 	if err != nil {
 		fmt.Println(err)

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/devices"
+	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/internal/fakehost"
 )
 
@@ -23,7 +24,7 @@ func genHost(tb testing.TB, o *fakehost.Options) *fakehost.Host {
 // optionsFor points discovery at h with backend b. The Procfs backend gets
 // an NVML whose every call panics, so a test fails if it touches NVML.
 func optionsFor(h *fakehost.Host, b devices.Backend) *devices.Options {
-	o := &devices.Options{Backend: b, NVML: h.NVML, DriverRoot: h.Root, ProcRoot: h.ProcRoot, DevRoot: h.DevRoot}
+	o := &devices.Options{Backend: b, NVML: h.NVML, Roots: driver.Roots{Driver: h.Root, Proc: h.ProcRoot, Dev: h.DevRoot}}
 	if b == devices.Procfs {
 		o.NVML = panicNVML{}
 	}

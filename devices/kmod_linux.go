@@ -14,17 +14,17 @@ import (
 // nvidiaModules are the kernel modules --load-kmods loads, in order.
 var nvidiaModules = []string{"nvidia", "nvidia_uvm", "nvidia_modeset"}
 
-// loadModules runs modprobe for each NVIDIA module <ProcRoot>/modules does
+// loadModules runs modprobe for each NVIDIA module <proc root>/modules does
 // not list, when asked to, and reports whether nvidia_modeset is loaded
 // afterwards. A missing, failing or timed-out modprobe is a warning, not an
 // error; ctx done is an error.
 func loadModules(ctx context.Context, o *NodeOptions, r *NodeReport) (bool, error) {
-	loaded := loadedModules(o.ProcRoot)
+	loaded := loadedModules(o.Roots.Proc)
 	if !o.LoadModules {
 		return loaded["nvidia_modeset"], nil
 	}
 	prog := modprobePath(o)
-	if err := findProgram(o.DriverRoot, prog); err != nil {
+	if err := findProgram(o.Roots.Driver, prog); err != nil {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("kernel modules not loaded: modprobe unavailable: %v", err))
 		return loaded["nvidia_modeset"], nil
 	}
@@ -36,7 +36,7 @@ func loadModules(ctx context.Context, o *NodeOptions, r *NodeReport) (bool, erro
 		if ctx.Err() != nil {
 			return false, fmt.Errorf("loading kernel module %s: %w", m, context.Cause(ctx))
 		}
-		if loaded = loadedModules(o.ProcRoot); loaded[m] {
+		if loaded = loadedModules(o.Roots.Proc); loaded[m] {
 			r.Loaded = append(r.Loaded, m)
 			continue
 		}
@@ -55,7 +55,7 @@ func runModprobe(ctx context.Context, o *NodeOptions, prog, m string) ([]byte, e
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	out, err := modprobeCommand(ctx, o.DriverRoot, prog, m).CombinedOutput()
+	out, err := modprobeCommand(ctx, o.Roots.Driver, prog, m).CombinedOutput()
 	if ctx.Err() != nil {
 		err = fmt.Errorf("%w after %v", context.Cause(ctx), timeout)
 	}
@@ -94,7 +94,7 @@ func modprobePath(o *NodeOptions) string {
 	if o.Modprobe != "" {
 		return o.Modprobe
 	}
-	data, err := os.ReadFile(filepath.Join(o.ProcRoot, "sys/kernel/modprobe"))
+	data, err := os.ReadFile(filepath.Join(o.Roots.Proc, "sys/kernel/modprobe"))
 	if p := strings.TrimSpace(string(data)); err == nil && p != "" {
 		return p
 	}

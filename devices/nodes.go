@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/go-nvc/nvc/driver"
 )
 
 // DefaultModprobeTimeout bounds a modprobe run when
@@ -18,26 +20,22 @@ const DefaultModprobeTimeout = 30 * time.Second
 // NodeOptions change what CreateNodes does. A nil *NodeOptions means
 // defaults.
 type NodeOptions struct {
-	// DriverRoot is the driver root (nvidia-container-cli --root). When it
-	// is not "/", modprobe runs chrooted into it, as libnvidia-container's
-	// kmods helper does. Empty: "/".
-	DriverRoot string
-	// ProcRoot stands for /proc (the running kernel's, not under
-	// DriverRoot). Empty: "/proc".
-	ProcRoot string
-	// DevRoot is where nodes are created, standing for /dev. Empty:
-	// <DriverRoot>/dev, so "/dev" with the default driver root.
-	DevRoot string
+	// Roots say where the driver, procfs and /dev are: when the driver
+	// root (nvidia-container-cli --root) is not "/", modprobe runs
+	// chrooted into it, as libnvidia-container's kmods helper does, and
+	// nodes are made under the dev root. Zero: the running host, defaulted
+	// by driver.Roots.WithDefaults (the dev root is <driver root>/dev).
+	Roots driver.Roots
 	// LoadModules runs modprobe for nvidia, nvidia_uvm and nvidia_modeset
-	// when <ProcRoot>/modules does not list them. False: no module is
+	// when <proc root>/modules does not list them. False: no module is
 	// loaded and nodes are made for what is already loaded.
 	LoadModules bool
 	// ModprobeTimeout bounds each modprobe run: it is killed after that
 	// long, and that is a warning like a failing modprobe. Zero:
 	// DefaultModprobeTimeout.
 	ModprobeTimeout time.Duration
-	// Modprobe is the modprobe program, an absolute path inside
-	// DriverRoot. Empty: the path in <ProcRoot>/sys/kernel/modprobe, else
+	// Modprobe is the modprobe program, an absolute path inside the
+	// driver root. Empty: the path in <proc root>/sys/kernel/modprobe, else
 	// /sbin/modprobe.
 	Modprobe string
 	// IMEXChannels are the IMEX channels to make nodes for. Each must be

@@ -39,7 +39,7 @@ import (
 func CreateNodes(ctx context.Context, opts *NodeOptions) (*NodeReport, error) {
 	o := withNodeDefaults(opts)
 	r := &NodeReport{}
-	if why := userNamespace(o.ProcRoot); why != "" {
+	if why := userNamespace(o.Roots.Proc); why != "" {
 		r.Skipped = "inside a user namespace (" + why + ")"
 		return r, nil
 	}
@@ -52,7 +52,7 @@ func CreateNodes(ctx context.Context, opts *NodeOptions) (*NodeReport, error) {
 		return r, fmt.Errorf("creating device nodes: %w", err)
 	}
 	for _, n := range nodes {
-		if err := ensureNode(o.DevRoot, n, r); err != nil {
+		if err := ensureNode(o.Roots.Dev, n, r); err != nil {
 			return r, fmt.Errorf("creating device node %s: %w", n.Path, err)
 		}
 	}
@@ -64,14 +64,12 @@ func withNodeDefaults(opts *NodeOptions) NodeOptions {
 	if opts != nil {
 		o = *opts
 	}
-	o.DriverRoot = orDefault(o.DriverRoot, "/")
-	o.ProcRoot = orDefault(o.ProcRoot, "/proc")
-	o.DevRoot = orDefault(o.DevRoot, filepath.Join(o.DriverRoot, "dev"))
+	o.Roots = o.Roots.WithDefaults()
 	return o
 }
 
 func nodesToCreate(o *NodeOptions, modeset bool, r *NodeReport) ([]wantNode, error) {
-	f, err := readProcFacts(o.ProcRoot)
+	f, err := readProcFacts(o.Roots.Proc)
 	if err != nil {
 		return nil, err
 	}
@@ -239,7 +237,7 @@ const maxParamsSize = 64 << 10
 // readParams reads the driver's params file, nil if it is missing. It is
 // read as every file that may not be what it claims (inroot.ReadRegular):
 // opened O_PATH and read only if fstat says it is a regular file, so a
-// device node or FIFO at the path (a ProcRoot an image controls) is
+// device node or FIFO at the path (a proc root an image controls) is
 // refused, never opened.
 func readParams(path string) ([]byte, error) {
 	data, err := inroot.ReadRegularFile(path, maxParamsSize)

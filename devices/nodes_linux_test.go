@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/devices"
+	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/internal/fakehost"
 	"github.com/go-nvc/nvc/internal/testutil"
 )
@@ -75,7 +76,7 @@ func TestCreateNodes(t *testing.T) {
 	testutil.RequireRoot(t)
 	h := migHost(t)
 	dev := t.TempDir()
-	opts := &devices.NodeOptions{ProcRoot: h.ProcRoot, DevRoot: dev, IMEXChannels: []uint32{0, 7}}
+	opts := &devices.NodeOptions{Roots: driver.Roots{Proc: h.ProcRoot, Dev: dev}, IMEXChannels: []uint32{0, 7}}
 	r, err := devices.CreateNodes(t.Context(), opts)
 	require.NoError(t, err)
 	want := allNodes()
@@ -120,7 +121,7 @@ func TestCreateNodesParams(t *testing.T) {
 	editFile(t, params, "DeviceFileGID: 0\n", "DeviceFileGID: 44\n")
 	editFile(t, params, "DeviceFileMode: 438\n", "DeviceFileMode: 432\n")
 	dev := t.TempDir()
-	opts := &devices.NodeOptions{ProcRoot: h.ProcRoot, DevRoot: dev, IMEXChannels: []uint32{1}}
+	opts := &devices.NodeOptions{Roots: driver.Roots{Proc: h.ProcRoot, Dev: dev}, IMEXChannels: []uint32{1}}
 	_, err := devices.CreateNodes(t.Context(), opts)
 	require.NoError(t, err)
 	checkNodes(t, dev, map[string]nodeSpec{
@@ -132,7 +133,7 @@ func TestCreateNodesParams(t *testing.T) {
 	editFile(t, params, "ModifyDeviceFiles: 1\n", "ModifyDeviceFiles: 0\n")
 	editFile(t, h.ProcRoot+"/driver/nvidia/capabilities/gpu1/mig/gi11/access", "DeviceFileModify: 1", "DeviceFileModify: 0")
 	dev = t.TempDir()
-	opts.DevRoot = dev
+	opts.Roots.Dev = dev
 	r, err := devices.CreateNodes(t.Context(), opts)
 	require.NoError(t, err)
 	want := []string{"/dev/nvidia-caps/nvidia-cap1", "/dev/nvidia-caps/nvidia-cap147", "/dev/nvidia-caps/nvidia-cap148",
@@ -148,7 +149,7 @@ func TestCreatedNodesOpen(t *testing.T) {
 	h := migHost(t)
 	editFile(t, h.ProcRoot+"/devices", "234 nvidia-caps-imex-channels\n", "  1 nvidia-caps-imex-channels\n")
 	dev := t.TempDir()
-	_, err := devices.CreateNodes(t.Context(), &devices.NodeOptions{ProcRoot: h.ProcRoot, DevRoot: dev, IMEXChannels: []uint32{3, 5}})
+	_, err := devices.CreateNodes(t.Context(), &devices.NodeOptions{Roots: driver.Roots{Proc: h.ProcRoot, Dev: dev}, IMEXChannels: []uint32{3, 5}})
 	require.NoError(t, err)
 	null, err := os.OpenFile(filepath.Join(dev, "nvidia-caps-imex-channels/channel3"), os.O_RDWR, 0)
 	require.NoError(t, err)
@@ -177,14 +178,14 @@ func TestCreateNodesModprobe(t *testing.T) {
 	require.NoError(t, os.WriteFile(script, []byte("#!/bin/sh\n[ \"$1\" = nvidia_modeset ] && [ -e \"$0.fail\" ] && { echo \"FATAL: Module $1 not found\"; exit 1; }\necho \"$1 1 0 - Live 0x0 (PO)\" >> "+modules+"\n"), 0o755))
 
 	// Missing modprobe: nodes for what is there, no modeset, a warning.
-	opts := &devices.NodeOptions{ProcRoot: h.ProcRoot, DevRoot: t.TempDir(), LoadModules: true, Modprobe: script + ".missing"}
+	opts := &devices.NodeOptions{Roots: driver.Roots{Proc: h.ProcRoot, Dev: t.TempDir()}, LoadModules: true, Modprobe: script + ".missing"}
 	r, err := devices.CreateNodes(t.Context(), opts)
 	require.NoError(t, err, "missing modprobe")
 	assert.Empty(t, r.Loaded, "missing modprobe: loaded")
 	if assert.Len(t, r.Warnings, 1, "missing modprobe: warnings") {
 		assert.Contains(t, r.Warnings[0], "modprobe unavailable", "missing modprobe: warning")
 	}
-	_, err = os.Lstat(filepath.Join(opts.DevRoot, "nvidia-modeset"))
+	_, err = os.Lstat(filepath.Join(opts.Roots.Dev, "nvidia-modeset"))
 	assert.ErrorIs(t, err, os.ErrNotExist, "nvidia-modeset made without its module")
 
 	// A failing modprobe for nvidia_modeset, found through sys/kernel/modprobe.
@@ -200,12 +201,12 @@ func TestCreateNodesModprobe(t *testing.T) {
 	}
 
 	require.NoError(t, os.Remove(script+".fail"))
-	opts.DevRoot = t.TempDir()
+	opts.Roots.Dev = t.TempDir()
 	r, err = devices.CreateNodes(t.Context(), opts)
 	require.NoError(t, err, "working modprobe")
 	assert.Equal(t, []string{"nvidia_modeset"}, r.Loaded, "working modprobe: loaded")
 	assert.Empty(t, r.Warnings, "working modprobe: warnings")
-	checkNodes(t, opts.DevRoot, map[string]nodeSpec{"nvidia-modeset": {195, 254, 0o666, 0}})
+	checkNodes(t, opts.Roots.Dev, map[string]nodeSpec{"nvidia-modeset": {195, 254, 0o666, 0}})
 }
 
 // TestCreateNodesUserNamespace needs no privilege: in a user namespace
@@ -217,7 +218,7 @@ func TestCreateNodesUserNamespace(t *testing.T) {
 		require.NoError(t, os.WriteFile(h.ProcRoot+"/self/uid_map", []byte("0 0 4294967295\n"), 0o644))
 		require.NoError(t, os.WriteFile(h.ProcRoot+"/self/"+file, []byte(content), 0o644))
 		dev := t.TempDir()
-		r, err := devices.CreateNodes(t.Context(), &devices.NodeOptions{ProcRoot: h.ProcRoot, DevRoot: dev})
+		r, err := devices.CreateNodes(t.Context(), &devices.NodeOptions{Roots: driver.Roots{Proc: h.ProcRoot, Dev: dev}})
 		ents, _ := os.ReadDir(dev)
 		if assert.NoError(t, err, "%s %q", file, content) {
 			assert.Contains(t, r.Skipped, "user namespace", "%s %q: skipped", file, content)
@@ -244,7 +245,7 @@ func TestCreateNodesDriverRoot(t *testing.T) {
 	script := "#!/bin/busybox sh\necho \"$1 1 0 - Live 0x0 (PO)\" >> /proc/modules\necho \"$1\" >> /nvc-test/ran\n"
 	require.NoError(t, os.WriteFile(h.Root+"/nvc-test/modprobe", []byte(script), 0o755))
 
-	opts := &devices.NodeOptions{DriverRoot: h.Root, ProcRoot: h.ProcRoot, LoadModules: true, Modprobe: "/nvc-test/modprobe"}
+	opts := &devices.NodeOptions{Roots: driver.Roots{Driver: h.Root, Proc: h.ProcRoot}, LoadModules: true, Modprobe: "/nvc-test/modprobe"}
 	r, err := devices.CreateNodes(t.Context(), opts)
 	require.NoError(t, err, "CreateNodes")
 	require.Equal(t, []string{"nvidia", "nvidia_uvm", "nvidia_modeset"}, r.Loaded, "CreateNodes: loaded")
@@ -268,16 +269,16 @@ func TestCreateNodesIMEXLimit(t *testing.T) {
 	}
 	for _, ids := range [][]uint32{{2048}, {0, 1 << 19}, many} {
 		dev := t.TempDir()
-		_, err := devices.CreateNodes(t.Context(), &devices.NodeOptions{ProcRoot: h.ProcRoot, DevRoot: dev, IMEXChannels: ids})
+		_, err := devices.CreateNodes(t.Context(), &devices.NodeOptions{Roots: driver.Roots{Proc: h.ProcRoot, Dev: dev}, IMEXChannels: ids})
 		ents, _ := os.ReadDir(dev)
 		assert.ErrorIs(t, err, devices.ErrInvalid, "%d channels up to %d", len(ids), slices.Max(ids))
 		assert.Empty(t, ents, "%d channels up to %d: entries made", len(ids), slices.Max(ids))
 	}
 	editFile(t, h.ProcRoot+"/driver/nvidia/params", "ImexChannelCount: 2048\n", "ImexChannelCount: 4\n")
 	dev := t.TempDir()
-	_, err := devices.CreateNodes(t.Context(), &devices.NodeOptions{ProcRoot: h.ProcRoot, DevRoot: dev, IMEXChannels: []uint32{4}})
+	_, err := devices.CreateNodes(t.Context(), &devices.NodeOptions{Roots: driver.Roots{Proc: h.ProcRoot, Dev: dev}, IMEXChannels: []uint32{4}})
 	assert.ErrorIs(t, err, devices.ErrInvalid, "channel 4 of 4")
-	_, err = devices.CreateNodes(t.Context(), &devices.NodeOptions{ProcRoot: h.ProcRoot, DevRoot: dev, IMEXChannels: []uint32{3}})
+	_, err = devices.CreateNodes(t.Context(), &devices.NodeOptions{Roots: driver.Roots{Proc: h.ProcRoot, Dev: dev}, IMEXChannels: []uint32{3}})
 	require.NoError(t, err)
 	checkNodes(t, dev, map[string]nodeSpec{"nvidia-caps-imex-channels/channel3": {234, 3, 0o666, 0}})
 }
@@ -302,7 +303,7 @@ func TestCreateNodesParamsNotRegular(t *testing.T) {
 			dev := t.TempDir()
 			done := make(chan error, 1)
 			go func() {
-				_, err := devices.CreateNodes(t.Context(), &devices.NodeOptions{ProcRoot: h.ProcRoot, DevRoot: dev})
+				_, err := devices.CreateNodes(t.Context(), &devices.NodeOptions{Roots: driver.Roots{Proc: h.ProcRoot, Dev: dev}})
 				done <- err
 			}()
 			var err error
@@ -339,7 +340,7 @@ func TestCreateNodesModprobeBounded(t *testing.T) {
 	require.NoError(t, os.Remove(h.ProcRoot+"/modules"))
 	script := filepath.Join(t.TempDir(), "modprobe")
 	require.NoError(t, os.WriteFile(script, []byte("#!/bin/sh\nexec sleep 60\n"), 0o755))
-	opts := &devices.NodeOptions{ProcRoot: h.ProcRoot, DevRoot: t.TempDir(), LoadModules: true, Modprobe: script,
+	opts := &devices.NodeOptions{Roots: driver.Roots{Proc: h.ProcRoot, Dev: t.TempDir()}, LoadModules: true, Modprobe: script,
 		ModprobeTimeout: 100 * time.Millisecond}
 	start := time.Now()
 	r, err := devices.CreateNodes(t.Context(), opts)

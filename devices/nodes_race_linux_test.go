@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/devices"
+	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/internal/testutil"
 )
 
@@ -37,7 +38,7 @@ func TestCreateNodesChmodRace(t *testing.T) {
 	deadline := time.Now().Add(3 * time.Second)
 	runs := 0
 	for ; time.Now().Before(deadline) && runs < 5000; runs++ {
-		devices.CreateNodes(t.Context(), &devices.NodeOptions{ProcRoot: h.ProcRoot, DevRoot: dev}) // errors are the race's
+		devices.CreateNodes(t.Context(), &devices.NodeOptions{Roots: driver.Roots{Proc: h.ProcRoot, Dev: dev}}) // errors are the race's
 		if victimMode(t, victim) != 0o600 {
 			break
 		}

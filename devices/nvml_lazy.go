@@ -3,7 +3,7 @@ package devices
 import "sync"
 
 // NewLazyNVML returns an NVMLInterface that loads libnvidia-ml.so.1 as
-// Discover would with o (from o.DriverRoot, or o.NVMLLibrary) only when its
+// Discover would with o (from o.Roots.Driver, or o.NVMLLibrary) only when its
 // Init is first called, so a caller can hand NVML on to a step that may
 // never need it (nvcontainer.PlanOptions.NVML) without paying NVML's
 // start-up: loading the library is cheap, nvmlInit is not (hundreds of

@@ -75,7 +75,7 @@ type loadedNVML struct {
 func openNVML(o *Options) (*loadedNVML, error) {
 	l := &loadedNVML{}
 	name, what := nvmlSoname, nvmlSoname
-	if o.NVMLLibrary != "" || filepath.Clean(o.DriverRoot) != "/" {
+	if o.NVMLLibrary != "" || filepath.Clean(o.Roots.Driver) != "/" {
 		f, err := findNVML(o)
 		if err != nil {
 			return nil, err
@@ -141,15 +141,15 @@ func lookupAny(lib *dl.DynamicLibrary, names []string) bool {
 // libnvidia-ml.so.1 in the first of the usual library dirs that has it.
 func findNVML(o *Options) (*os.File, error) {
 	if o.NVMLLibrary != "" {
-		return openInRoot(o.DriverRoot, o.NVMLLibrary)
+		return openInRoot(o.Roots.Driver, o.NVMLLibrary)
 	}
 	for _, d := range nvmlLibDirs {
-		f, err := openInRoot(o.DriverRoot, path.Join(d, nvmlSoname))
+		f, err := openInRoot(o.Roots.Driver, path.Join(d, nvmlSoname))
 		if !errors.Is(err, fs.ErrNotExist) {
 			return f, err
 		}
 	}
-	return nil, fmt.Errorf("finding %s under %s (in %s): %w", nvmlSoname, o.DriverRoot,
+	return nil, fmt.Errorf("finding %s under %s (in %s): %w", nvmlSoname, o.Roots.Driver,
 		strings.Join(nvmlLibDirs, ", "), fs.ErrNotExist)
 }
 

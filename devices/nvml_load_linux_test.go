@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/devices"
+	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/internal/fakenvmllib"
 )
 
@@ -78,7 +79,7 @@ func rootOptions(t *testing.T, b devices.Backend) (devices.Options, string) {
 	h := genHost(t, nil)
 	lib := filepath.Join(h.Root, "usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1")
 	require.NoError(t, os.Remove(lib))
-	return devices.Options{Backend: b, DriverRoot: h.Root, ProcRoot: h.ProcRoot, DevRoot: h.DevRoot}, lib
+	return devices.Options{Backend: b, Roots: driver.Roots{Driver: h.Root, Proc: h.ProcRoot, Dev: h.DevRoot}}, lib
 }
 
 // TestNVMLPartialLibrary: a libnvidia-ml.so.1 that exports nvmlInit_v2 and
@@ -128,7 +129,7 @@ func TestNVMLResolvedInRoot(t *testing.T) {
 	mark := filepath.Join(t.TempDir(), "loaded")
 	host := filepath.Join(t.TempDir(), "outside", "libnvidia-ml.so.1")
 	buildFakeNVML(t, host, "111.11.11", mark)
-	buildFakeNVML(t, filepath.Join(o.DriverRoot, host), "550.54.15", mark)
+	buildFakeNVML(t, filepath.Join(o.Roots.Driver, host), "550.54.15", mark)
 	require.NoError(t, os.Symlink(host, lib))
 	r := discoverInChild(t, o)
 	if assert.Empty(t, r.Err) {
@@ -171,6 +172,6 @@ func TestLazyNVML(t *testing.T) {
 	assert.NoError(t, err, "driver version")
 	assert.Equal(t, "550.54.15", v, "driver version")
 	assert.Equal(t, "init\n", string(got), "nvmlInit marks")
-	o.DriverRoot = t.TempDir()
+	o.Roots.Driver = t.TempDir()
 	assert.ErrorContains(t, devices.NewLazyNVML(&o).Init(), "libnvidia-ml.so.1", "Init without a library")
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/go-nvc/nvc/devices"
+	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/internal/testutil"
 )
 
@@ -38,7 +39,7 @@ func TestCreateNodesErrPermission(t *testing.T) {
 	done := make(chan error)
 	go func() {
 		dropCapability(t, unix.CAP_MKNOD)
-		_, err := devices.CreateNodes(t.Context(), &devices.NodeOptions{ProcRoot: h.ProcRoot, DevRoot: dev})
+		_, err := devices.CreateNodes(t.Context(), &devices.NodeOptions{Roots: driver.Roots{Proc: h.ProcRoot, Dev: dev}})
 		done <- err
 	}()
 	err := <-done

@@ -42,7 +42,7 @@ func newTestHostWith(tb testing.TB, opts *fakehost.Options) *testHost {
 	require.NoError(tb, err)
 	d, err := driver.Open(&driver.Options{Roots: driver.Roots{Driver: h.Root, Proc: h.ProcRoot, Dev: h.DevRoot}})
 	require.NoError(tb, err)
-	devs, err := devices.Discover(context.Background(), &devices.Options{Backend: devices.Procfs, DriverRoot: h.Root, ProcRoot: h.ProcRoot, DevRoot: h.DevRoot})
+	devs, err := devices.Discover(context.Background(), &devices.Options{Backend: devices.Procfs, Roots: driver.Roots{Driver: h.Root, Proc: h.ProcRoot, Dev: h.DevRoot}})
 	require.NoError(tb, err)
 	return &testHost{Host: h, host: &Host{Driver: d, Devices: devs}}
 }

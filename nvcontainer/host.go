@@ -28,8 +28,7 @@ func OpenHost(ctx context.Context, d *driver.Options, backend devices.Backend) (
 	if d.NVML != nil && !ok {
 		return nil, fmt.Errorf("%w: driver.Options.NVML (%T) is not a devices.NVMLInterface", devices.ErrInvalid, d.NVML)
 	}
-	devs, err := devices.Discover(ctx, &devices.Options{Backend: backend, NVML: nv,
-		DriverRoot: d.Roots.Driver, ProcRoot: d.Roots.Proc, DevRoot: d.Roots.Dev})
+	devs, err := devices.Discover(ctx, &devices.Options{Backend: backend, NVML: nv, Roots: d.Roots})
 	if err != nil {
 		return nil, err
 	}
@@ -49,8 +48,8 @@ type HostOptions struct {
 	// Backend is how GPUs are found. Empty: devices.Auto.
 	Backend devices.Backend
 	// LoadModules loads the NVIDIA kernel modules (modprobe chrooted into
-	// Driver.Root when it is not /) and creates missing device nodes under
-	// Driver.DevRoot (empty: <Driver.Root>/dev) first, as
+	// the driver root when it is not /) and creates missing device nodes
+	// under the dev root (Driver.Roots) first, as
 	// nvidia-container-cli --load-kmods does (devices.CreateNodes; needs
 	// root). False: nothing on the host is changed.
 	LoadModules bool

@@ -45,7 +45,7 @@ func PrepareHostFor(ctx context.Context, opts *HostOptions, req *request.Request
 		h, err = OpenHost(ctx, d, devices.Auto)
 		return h, rep, err
 	}
-	h.NVML = devices.NewLazyNVML(&devices.Options{DriverRoot: d.Roots.Driver})
+	h.NVML = devices.NewLazyNVML(&devices.Options{Roots: d.Roots})
 	return h, rep, nil
 }
 

@@ -11,9 +11,9 @@ import (
 // command, and nvidia-container-runtime-hook before it configures a
 // container: with opts.LoadModules it first loads the kernel modules and
 // creates the missing device nodes (devices.CreateNodes, with the driver
-// options' Root, ProcRoot and DevRoot: under a driver root other than /,
-// modprobe runs chrooted into it and, without a DevRoot, the nodes are
-// made in <Root>/dev, as with nvidia-container-cli --root --load-kmods),
+// options' Roots: under a driver root other than /, modprobe runs chrooted
+// into it and, without a dev root, the nodes are made in <driver root>/dev,
+// as with nvidia-container-cli --root --load-kmods),
 // then opens the driver and discovers the devices ([OpenHost]). The node
 // report is for the caller to log; it is nil without LoadModules, and
 // returned even when a later step fails. ctx bounds the modprobe runs
@@ -30,8 +30,7 @@ func PrepareHost(ctx context.Context, opts *HostOptions) (*Host, *devices.NodeRe
 	var rep *devices.NodeReport
 	if o.LoadModules {
 		var err error
-		rep, err = devices.CreateNodes(ctx, &devices.NodeOptions{DriverRoot: d.Roots.Driver, ProcRoot: d.Roots.Proc, DevRoot: d.Roots.Dev,
-			LoadModules: true, IMEXChannels: o.IMEXChannels})
+		rep, err = devices.CreateNodes(ctx, &devices.NodeOptions{Roots: d.Roots, LoadModules: true, IMEXChannels: o.IMEXChannels})
 		if err != nil {
 			return nil, rep, err
 		}
