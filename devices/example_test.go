@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/go-nvc/nvc/devices"
-	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/nvcontainer/nvctest"
 )
 
@@ -21,7 +20,7 @@ func ExampleDiscover() {
 	defer sim.Remove()
 	host, err := devices.Discover(context.Background(), &devices.Options{
 		Backend: devices.Procfs,
-		Roots:   driver.Roots{Driver: sim.Root, Proc: sim.ProcRoot, Dev: sim.DevRoot},
+		Roots:   sim.Roots,
 	})
 	if err != nil {
 		fmt.Println(err)

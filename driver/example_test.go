@@ -18,7 +18,7 @@ func ExampleDriver_Files() {
 		log.Fatal(err)
 	}
 	defer sim.Remove()
-	d, err := driver.Open(&driver.Options{Roots: driver.Roots{Driver: sim.Root, LDCache: sim.LDCache, Proc: sim.ProcRoot, Dev: sim.DevRoot}})
+	d, err := driver.Open(&driver.Options{Roots: sim.Roots})
 	if err != nil {
 		log.Fatal(err)
 	}

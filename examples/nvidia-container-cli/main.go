@@ -154,10 +154,10 @@ func (a *app) simulateHost(ho *nvcontainer.HostOptions) error {
 	if err != nil {
 		return err
 	}
-	a.simDir = h.Root
+	a.simDir = h.Roots.Driver
 	fmt.Fprintf(a.stderr, "%s: SIMULATED host %q (fake NVML, driver %s) generated in %s; nothing printed describes this machine\n",
-		a.cmd.Prog, a.simulate, h.DriverVersion, h.Root)
-	d.Roots.Driver, d.Roots.Proc, d.Roots.Dev, d.NVML, d.Path = h.Root, h.ProcRoot, h.DevRoot, h.NVML, ""
+		a.cmd.Prog, a.simulate, h.DriverVersion, h.Roots.Driver)
+	d.Roots.Driver, d.Roots.Proc, d.Roots.Dev, d.NVML, d.Path = h.Roots.Driver, h.Roots.Proc, h.Roots.Dev, h.NVML, ""
 	ho.LoadModules = false
 	return nil
 }

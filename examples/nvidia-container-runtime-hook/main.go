@@ -123,8 +123,10 @@ func printCommand(cfg *toolkit.Config, req *request.Request, ctr nvcontainer.Con
 func configure(cfg *toolkit.Config, roots *toolkit.HostRoots, req *request.Request, ctr nvcontainer.Container, log *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	r := roots.Roots
+	r.Driver, r.LDCache = cfg.CLI.Root, cfg.CLI.Ldcache
 	opts := &nvcontainer.HostOptions{Backend: roots.Backend, LoadModules: !cfg.CLI.NoLoadKmods, IMEXChannels: req.IMEXChannels,
-		Driver: &driver.Options{Roots: driver.Roots{Driver: cfg.CLI.Root, LDCache: cfg.CLI.Ldcache, Proc: roots.ProcRoot, Dev: roots.DevRoot}}}
+		Driver: &driver.Options{Roots: r}}
 	if cfg.Features.DisableIMEXChannelCreation {
 		opts.IMEXChannels = nil
 	}

@@ -45,7 +45,7 @@ func newHookCase(t *testing.T) *hookCase {
 	fh := nvctest.NewHost(t, nvctest.DGXA100, &nvctest.Options{RealNodes: true})
 	config := filepath.Join(t.TempDir(), "config.toml")
 	toml := fmt.Sprintf("[nvidia-container-cli]\nroot = %q\nload-kmods = false\nno-cgroups = true\n"+
-		"[nvc]\nproc-root = %q\ndev-root = %q\nbackend = \"procfs\"\n", fh.Root, fh.ProcRoot, fh.DevRoot)
+		"[nvc]\nproc-root = %q\ndev-root = %q\nbackend = \"procfs\"\n", fh.Roots.Driver, fh.Roots.Proc, fh.Roots.Dev)
 	require.NoError(t, os.WriteFile(config, []byte(toml), 0o644))
 	return &hookCase{config: config, ctr: container.Start(t, &container.Options{Spec: `file etc/debian_version "12.5\n"`})}
 }

@@ -239,14 +239,14 @@ func (o *generateOptions) simulateHost(stderr io.Writer) (*driver.Options, error
 	if err != nil {
 		return nil, fmt.Errorf("cdi generate: simulating %s: %w", m, err)
 	}
-	o.simDir = h.Root
+	o.simDir = h.Roots.Driver
 	fate := "removed at exit (--simulate-keep keeps it for the spec's host paths)"
 	if o.simulateKeep {
 		fate = "kept for the spec; remove it when done"
 	}
 	fmt.Fprintf(stderr, "nvidia-ctk: SIMULATED host %q (fake NVML, driver %s) generated in %s, %s. "+
-		"Nothing in this spec describes this machine.\n", o.simulate, h.DriverVersion, h.Root, fate)
-	return &driver.Options{Roots: driver.Roots{Driver: h.Root, Proc: h.ProcRoot, Dev: h.DevRoot}, NVML: h.NVML, ToolkitLibraries: true}, nil
+		"Nothing in this spec describes this machine.\n", o.simulate, h.DriverVersion, h.Roots.Driver, fate)
+	return &driver.Options{Roots: h.Roots, NVML: h.NVML, ToolkitLibraries: true}, nil
 }
 
 // cleanup removes the --simulate host unless --simulate-keep asks to keep

@@ -25,13 +25,13 @@ import (
 // each once, and nothing of them to stdout.
 func TestGenerateWarnings(t *testing.T) {
 	h := nvctest.NewHost(t, nvctest.DGXA100, nil)
-	host, err := nvcontainer.OpenHost(context.Background(), &driver.Options{Roots: driver.Roots{Driver: h.Root, Proc: h.ProcRoot, Dev: h.DevRoot}, ToolkitLibraries: true}, "")
+	host, err := nvcontainer.OpenHost(context.Background(), &driver.Options{Roots: h.Roots, ToolkitLibraries: true}, "")
 	require.NoError(t, err)
 	req := &request.Request{Devices: request.Devices{Mode: request.DevicesAll}, Capabilities: capabilities.All}
 	plan, err := nvcontainer.NewPlan(host, req, nvcontainer.Container{}, nil)
 	require.NoError(t, err)
 	require.NotEmpty(t, plan.Warnings, "the generated host gives no warnings to check")
-	code, stdout, stderr := ctk(t, "cdi", "generate", "--driver-root", h.Root, "--proc-root", h.ProcRoot)
+	code, stdout, stderr := ctk(t, "cdi", "generate", "--driver-root", h.Roots.Driver, "--proc-root", h.Roots.Proc)
 	require.Equal(t, 0, code, "exit status: %s", stderr)
 	for _, w := range plan.Warnings {
 		line := "nvidia-ctk: warning: " + w + "\n"
@@ -46,7 +46,7 @@ func TestGenerateWarnings(t *testing.T) {
 // nodes.
 func TestGenerateMIGWithoutCapsMajor(t *testing.T) {
 	h := nvctest.NewHost(t, nvctest.DGXA100, &nvctest.Options{MIG: map[int][]string{1: {"3g.20gb"}}})
-	file := filepath.Join(h.ProcRoot, "devices")
+	file := filepath.Join(h.Roots.Proc, "devices")
 	data, err := os.ReadFile(file)
 	require.NoError(t, err)
 	var lines []string
@@ -56,7 +56,7 @@ func TestGenerateMIGWithoutCapsMajor(t *testing.T) {
 		}
 	}
 	require.NoError(t, os.WriteFile(file, []byte(strings.Join(lines, "")), 0o644))
-	code, stdout, stderr := ctk(t, "cdi", "generate", "--driver-root", h.Root, "--proc-root", h.ProcRoot)
+	code, stdout, stderr := ctk(t, "cdi", "generate", "--driver-root", h.Roots.Driver, "--proc-root", h.Roots.Proc)
 	msg := "want exit 1, nothing on stdout, an error naming 1:0 and nvidia-caps"
 	assert.Equal(t, 1, code, msg)
 	assert.Empty(t, stdout, msg)
@@ -76,9 +76,9 @@ func TestGenerateToolkitLibraries(t *testing.T) {
 	for _, noCache := range []bool{false, true} {
 		t.Run(map[bool]string{false: "cache", true: "no-cache"}[noCache], func(t *testing.T) {
 			if noCache {
-				require.NoError(t, os.Remove(filepath.Join(h.Root, "etc/ld.so.cache")))
+				require.NoError(t, os.Remove(filepath.Join(h.Roots.Driver, "etc/ld.so.cache")))
 			}
-			code, stdout, stderr := ctk(t, "cdi", "generate", "--driver-root", h.Root, "--proc-root", h.ProcRoot, "--format", "json")
+			code, stdout, stderr := ctk(t, "cdi", "generate", "--driver-root", h.Roots.Driver, "--proc-root", h.Roots.Proc, "--format", "json")
 			require.Equal(t, 0, code, "exit status: %s", stderr)
 			var spec specs.Spec
 			require.NoError(t, json.Unmarshal([]byte(stdout), &spec))

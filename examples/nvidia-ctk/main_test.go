@@ -103,14 +103,14 @@ func itoa(i int) string { return string(rune('0' + i)) }
 // containerized driver), with a custom kind and hook.
 func TestGenerateDriverRoot(t *testing.T) {
 	h := nvctest.NewHost(t, nvctest.DGXA100, &nvctest.Options{Layout: nvctest.Fedora})
-	spec := generateFile(t, "spec.yaml", "--driver-root", h.Root, "--proc-root", h.ProcRoot,
+	spec := generateFile(t, "spec.yaml", "--driver-root", h.Roots.Driver, "--proc-root", h.Roots.Proc,
 		"--vendor", "example.com", "--class", "accel", "--hook-path", "/opt/nvc/bin/nvidia-cdi-hook", "--no-all-device")
 	raw := spec.Spec
 	assert.Equal(t, "example.com/accel", raw.Kind, "kind")
 	assert.Equal(t, "0.5.0", raw.Version, "version")
 	assert.NotContains(t, deviceNames(raw), "all", "--no-all-device kept all")
 	for _, n := range append(spec.GetDevice("0").Device.ContainerEdits.DeviceNodes, raw.ContainerEdits.DeviceNodes...) {
-		assert.True(t, strings.HasPrefix(n.HostPath, h.Root+"/dev/"), "node %s hostPath %s is not under the dev root", n.Path, n.HostPath)
+		assert.True(t, strings.HasPrefix(n.HostPath, h.Roots.Driver+"/dev/"), "node %s hostPath %s is not under the dev root", n.Path, n.HostPath)
 	}
 	var sawCache bool
 	for _, hk := range raw.ContainerEdits.Hooks {
@@ -125,8 +125,8 @@ func TestGenerateDriverRoot(t *testing.T) {
 	assert.True(t, sawCache, "no update-ldcache --folder /usr/lib64 hook")
 	for _, m := range raw.ContainerEdits.Mounts {
 		msg := fmt.Sprintf("mount %s -> %s: want a host path under the driver root, a container path without it", m.HostPath, m.ContainerPath)
-		assert.True(t, strings.HasPrefix(m.HostPath, h.Root+"/"), msg)
-		assert.False(t, strings.HasPrefix(m.ContainerPath, h.Root), msg)
+		assert.True(t, strings.HasPrefix(m.HostPath, h.Roots.Driver+"/"), msg)
+		assert.False(t, strings.HasPrefix(m.ContainerPath, h.Roots.Driver), msg)
 	}
 }
 

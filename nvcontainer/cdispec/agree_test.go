@@ -321,7 +321,7 @@ func TestPlanAndCDIAgreeSharedInstance(t *testing.T) {
 // nodes; whole GPUs, in MIG mode or not, still get a spec.
 func TestCDIMIGWithoutCapsMajor(t *testing.T) {
 	sim := nvctest.NewHost(t, nvctest.DGXA100, &nvctest.Options{MIG: map[int][]string{1: {"3g.20gb", "1g.5gb"}}})
-	file := filepath.Join(sim.ProcRoot, "devices")
+	file := filepath.Join(sim.Roots.Proc, "devices")
 	data, err := os.ReadFile(file)
 	require.NoError(t, err)
 	var lines []string

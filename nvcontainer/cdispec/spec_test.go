@@ -99,7 +99,7 @@ func TestCDISpecDGX(t *testing.T) {
 			require.NotNil(t, d, "device %s", name)
 			require.Equal(t, []string{"/dev/nvidia3"}, nodePaths(d.ContainerEdits))
 			n := d.ContainerEdits.DeviceNodes[0]
-			assert.Equal(t, filepath.Join(h.sim.DevRoot, "nvidia3"), n.HostPath, "hostPath")
+			assert.Equal(t, filepath.Join(h.sim.Roots.Dev, "nvidia3"), n.HostPath, "hostPath")
 			assert.Equal(t, "c", n.Type, "type")
 			assert.Equal(t, int64(195), n.Major, "major")
 			assert.Equal(t, int64(3), n.Minor, "minor")
@@ -127,7 +127,7 @@ func checkCommonEdits(t *testing.T, h *testHost, spec *specs.Spec) {
 		}
 	}
 	if assert.NotNil(t, libcuda, "libcuda mount in %+v", e.Mounts) {
-		assert.Equal(t, filepath.Join(h.sim.Root, lib), libcuda.HostPath, "libcuda hostPath")
+		assert.Equal(t, filepath.Join(h.sim.Roots.Driver, lib), libcuda.HostPath, "libcuda hostPath")
 		assert.Equal(t, "ro,nosuid,nodev,rbind,rprivate", strings.Join(libcuda.Options, ","), "libcuda options")
 	}
 	require.Len(t, e.Hooks, 4, "hooks %+v", e.Hooks)

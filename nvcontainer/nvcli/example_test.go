@@ -100,7 +100,7 @@ func simulatedHost() (host *nvcontainer.Host, dir string) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	return host, sim.Root
+	return host, sim.Roots.Driver
 }
 
 // Parse reads a command line as nvidia-container-cli's argp parsers do;

@@ -6,15 +6,15 @@
 // A generated host is a directory tree and a fake NVML that agree with
 // each other:
 //
-//   - under Host.Root, the driver's files as a runfile install leaves them
-//     (real ELF shared objects with their SONAMEs and links, binaries,
-//     firmware, config files, sockets), plus decoys of another driver
-//     version that a correct selection rejects, and an ld.so.cache listing
-//     them (Host.LDCache);
-//   - under Host.ProcRoot, /proc/driver/nvidia (version, params, one
+//   - under Host.Roots.Driver, the driver's files as a runfile install
+//     leaves them (real ELF shared objects with their SONAMEs and links,
+//     binaries, firmware, config files, sockets), plus decoys of another
+//     driver version that a correct selection rejects, and an ld.so.cache
+//     listing them (Host.Roots.LDCache);
+//   - under Host.Roots.Proc, /proc/driver/nvidia (version, params, one
 //     gpus/<bus id>/information per GPU, the MIG capability files) and
 //     /proc/devices;
-//   - under Host.DevRoot, /dev/nvidia0-7, nvidiactl, nvidia-uvm,
+//   - under Host.Roots.Dev, /dev/nvidia0-7, nvidiactl, nvidia-uvm,
 //     nvidia-modeset, the nvidia-caps nodes of MIG and the IMEX channels
 //     (plain files, or real character devices with Options.RealNodes);
 //   - Host.NVML, a devices.NVMLInterface answering for the same GPUs.

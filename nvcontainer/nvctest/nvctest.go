@@ -98,7 +98,7 @@ type Options struct {
 	DriverVersion string
 	// Layout of the driver files. Zero: Debian.
 	Layout Layout
-	// RealNodes makes the device nodes under DevRoot real character
+	// RealNodes makes the device nodes under Roots.Dev real character
 	// devices (needs CAP_MKNOD), as a test that applies a plan needs.
 	// False: plain files standing in for them.
 	RealNodes bool
@@ -113,16 +113,14 @@ type Options struct {
 type Host struct {
 	// Machine is the simulated machine.
 	Machine Machine
-	// Root is the driver root: the host's file system image (what
-	// nvidia-container-cli --root or driver.Options.Root name).
-	Root string
-	// ProcRoot and DevRoot stand for /proc and /dev: Root/proc and
-	// Root/dev.
-	ProcRoot, DevRoot string
-	// LDCache is the host's ld.so.cache, a path inside Root.
-	LDCache string
+	// Roots are the host's roots: Roots.Driver is the driver root, the
+	// host's file system image (what nvidia-container-cli --root names);
+	// Proc and Dev stand for /proc and /dev (<driver root>/proc and
+	// <driver root>/dev); LDCache is the host's ld.so.cache, a path
+	// inside the driver root.
+	Roots driver.Roots
 	// LibDir and Lib32Dir are the driver's library dirs, as paths inside
-	// Root (/usr/lib/x86_64-linux-gnu and /usr/lib/i386-linux-gnu in the
+	// the driver root (/usr/lib/x86_64-linux-gnu and /usr/lib/i386-linux-gnu in the
 	// Debian layout).
 	LibDir, Lib32Dir string
 	// DriverVersion is the NVRM version; CUDAVersion the driver's CUDA
@@ -156,8 +154,8 @@ func Generate(dir string, m Machine, opts *Options) (*Host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("nvctest: %w", err)
 	}
-	return &Host{Machine: m, Root: fh.Root, ProcRoot: fh.ProcRoot, DevRoot: fh.DevRoot,
-		LDCache: "/etc/ld.so.cache", LibDir: fh.LibDir, Lib32Dir: fh.Lib32Dir,
+	roots := driver.Roots{Driver: fh.Root, Proc: fh.ProcRoot, Dev: fh.DevRoot, LDCache: driver.DefaultLDCache}
+	return &Host{Machine: m, Roots: roots, LibDir: fh.LibDir, Lib32Dir: fh.Lib32Dir,
 		DriverVersion: fh.DriverVersion, CUDAVersion: fh.CUDAVersion, NVML: fh.NVML}, nil
 }
 
@@ -200,14 +198,14 @@ func NewHost(t TB, m Machine, opts *Options) *Host {
 	return h
 }
 
-// Remove deletes the generated tree, Root included.
-func (h *Host) Remove() error { return os.RemoveAll(h.Root) }
+// Remove deletes the generated tree, the driver root included.
+func (h *Host) Remove() error { return os.RemoveAll(h.Roots.Driver) }
 
 // DriverOptions are the host's roots and its fake NVML, as driver.Open,
 // nvcontainer.OpenHost and nvcontainer.PrepareHost take them. Each call
 // returns a new value the caller may change.
 func (h *Host) DriverOptions() *driver.Options {
-	return &driver.Options{Roots: driver.Roots{Driver: h.Root, LDCache: h.LDCache, Proc: h.ProcRoot, Dev: h.DevRoot}, NVML: h.NVML}
+	return &driver.Options{Roots: h.Roots, NVML: h.NVML}
 }
 
 // Open opens the host as a runtime opens a real one (nvcontainer.OpenHost:

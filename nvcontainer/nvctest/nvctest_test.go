@@ -106,7 +106,7 @@ func TestGenerateTemp(t *testing.T) {
 
 	sim, err := nvctest.GenerateTemp(nvctest.DGXA100, &nvctest.Options{Layout: nvctest.Fedora, DriverVersion: "570.86.15"})
 	require.NoError(t, err)
-	assert.Equal(t, tmp, filepath.Dir(sim.Root))
+	assert.Equal(t, tmp, filepath.Dir(sim.Roots.Driver))
 	assert.Equal(t, "/usr/lib64", sim.LibDir)
 	d, err := driver.Open(sim.DriverOptions())
 	require.NoError(t, err)
@@ -116,7 +116,7 @@ func TestGenerateTemp(t *testing.T) {
 	require.NotEmpty(t, files.Libraries)
 	assert.Equal(t, "/usr/lib64/libcuda.so.570.86.15", files.Libraries[0].Path)
 	require.NoError(t, sim.Remove())
-	assert.NoDirExists(t, sim.Root)
+	assert.NoDirExists(t, sim.Roots.Driver)
 }
 
 // Generate refuses a directory that is not empty.
@@ -130,14 +130,14 @@ func TestGenerateNotEmpty(t *testing.T) {
 // Device nodes are plain files unless RealNodes asks for character
 // devices (as root).
 func TestRealNodes(t *testing.T) {
-	fi, err := os.Stat(filepath.Join(nvctest.NewHost(t, nvctest.DGXH100, nil).DevRoot, "nvidia0"))
+	fi, err := os.Stat(filepath.Join(nvctest.NewHost(t, nvctest.DGXH100, nil).Roots.Dev, "nvidia0"))
 	require.NoError(t, err)
 	assert.True(t, fi.Mode().IsRegular(), "%v", fi.Mode())
 
 	testutil.RequireRoot(t)
 	sim := nvctest.NewHost(t, nvctest.DGXH100, &nvctest.Options{RealNodes: true, MIG: map[int][]string{1: {"3g.40gb"}}})
-	fi, err = os.Stat(filepath.Join(sim.DevRoot, "nvidia0"))
+	fi, err = os.Stat(filepath.Join(sim.Roots.Dev, "nvidia0"))
 	require.NoError(t, err)
 	assert.NotZero(t, fi.Mode()&os.ModeCharDevice, "%v", fi.Mode())
-	assert.DirExists(t, filepath.Join(sim.ProcRoot, "driver/nvidia/capabilities/gpu1/mig/gi1"))
+	assert.DirExists(t, filepath.Join(sim.Roots.Proc, "driver/nvidia/capabilities/gpu1/mig/gi1"))
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/devices"
+	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/nvcontainer/request"
 	"github.com/go-nvc/nvc/nvcontainer/toolkit"
 )
@@ -26,7 +27,7 @@ backend = "procfs"
 `
 	r, err := toolkit.ParseHostRoots([]byte(file))
 	require.NoError(t, err)
-	assert.Equal(t, toolkit.HostRoots{ProcRoot: "/host/proc", DevRoot: "/host/dev", Backend: devices.Procfs}, *r, "ParseHostRoots")
+	assert.Equal(t, toolkit.HostRoots{Roots: driver.Roots{Proc: "/host/proc", Dev: "/host/dev"}, Backend: devices.Procfs}, *r, "ParseHostRoots")
 	// The toolkit's parser keeps reading the file and names our keys.
 	cfg, err := toolkit.ParseConfig([]byte(file))
 	require.NoError(t, err)
@@ -48,6 +49,17 @@ backend = "procfs"
 	assert.ErrorIs(t, err, toolkit.ErrInvalidConfig, "unknown backend")
 }
 
+// The [nvc] roots and the toolkit's root make one driver.Roots, whose dev
+// root defaults inside the driver root as devices and driver both take it.
+func TestHostRootsDefaults(t *testing.T) {
+	r, err := toolkit.ParseHostRoots([]byte("[nvc]\nproc-root = \"/host/proc\"\n"))
+	require.NoError(t, err)
+	roots := r.Roots
+	roots.Driver = "/run/nvidia/driver"
+	assert.Equal(t, driver.Roots{Driver: "/run/nvidia/driver", Proc: "/host/proc", Dev: "/run/nvidia/driver/dev", LDCache: "/etc/ld.so.cache"},
+		roots.WithDefaults())
+}
+
 func TestLoadHostRoots(t *testing.T) {
 	dir := t.TempDir()
 	for name, p := range map[string]string{"no path": "", "missing file": filepath.Join(dir, "missing.toml")} {
@@ -61,7 +73,7 @@ func TestLoadHostRoots(t *testing.T) {
 	require.NoError(t, os.WriteFile(file, []byte("[nvc]\ndev-root = \"/d\"\n"), 0o644))
 	r, err := toolkit.LoadHostRoots(file)
 	require.NoError(t, err)
-	assert.Equal(t, "/d", r.DevRoot)
+	assert.Equal(t, "/d", r.Roots.Dev)
 	require.NoError(t, os.WriteFile(file, []byte("[nvc]\nbackend = 3\n"), 0o644))
 	_, err = toolkit.LoadHostRoots(file)
 	assert.Error(t, err, "LoadHostRoots of a bad file succeeded")
