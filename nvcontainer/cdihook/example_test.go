@@ -24,7 +24,7 @@ func Example() {
 	}
 	defer sim.Remove()
 	ctx := context.Background()
-	state := strings.NewReader(`{"ociVersion":"1.0.2","id":"c1","status":"creating","pid":4242,"bundle":"/run/c1","root":"` + sim.Root + `"}`)
+	state := strings.NewReader(`{"ociVersion":"1.0.2","id":"c1","status":"creating","pid":4242,"bundle":"/run/c1","root":"` + sim.Roots.Driver + `"}`)
 
 	rootfs, err := cdihook.ContainerRoot(ctx, state)
 	if err != nil {
