@@ -8,7 +8,7 @@
 // Host facts and a request make a plan; the plan is applied to a container,
 // written out as a CDI spec, or printed:
 //
-//	drv, _ := driver.Open(nil)                       // driver files by capability, via ld.so.cache
+//	drv, _ := driver.Open(nil)                       // versions, driver files by capability (via ld.so.cache)
 //	gpus, _ := devices.Discover(ctx, nil)            // GPUs, MIG devices, control nodes (NVML or procfs)
 //	host := &nvcontainer.Host{Driver: drv, Devices: gpus} // or nvcontainer.OpenHost(ctx, nil, "")
 //	req, _ := request.FromEnv(env)        // NVIDIA_VISIBLE_DEVICES, NVIDIA_DRIVER_CAPABILITIES, ...
@@ -28,10 +28,12 @@
 //   - [github.com/go-nvc/nvc/capabilities]: the driver capability classes
 //     (compute, compat32, graphics, utility, video, display, ngx) and sets of
 //     them.
-//   - [github.com/go-nvc/nvc/driver]: what the host driver provides for a
-//     capability set — libraries (64- and 32-bit), binaries, IPC sockets,
-//     firmware, config files — found through the host's ld.so.cache under a
-//     driver root.
+//   - [github.com/go-nvc/nvc/driver]: the host's roots (driver.Roots, one
+//     type and one defaulting rule for every package), the one source of
+//     the driver and CUDA driver versions, and what the host driver
+//     provides for a capability set — libraries (64- and 32-bit),
+//     binaries, IPC sockets, firmware, config files — found through the
+//     host's ld.so.cache under a driver root.
 //   - [github.com/go-nvc/nvc/devices]: GPUs, MIG devices, IMEX channels and
 //     control nodes, through NVML (go-nvml, in cgo builds) or, without it, through
 //     /proc/driver/nvidia and /dev; device selection with

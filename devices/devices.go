@@ -179,12 +179,9 @@ type Host struct {
 	Backend Backend `json:"backend"`
 	// NVMLError says why Auto did not use NVML; empty otherwise.
 	NVMLError string `json:"nvmlError,omitempty"`
-	// DriverVersion is the NVRM version, e.g. "550.54.15".
-	DriverVersion string `json:"driverVersion"`
-	// CUDAVersion is the driver's CUDA version, e.g. "12.4". Empty with the
-	// Procfs backend (only NVML reports it).
-	CUDAVersion string `json:"cudaVersion,omitempty"`
-	GPUs        []GPU  `json:"gpus"`
+	// GPUs are the GPUs found. The driver and CUDA versions are not
+	// here: package driver owns them (driver.Driver.Version, CUDAInfo).
+	GPUs []GPU `json:"gpus"`
 	// ControlNodes are /dev/nvidiactl (always, at 195:255 as
 	// libnvidia-container assumes) and whichever of nvidia-uvm,
 	// nvidia-uvm-tools and nvidia-modeset exist with a known major.

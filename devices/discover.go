@@ -36,6 +36,15 @@ type Options struct {
 	// root is <driver root>/dev: libnvidia-container looks device nodes up
 	// inside --root).
 	Roots driver.Roots
+	// WithNVML, when set, is called with the NVML discovery used, after
+	// the GPUs are read and before NVML is shut down, so that a caller
+	// asks it more in the same session: NVML is slow to start (hundreds
+	// of milliseconds to seconds on a GPU without persistence mode).
+	// nvcontainer.OpenHost opens the driver there, which asks NVML for the
+	// driver and CUDA versions (this package reads neither: package
+	// driver owns them). It is not called when discovery did not use
+	// NVML; its error fails Discover. Nil: nothing more is asked.
+	WithNVML func(NVMLInterface) error `json:"-"`
 }
 
 func (o *Options) withDefaults() Options {
@@ -119,14 +128,14 @@ func discoverNVMLContext(ctx context.Context, h *Host, o *Options, f *procFacts)
 
 func discoverWithNVML(h *Host, o *Options, f *procFacts) error {
 	if o.NVML != nil {
-		return discoverNVML(h, o.NVML, f)
+		return discoverNVML(h, o.NVML, f, o.WithNVML)
 	}
 	lib, err := openNVML(o)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrNVMLUnavailable, err)
 	}
 	defer lib.close()
-	return discoverNVML(h, lib.api, f)
+	return discoverNVML(h, lib.api, f, o.WithNVML)
 }
 
 // procFacts are the driver facts both backends take from procfs.

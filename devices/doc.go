@@ -10,13 +10,12 @@
 //     types): an injected one, or, in a cgo build, libnvidia-ml.so.1 loaded
 //     from the driver root through github.com/NVIDIA/go-nvml. Init and
 //     Shutdown are paired inside the call.
-//   - Procfs, without NVML: /proc/driver/nvidia/version,
-//     /proc/driver/nvidia/gpus/*/information and
-//     /proc/driver/nvidia/capabilities. It is the fast path (NVML start-up
+//   - Procfs, without NVML: /proc/driver/nvidia/gpus/*/information and
+//     /proc/driver/nvidia/capabilities (/proc/driver/nvidia/version only
+//     says the driver is loaded). It is the fast path (NVML start-up
 //     costs hundreds of milliseconds on multi-GPU hosts without persistence
 //     mode) and leaves empty what only NVML knows: Brand, Architecture,
-//     ComputeCapability, CUDAVersion, and the UUID and Profile of MIG
-//     devices. Its MIG devices are the capabilities/gpuN/mig/giG/ciC
+//     ComputeCapability, and the UUID and Profile of MIG devices. Its MIG devices are the capabilities/gpuN/mig/giG/ciC
 //     directories the driver creates for live instances.
 //
 // [Auto] uses NVML when the library loads and initialises, Procfs otherwise,
@@ -24,10 +23,16 @@
 // device majors from /proc/devices, the nvidia-caps minors from
 // /proc/driver/nvidia-caps/mig-minors, and the presence of nvidia-uvm,
 // nvidia-modeset and IMEX channel nodes from /dev. The proc, dev and driver
-// roots are options, so tests and the example CLI run against a generated
-// host; as in libnvidia-container, /dev is looked up inside the driver root
-// (the dev root defaults to <driver root>/dev) while procfs is the running
-// kernel's.
+// roots are options (Options.Roots, a driver.Roots defaulted as package
+// driver defaults it), so tests and the example CLI run against a
+// generated host; as in libnvidia-container, /dev is looked up inside the
+// driver root (the dev root defaults to <driver root>/dev) while procfs is
+// the running kernel's.
+//
+// The driver and CUDA versions are not device facts: package driver
+// alone reads them (driver.Driver.Version, CUDAInfo). To have NVML give
+// them without starting it twice, open the driver inside discovery's NVML
+// session with Options.WithNVML, as nvcontainer.OpenHost does.
 //
 // Discovery needs no privileges and changes nothing. [CreateNodes] (the
 // host side of nvidia-container-cli --load-kmods) does: it needs root, or

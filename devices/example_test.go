@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/go-nvc/nvc/devices"
+	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/nvcontainer/nvctest"
 )
 
@@ -26,7 +27,12 @@ func ExampleDiscover() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println("driver", host.DriverVersion, "via", host.Backend)
+	drv, err := driver.Open(&driver.Options{Roots: sim.Roots}) // the driver's version is package driver's
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("driver", drv.Version().NVRM, "via", host.Backend)
 	for _, g := range host.GPUs[:3] {
 		fmt.Printf("GPU %d %s %s %s %d:%d\n", g.Index, g.UUID, g.BusID, g.Node.Path, g.Node.Major, g.Node.Minor)
 	}

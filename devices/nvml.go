@@ -7,8 +7,9 @@ import (
 	"strings"
 )
 
-// discoverNVML fills h from NVML, between Init and Shutdown.
-func discoverNVML(h *Host, lib NVMLInterface, f *procFacts) (err error) {
+// discoverNVML fills h from NVML, between Init and Shutdown, and then
+// hands lib to withNVML (Options.WithNVML) when set.
+func discoverNVML(h *Host, lib NVMLInterface, f *procFacts, withNVML func(NVMLInterface) error) (err error) {
 	if err := lib.Init(); err != nil {
 		return fmt.Errorf("%w: initialising NVML: %w", ErrNVMLUnavailable, err)
 	}
@@ -17,9 +18,6 @@ func discoverNVML(h *Host, lib NVMLInterface, f *procFacts) (err error) {
 			err = fmt.Errorf("shutting NVML down: %w", serr)
 		}
 	}()
-	if err := nvmlVersions(h, lib); err != nil {
-		return err
-	}
 	n, err := lib.DeviceCount()
 	if err != nil {
 		return fmt.Errorf("counting GPUs: %w", err)
@@ -30,19 +28,9 @@ func discoverNVML(h *Host, lib NVMLInterface, f *procFacts) (err error) {
 			return fmt.Errorf("querying GPU %d: %w", i, err)
 		}
 	}
-	return nil
-}
-
-func nvmlVersions(h *Host, lib NVMLInterface) error {
-	var err error
-	if h.DriverVersion, err = lib.SystemDriverVersion(); err != nil {
-		return fmt.Errorf("getting driver version: %w", err)
+	if withNVML != nil {
+		return withNVML(lib)
 	}
-	cuda, err := lib.SystemCUDADriverVersion()
-	if err != nil {
-		return fmt.Errorf("getting CUDA version: %w", err)
-	}
-	h.CUDAVersion = fmt.Sprintf("%d.%d", cuda/1000, cuda%1000/10) // NVML: major*1000 + minor*10
 	return nil
 }
 

@@ -33,6 +33,10 @@ func buildFakeNVML(t *testing.T, path, version, mark string, defines ...string) 
 type childResult struct {
 	Err  string        `json:"err,omitempty"`
 	Host *devices.Host `json:"host,omitempty"`
+	// NVRM and CUDA are what the loaded library says, asked in
+	// discovery's session (Options.WithNVML) as package driver asks.
+	NVRM string `json:"nvrm,omitempty"`
+	CUDA string `json:"cuda,omitempty"`
 }
 
 // TestDiscoverChild is run by the NVML loading tests in a child process,
@@ -45,8 +49,16 @@ func TestDiscoverChild(t *testing.T) {
 	}
 	var o devices.Options
 	require.NoError(t, json.Unmarshal([]byte(env), &o))
+	var r childResult
+	o.WithNVML = func(n devices.NVMLInterface) error {
+		d, err := driver.Open(&driver.Options{Roots: o.Roots, NVML: n})
+		if err == nil {
+			r.NVRM, r.CUDA = d.Version().NVRM, d.Version().CUDA
+		}
+		return nil
+	}
 	h, err := devices.Discover(context.Background(), &o)
-	r := childResult{Host: h}
+	r.Host = h
 	if err != nil {
 		r.Err = err.Error()
 	}
@@ -108,8 +120,8 @@ func TestNVMLOldDriver(t *testing.T) {
 	buildFakeNVML(t, lib, "418.226.00", filepath.Join(t.TempDir(), "loaded"), "NO_MIG")
 	r := discoverInChild(t, o)
 	require.Empty(t, r.Err)
-	require.Equal(t, "418.226.00", r.Host.DriverVersion, "%+v", r.Host)
-	require.Equal(t, "12.4", r.Host.CUDAVersion, "%+v", r.Host)
+	require.Equal(t, "418.226.00", r.NVRM, "%+v", r)
+	require.Equal(t, "12.4", r.CUDA, "%+v", r)
 	require.Len(t, r.Host.GPUs, 1, "%+v", r.Host)
 	g := r.Host.GPUs[0]
 	assert.Equal(t, "GPU-fake", g.UUID, "GPU %+v", g)
@@ -133,7 +145,7 @@ func TestNVMLResolvedInRoot(t *testing.T) {
 	require.NoError(t, os.Symlink(host, lib))
 	r := discoverInChild(t, o)
 	if assert.Empty(t, r.Err) {
-		assert.Equal(t, "550.54.15", r.Host.DriverVersion, "%+v", r.Host)
+		assert.Equal(t, "550.54.15", r.NVRM, "%+v", r)
 		if assert.NotEmpty(t, r.Host.GPUs, "%+v", r.Host) {
 			assert.Equal(t, "Ampere", r.Host.GPUs[0].Architecture, "%+v", r.Host)
 		}

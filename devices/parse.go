@@ -112,34 +112,6 @@ func addMajor(majors map[string]uint32, line string, n int) error {
 	return nil
 }
 
-// parseNVRMVersion finds the version in /proc/driver/nvidia/version's first
-// line: the first dotted number ("NVIDIA UNIX x86_64 Kernel Module
-// 550.54.15 …", or "… Open Kernel Module for x86_64  550.54.15 …").
-func parseNVRMVersion(data []byte) (string, error) {
-	line, _, _ := strings.Cut(string(data), "\n")
-	rest, ok := strings.CutPrefix(line, "NVRM version:")
-	if ok {
-		for _, f := range strings.Fields(rest) {
-			if isDottedNumber(f) {
-				return f, nil
-			}
-		}
-	}
-	return "", fmt.Errorf("%w: no NVRM version in %q", ErrInvalid, line)
-}
-
-func isDottedNumber(s string) bool {
-	if !strings.Contains(s, ".") {
-		return false
-	}
-	for part := range strings.SplitSeq(s, ".") {
-		if _, err := strconv.ParseUint(part, 10, 32); err != nil {
-			return false
-		}
-	}
-	return true
-}
-
 // uintValue reads a decimal "Key: N" entry of kv, with a default for a
 // missing key.
 func uintValue(kv map[string]string, key string, def uint32) (uint32, error) {

@@ -74,24 +74,6 @@ func TestParseMIGMinors(t *testing.T) {
 	}
 }
 
-func TestParseNVRMVersion(t *testing.T) {
-	for line, want := range map[string]string{
-		"NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024\nGCC version: x\n":                          "550.54.15",
-		"NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  570.86.15  Release Build  (dvs-builder@U16-I3-B03-4-3)  Thu Jan 23 2025\n": "570.86.15",
-		"NVRM version: NVIDIA UNIX aarch64 Kernel Module  535.104.05  Sat Aug 19 01:13:45 UTC 2023\n":                                        "535.104.05",
-	} {
-		t.Run(want, func(t *testing.T) {
-			got, err := parseNVRMVersion([]byte(line))
-			assert.NoError(t, err, "%q", line)
-			assert.Equal(t, want, got, "%q", line)
-		})
-	}
-	for _, bad := range []string{"", "NVRM version: none\n", "GCC version: 12.2.0\n"} {
-		_, err := parseNVRMVersion([]byte(bad))
-		assert.ErrorIs(t, err, ErrInvalid, "%q", bad)
-	}
-}
-
 func TestParseFileParams(t *testing.T) {
 	p, err := parseFileParams([]byte("ResmanDebugLevel: 4294967295\nModifyDeviceFiles: 0\nDeviceFileUID: 7\nDeviceFileGID: 44\nDeviceFileMode: 432\nRmMsg: \"\"\n"))
 	assert.NoError(t, err, "params")
@@ -142,17 +124,6 @@ func FuzzParseMIGMinors(f *testing.F) {
 		require.Equal(t, err != nil, m == nil, "result %v with error %v", m, err)
 		if m != nil {
 			require.LessOrEqual(t, len(m.minors), len(data), "result %v", m)
-		}
-	})
-}
-
-func FuzzParseNVRMVersion(f *testing.F) {
-	f.Add([]byte("NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024\n"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		v, err := parseNVRMVersion(data)
-		require.Equal(t, err != nil, v == "", "result %q with error %v", v, err)
-		if err == nil {
-			require.True(t, isDottedNumber(v), "result %q", v)
 		}
 	})
 }

@@ -16,16 +16,8 @@ import (
 // ordered by PCI address, which is NVML's default order. Excluded GPUs
 // ("GPU Excluded: Yes") are left out, as NVML leaves them out.
 func discoverProcfs(h *Host, f *procFacts) error {
-	vpath := f.path(ProcDriver + "/version")
-	data, err := os.ReadFile(vpath)
-	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%w: %w", ErrNoDriver, err)
-	}
-	if err == nil {
-		h.DriverVersion, err = parseNVRMVersion(data)
-	}
-	if err != nil {
-		return fmt.Errorf("reading %s: %w", vpath, err)
+	if err := checkDriverLoaded(f); err != nil {
+		return err
 	}
 	infos, err := readInformation(f)
 	if err != nil {
@@ -40,6 +32,21 @@ func discoverProcfs(h *Host, f *procFacts) error {
 			return err
 		}
 		f.fillGPU(g, in.domain, in.bus, in.device)
+	}
+	return nil
+}
+
+// checkDriverLoaded fails with ErrNoDriver when the driver's version file
+// is missing: the kernel module is not loaded. What the file says is
+// package driver's to read (driver.Driver.Version).
+func checkDriverLoaded(f *procFacts) error {
+	vpath := f.path(ProcDriver + "/version")
+	_, err := os.Stat(vpath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w: %w", ErrNoDriver, err)
+	}
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", vpath, err)
 	}
 	return nil
 }

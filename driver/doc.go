@@ -34,6 +34,16 @@
 // devices.NewNVMLFromGoNVML(nvml.New()) to use the real library). The
 // package needs no cgo.
 //
+// # The host's roots
+//
+// [Roots] names the driver root, procfs, /dev and the ld.so.cache once;
+// [Roots.WithDefaults] is the one defaulting rule (the dev root is
+// <driver root>/dev, as libnvidia-container looks device nodes up inside
+// --root), used by this package, package devices and package nvcontainer
+// alike. The package is the one source of the driver version and the CUDA
+// driver version ([Driver.Version], [Driver.CUDAInfo]): package devices
+// reads neither.
+//
 // # Paths inside the driver root
 //
 // Every path — the cache, its entries, binaries, sockets, firmware — is

@@ -198,6 +198,13 @@ func TestParseNVRMLine(t *testing.T) {
 		"GCC version: 12\nNVRM version: NVIDIA UNIX x86_64 Kernel Module  535.161.08  Tue Mar  5 22:23:56 UTC 2024\n":                                     "535.161.08",
 		"NVRM version: NVIDIA UNIX x86_64 Kernel Module\n":                                                                                                "",
 		"nothing here\n": "",
+		// The rows of package devices' former parser: package driver alone
+		// reads the version.
+		"NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  570.86.15  Release Build  (dvs-builder@U16-I3-B03-4-3)  Thu Jan 23 2025\n": "570.86.15",
+		"NVRM version: NVIDIA UNIX aarch64 Kernel Module  535.104.05  Sat Aug 19 01:13:45 UTC 2023\n":                                        "535.104.05",
+		"":                      "",
+		"NVRM version: none\n":  "",
+		"GCC version: 12.2.0\n": "",
 	} {
 		t.Run(in, func(t *testing.T) {
 			got, ok := parseNVRMLine([]byte(in))
@@ -205,6 +212,17 @@ func TestParseNVRMLine(t *testing.T) {
 			assert.Equal(t, want != "", ok, "parseNVRMLine(%q): ok", in)
 		})
 	}
+}
+
+func FuzzParseNVRMLine(f *testing.F) {
+	f.Add([]byte("NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, ok := parseNVRMLine(data)
+		require.Equal(t, ok, v != "", "result %q, ok %v", v, ok)
+		if ok {
+			require.True(t, isVersion(v), "result %q", v)
+		}
+	})
 }
 
 // TestListNames checks the index's premise: no list name holds ".so" but

@@ -80,6 +80,23 @@ func TestVersionNVMLFirst(t *testing.T) {
 	}
 }
 
+// TestNVMLCUDAVersion: NVML gives the CUDA driver version as
+// major*1000 + minor*10, so a two-digit minor is read whole (12.10, not
+// 12.0). Package driver is the one reader of it (it moved here from
+// package devices, which no longer reads versions).
+func TestNVMLCUDAVersion(t *testing.T) {
+	h, err := fakehost.Generate(t.TempDir(), nil)
+	require.NoError(t, err)
+	for v, want := range map[int]string{12040: "12.4", 12100: "12.10", 13000: "13.0"} {
+		t.Run(want, func(t *testing.T) {
+			n := &versionNVML{driver: "580.65.06", cuda: v}
+			d := open(t, driver.Options{Roots: driver.Roots{Driver: h.Root, Proc: h.ProcRoot}, NVML: n})
+			assert.Equal(t, want, d.Version().CUDA, "NVML CUDA version %d", v)
+			assert.Equal(t, want, driver.CUDAVersionFromNVML(v), "CUDAVersionFromNVML(%d)", v)
+		})
+	}
+}
+
 // versionNVML is a driver.NVMLVersions that counts its Init and Shutdown
 // calls and can fail Init.
 type versionNVML struct {

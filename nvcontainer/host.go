@@ -3,6 +3,7 @@ package nvcontainer
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/driver"
@@ -16,10 +17,12 @@ import (
 // driver and the devices are asked through it, so it must be a
 // devices.NVMLInterface (devices.ErrInvalid otherwise).
 //
-// The driver is opened without NVML unless d.NVML is set, so a host without
-// a working NVML still gives the driver version (from procfs); the CUDA
-// version then comes from device discovery, when it used NVML. ctx bounds
-// the wait for NVML (see devices.Discover).
+// The driver alone reads the driver and CUDA versions. When discovery uses
+// NVML, the driver is opened inside that NVML session
+// (devices.Options.WithNVML), so NVML starts once and gives both versions;
+// otherwise the driver is opened without NVML unless d.NVML is set, so a
+// host without a working NVML still gives the driver version (from
+// procfs). ctx bounds the wait for NVML (see devices.Discover).
 func OpenHost(ctx context.Context, d *driver.Options, backend devices.Backend) (*Host, error) {
 	if d == nil {
 		d = &driver.Options{}
@@ -28,15 +31,51 @@ func OpenHost(ctx context.Context, d *driver.Options, backend devices.Backend) (
 	if d.NVML != nil && !ok {
 		return nil, fmt.Errorf("%w: driver.Options.NVML (%T) is not a devices.NVMLInterface", devices.ErrInvalid, d.NVML)
 	}
-	devs, err := devices.Discover(ctx, &devices.Options{Backend: backend, NVML: nv, Roots: d.Roots})
+	var inNVML openedDriver
+	devs, err := devices.Discover(ctx, &devices.Options{Backend: backend, NVML: nv, Roots: d.Roots, WithNVML: inNVML.open(d)})
 	if err != nil {
 		return nil, err
 	}
-	drv, err := driver.Open(d)
+	var drv *driver.Driver
+	if devs.Backend == devices.NVML {
+		drv, err = inNVML.get()
+	} else {
+		drv, err = driver.Open(d)
+	}
 	if err != nil {
 		return nil, err
 	}
 	return &Host{Driver: drv, Devices: devs}, nil
+}
+
+// openedDriver is the driver OpenHost opened inside discovery's NVML
+// session. Discover may give up waiting for NVML and leave the session
+// running in the background, so the result is guarded.
+type openedDriver struct {
+	mu  sync.Mutex
+	drv *driver.Driver
+	err error
+}
+
+// open returns the devices.Options.WithNVML that opens the driver with d
+// and the session's NVML. The driver's error is OpenHost's, not
+// discovery's.
+func (o *openedDriver) open(d *driver.Options) func(devices.NVMLInterface) error {
+	return func(n devices.NVMLInterface) error {
+		opts := *d
+		opts.NVML = n
+		drv, err := driver.Open(&opts)
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		o.drv, o.err = drv, err
+		return nil
+	}
+}
+
+func (o *openedDriver) get() (*driver.Driver, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.drv, o.err
 }
 
 // HostOptions say how [PrepareHost] opens a host. A nil *HostOptions

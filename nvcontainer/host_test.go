@@ -31,7 +31,7 @@ func TestOpenHost(t *testing.T) {
 	h, err = nvcontainer.OpenHost(context.Background(), d, devices.NVML)
 	require.NoError(t, err)
 	assert.Equal(t, devices.NVML, h.Devices.Backend, "with NVML")
-	assert.Equal(t, fh.CUDAVersion, h.Devices.CUDAVersion, "with NVML: devices' CUDA version")
+	assert.Equal(t, driver.FromNVML, h.Driver.Version().Source, "with NVML: the driver's versions are NVML's")
 	assert.Equal(t, fh.CUDAVersion, h.Driver.Version().CUDA, "with NVML: driver's CUDA version")
 	_, err = nvcontainer.OpenHost(context.Background(), &driver.Options{Roots: driver.Roots{Driver: fh.Root, Proc: t.TempDir()}}, devices.Procfs)
 	assert.Error(t, err, "OpenHost on an empty procfs")

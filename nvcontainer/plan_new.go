@@ -192,22 +192,13 @@ func (pl *planner) emptyPlan() *Plan {
 	return &Plan{
 		Version:      PlanVersion,
 		Container:    pl.ctr,
-		Driver:       PlanDriver{Root: pl.host.Driver.Root(), Version: pl.host.Driver.Version().NVRM, CUDAVersion: pl.cudaVersion()},
+		Driver:       PlanDriver{Root: pl.host.Driver.Root(), Version: pl.host.Driver.Version().NVRM, CUDAVersion: pl.host.Driver.Version().CUDA},
 		Capabilities: pl.req.Capabilities,
 		GPUs:         []PlannedGPU{},
 		Tmpfs:        []Tmpfs{},
 		Mounts:       []Mount{},
 		LDCache:      LDCacheUpdate{Dirs: []string{}},
 	}
-}
-
-// cudaVersion is the driver's CUDA version, from the driver or, failing
-// that, from device discovery.
-func (pl *planner) cudaVersion() string {
-	if v := pl.host.Driver.Version().CUDA; v != "" {
-		return v
-	}
-	return pl.dev.CUDAVersion
 }
 
 // decide does everything that may refuse the request, in

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/nvcontainer"
 )
 
@@ -31,7 +32,10 @@ func WriteInfo(w io.Writer, host *nvcontainer.Host, opts *InfoOptions) error {
 	}
 	csv := opts != nil && opts.CSV
 	bw := bufio.NewWriter(w)
-	nvrm, cuda := host.Driver.Version().NVRM, na(host.Devices.CUDAVersion)
+	nvrm, cuda := host.Driver.Version().NVRM, "N/A"
+	if host.Devices.Backend != devices.Procfs {
+		cuda = na(host.Driver.Version().CUDA)
+	}
 	if csv {
 		fmt.Fprintf(bw, "NVRM version,CUDA version\n%s,%s\n", nvrm, cuda)
 		fmt.Fprintf(bw, "\nDevice Index,Device Minor,Model,Brand,GPU UUID,Bus Location,Architecture\n")

@@ -57,6 +57,6 @@ func TestWriteInfo(t *testing.T) {
 	}
 	require.NotEmpty(t, g.Brand, "the NVML host lacks brand: %+v", g)
 	require.NotEmpty(t, g.ComputeCapability, "the NVML host lacks architecture: %+v", g)
-	require.NotEmpty(t, nvml.Devices.CUDAVersion, "the NVML host lacks CUDA version")
+	require.NotEmpty(t, nvml.Driver.Version().CUDA, "the NVML host lacks CUDA version")
 	assert.Error(t, nvcli.WriteInfo(&bytes.Buffer{}, &nvcontainer.Host{}, nil), "WriteInfo of an empty host")
 }
