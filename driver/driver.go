@@ -53,7 +53,9 @@ type Options struct {
 	// looked at) are. Zero: the running host (see Roots.WithDefaults).
 	Roots Roots
 	// NVML, when set, gives the driver and CUDA versions. Open calls its
-	// Init and Shutdown. Nil: no NVML (the CUDA version is then unknown).
+	// Init and Shutdown; inside a session already open (NVML nests them,
+	// see devices.Options.WithNVML) NVML does not start again. Nil: no
+	// NVML (CUDAVersion is then unknown; CUDAInfo gives the table answer).
 	NVML NVMLVersions
 	// Path is the binary search path, as $PATH, applied inside the driver
 	// root; an empty component means ".". nvidia-container-cli uses its
