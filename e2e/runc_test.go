@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/devices"
+	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/internal/fakehost"
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/internal/testutil/container"
@@ -173,7 +174,7 @@ func (c *runtimeCase) runWithoutHook(t *testing.T) {
 // checkConfigured checks a GPU container's view and its loader cache.
 func (c *runtimeCase) checkConfigured(t *testing.T, got map[string]string, rootfs string) {
 	t.Helper()
-	host, err := devices.Discover(context.Background(), &devices.Options{Backend: devices.Procfs, DriverRoot: c.host.Root, ProcRoot: c.host.ProcRoot, DevRoot: c.host.DevRoot})
+	host, err := devices.Discover(context.Background(), &devices.Options{Backend: devices.Procfs, Roots: driver.Roots{Driver: c.host.Root, Proc: c.host.ProcRoot, Dev: c.host.DevRoot}})
 	require.NoError(t, err)
 	wantGPUs := path.Base(host.GPUs[0].ProcDir) + "|" + path.Base(host.GPUs[2].ProcDir)
 	checks := []struct {
