@@ -173,3 +173,19 @@ func TestCDIGenerateNoNVML(t *testing.T) {
 		})
 	}
 }
+
+// TestCLIInfoNVMLOnce: info on a host whose driver root has a loadable
+// libnvidia-ml.so.1 starts NVML once, and prints NVML's versions: package
+// driver reads them, inside device discovery's NVML session
+// (nvcontainer.OpenHost), not in a second one.
+func TestCLIInfoNVMLOnce(t *testing.T) {
+	h := nvmlHost(t, nil)
+	mark := filepath.Join(t.TempDir(), "nvml-init")
+	env := []string{"PATH=" + os.Getenv("PATH"), fakenvmllib.EnvInitMark + "=" + mark}
+	stdout, stderr, code := run(t, env, "", buildExample(t, "nvidia-container-cli", false), append(hostFlags(h), "info")...)
+	require.Equal(t, 0, code, "info: exit %d\n%s", code, stderr)
+	assert.True(t, strings.HasPrefix(stdout, "NVRM version:   "+h.DriverVersion+"\nCUDA version:   12.4\n"), "info:\n%s", stdout)
+	data, err := os.ReadFile(mark)
+	require.NoError(t, err)
+	assert.Equal(t, 1, strings.Count(string(data), "init\n"), "times nvmlInit ran")
+}

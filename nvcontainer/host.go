@@ -63,7 +63,7 @@ type openedDriver struct {
 func (o *openedDriver) open(d *driver.Options) func(devices.NVMLInterface) error {
 	return func(n devices.NVMLInterface) error {
 		opts := *d
-		opts.NVML = n
+		opts.NVML = inSession{n}
 		drv, err := driver.Open(&opts)
 		o.mu.Lock()
 		defer o.mu.Unlock()
@@ -71,6 +71,13 @@ func (o *openedDriver) open(d *driver.Options) func(devices.NVMLInterface) error
 		return nil
 	}
 }
+
+// inSession is an NVML whose session discovery holds open: the driver's
+// Init and Shutdown do nothing, so nvmlInit runs once.
+type inSession struct{ devices.NVMLInterface }
+
+func (inSession) Init() error     { return nil }
+func (inSession) Shutdown() error { return nil }
 
 func (o *openedDriver) get() (*driver.Driver, error) {
 	o.mu.Lock()
