@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/devices"
+	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/internal/fakehost"
 	"github.com/go-nvc/nvc/internal/testutil"
 )
@@ -173,7 +174,7 @@ func checkDaemonJSON(t *testing.T, file, kernelRunc, def string) {
 // through the loader, and our device cgroup rule (ENXIO, not EPERM).
 func checkDockerGPUs(t *testing.T, h *fakehost.Host, got map[string]string, gpus []int) {
 	t.Helper()
-	host, err := devices.Discover(context.Background(), &devices.Options{Backend: devices.Procfs, DriverRoot: h.Root, ProcRoot: h.ProcRoot, DevRoot: h.DevRoot})
+	host, err := devices.Discover(context.Background(), &devices.Options{Backend: devices.Procfs, Roots: driver.Roots{Driver: h.Root, Proc: h.ProcRoot, Dev: h.DevRoot}})
 	require.NoError(t, err)
 	var want []string
 	for _, i := range gpus {
