@@ -28,7 +28,7 @@ func restrictedHost(t *testing.T, mode fs.FileMode, gid int) *testHost {
 	t.Helper()
 	testutil.RequireRoot(t)
 	sim := nvctest.NewHost(t, nvctest.DGXA100, &nvctest.Options{RealNodes: true})
-	require.NoError(t, filepath.WalkDir(sim.DevRoot, func(p string, d fs.DirEntry, err error) error {
+	require.NoError(t, filepath.WalkDir(sim.Roots.Dev, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.Type()&fs.ModeCharDevice == 0 {
 			return err
 		}
