@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/devices"
+	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/nvcontainer/nvctest"
 	"github.com/go-nvc/nvc/nvcontainer/toolkit"
 )
@@ -95,10 +96,10 @@ func TestApplyModeCDI(t *testing.T) {
 func TestApplyModeJitCDI(t *testing.T) {
 	h := nvctest.NewHost(t, nvctest.DGXA100, nil)
 	cfg := withMode("jit-cdi", func(c *toolkit.Config) {
-		c.CLI.Root, c.CLI.Ldcache, c.CLI.NoLoadKmods = h.Root, h.LDCache, true
+		c.CLI.Root, c.CLI.Ldcache, c.CLI.NoLoadKmods = h.Roots.Driver, h.Roots.LDCache, true
 		c.Runtime.Modes.CDI.SpecDirs = []string{t.TempDir()}
 	})
-	opts := &toolkit.JitOptions{Roots: &toolkit.HostRoots{ProcRoot: h.ProcRoot, DevRoot: h.DevRoot, Backend: devices.Procfs}, HookPath: "/opt/nvc/nvidia-cdi-hook"}
+	opts := &toolkit.JitOptions{Roots: &toolkit.HostRoots{Roots: driver.Roots{Proc: h.Roots.Proc, Dev: h.Roots.Dev}, Backend: devices.Procfs}, HookPath: "/opt/nvc/nvidia-cdi-hook"}
 	tests := []struct {
 		name         string
 		env          string

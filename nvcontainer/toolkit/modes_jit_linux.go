@@ -44,8 +44,10 @@ func JitSpec(ctx context.Context, cfg *Config, req *request.Request, ids []strin
 		o.Roots = &HostRoots{}
 	}
 	r := jitRequest(req, ids)
+	roots := o.Roots.Roots
+	roots.Driver, roots.LDCache = cfg.CLI.Root, cfg.CLI.Ldcache
 	hopts := &nvcontainer.HostOptions{Backend: o.Roots.Backend, LoadModules: !cfg.CLI.NoLoadKmods, IMEXChannels: r.IMEXChannels,
-		Driver: &driver.Options{Root: cfg.CLI.Root, LDCache: cfg.CLI.Ldcache, ProcRoot: o.Roots.ProcRoot, DevRoot: o.Roots.DevRoot}}
+		Driver: &driver.Options{Roots: roots}}
 	if cfg.Features.DisableIMEXChannelCreation {
 		hopts.IMEXChannels = nil
 	}
