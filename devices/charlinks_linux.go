@@ -8,20 +8,22 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/go-nvc/nvc/driver"
 )
 
 // CharLinkOptions change what CreateCharLinks does. A nil *CharLinkOptions
 // means defaults.
 type CharLinkOptions struct {
-	// ProcRoot stands for /proc. Empty: "/proc".
-	ProcRoot string
-	// DevRoot is where the nodes are, standing for /dev. Empty: "/dev".
-	DevRoot string
-	// CharDir is where the links go. Empty: <DevRoot>/char.
+	// Roots say where procfs and the nodes (the dev root, standing for
+	// /dev) are. Zero: the running host, defaulted by
+	// driver.Roots.WithDefaults (the dev root is <driver root>/dev).
+	Roots driver.Roots
+	// CharDir is where the links go. Empty: <dev root>/char.
 	CharDir string
 	// All links every node the driver has (as CreateNodes would make them,
 	// read from procfs) whether the node exists or not. False: only the
-	// NVIDIA character devices present under DevRoot.
+	// NVIDIA character devices present under the dev root.
 	All bool
 }
 
@@ -43,9 +45,10 @@ func CreateCharLinks(opts *CharLinkOptions) ([]CharLink, error) {
 	if opts != nil {
 		o = *opts
 	}
-	o.ProcRoot = orDefault(o.ProcRoot, "/proc")
-	o.DevRoot = orDefault(o.DevRoot, "/dev")
-	o.CharDir = orDefault(o.CharDir, filepath.Join(o.DevRoot, "char"))
+	o.Roots = o.Roots.WithDefaults()
+	if o.CharDir == "" {
+		o.CharDir = filepath.Join(o.Roots.Dev, "char")
+	}
 	nodes, err := charLinkNodes(&o)
 	if err != nil {
 		return nil, fmt.Errorf("creating /dev/char links: %w", err)
@@ -60,7 +63,7 @@ func CreateCharLinks(opts *CharLinkOptions) ([]CharLink, error) {
 	defer unix.Close(dfd)
 	var made []CharLink
 	for _, n := range nodes {
-		target, err := filepath.Rel(o.CharDir, filepath.Join(o.DevRoot, strings.TrimPrefix(n.Path, "/dev/")))
+		target, err := filepath.Rel(o.CharDir, filepath.Join(o.Roots.Dev, strings.TrimPrefix(n.Path, "/dev/")))
 		if err != nil {
 			return made, fmt.Errorf("linking %s: %w", n.Path, err)
 		}
@@ -80,8 +83,8 @@ func CreateCharLinks(opts *CharLinkOptions) ([]CharLink, error) {
 // else the NVIDIA character devices under the dev root.
 func charLinkNodes(o *CharLinkOptions) ([]Node, error) {
 	if o.All {
-		no := &NodeOptions{ProcRoot: o.ProcRoot, DevRoot: o.DevRoot}
-		want, err := nodesToCreate(no, loadedModules(o.ProcRoot)["nvidia_modeset"], &NodeReport{})
+		no := &NodeOptions{Roots: o.Roots}
+		want, err := nodesToCreate(no, loadedModules(o.Roots.Proc)["nvidia_modeset"], &NodeReport{})
 		nodes := make([]Node, len(want))
 		for i, w := range want {
 			nodes[i] = w.Node
@@ -90,7 +93,7 @@ func charLinkNodes(o *CharLinkOptions) ([]Node, error) {
 	}
 	var nodes []Node
 	for _, pat := range []string{"nvidia*", "nvidia-caps/*", "nvidia-caps-imex-channels/*"} {
-		matches, err := filepath.Glob(filepath.Join(o.DevRoot, pat))
+		matches, err := filepath.Glob(filepath.Join(o.Roots.Dev, pat))
 		if err != nil {
 			return nil, err
 		}
@@ -100,7 +103,7 @@ func charLinkNodes(o *CharLinkOptions) ([]Node, error) {
 			if unix.Lstat(m, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFCHR {
 				continue
 			}
-			rel := strings.TrimPrefix(m, filepath.Clean(o.DevRoot)+"/")
+			rel := strings.TrimPrefix(m, filepath.Clean(o.Roots.Dev)+"/")
 			nodes = append(nodes, Node{Path: "/dev/" + rel, Major: unix.Major(st.Rdev), Minor: unix.Minor(st.Rdev)})
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/devices"
+	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/internal/testutil"
 )
 
@@ -46,20 +47,20 @@ func TestCreateCharLinks(t *testing.T) {
 	testutil.RequireRoot(t)
 	h := migHost(t)
 	dev := t.TempDir()
-	_, err := devices.CreateNodes(t.Context(), &devices.NodeOptions{ProcRoot: h.ProcRoot, DevRoot: dev, IMEXChannels: []uint32{0, 7}})
+	_, err := devices.CreateNodes(t.Context(), &devices.NodeOptions{Roots: driver.Roots{Proc: h.ProcRoot, Dev: dev}, IMEXChannels: []uint32{0, 7}})
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dev, "nvidia-not-a-node"), nil, 0o644))
 	charDir := filepath.Join(dev, "char")
 	require.NoError(t, os.MkdirAll(charDir, 0o755))
 	require.NoError(t, os.Symlink("../sda", filepath.Join(charDir, "8:0")))
-	made, err := devices.CreateCharLinks(&devices.CharLinkOptions{ProcRoot: h.ProcRoot, DevRoot: dev})
+	made, err := devices.CreateCharLinks(&devices.CharLinkOptions{Roots: driver.Roots{Proc: h.ProcRoot, Dev: dev}})
 	require.NoError(t, err)
 	want := wantLinks(allNodes())
 	assert.Len(t, made, len(want), "links made")
 	want["8:0"] = "../sda"
 	assert.Equal(t, want, charLinks(t, charDir))
 
-	made, err = devices.CreateCharLinks(&devices.CharLinkOptions{ProcRoot: h.ProcRoot, DevRoot: dev})
+	made, err = devices.CreateCharLinks(&devices.CharLinkOptions{Roots: driver.Roots{Proc: h.ProcRoot, Dev: dev}})
 	require.NoError(t, err, "second run")
 	assert.Empty(t, made, "second run made links")
 
@@ -67,7 +68,7 @@ func TestCreateCharLinks(t *testing.T) {
 	require.NoError(t, os.Symlink("../nvidia7", filepath.Join(charDir, "195:0")))
 	require.NoError(t, os.Remove(filepath.Join(charDir, "195:255")))
 	require.NoError(t, os.WriteFile(filepath.Join(charDir, "195:255"), nil, 0o644))
-	made, err = devices.CreateCharLinks(&devices.CharLinkOptions{ProcRoot: h.ProcRoot, DevRoot: dev})
+	made, err = devices.CreateCharLinks(&devices.CharLinkOptions{Roots: driver.Roots{Proc: h.ProcRoot, Dev: dev}})
 	require.NoError(t, err, "repair")
 	assert.ElementsMatch(t, []devices.CharLink{{Name: "195:0", Target: "../nvidia0"}, {Name: "195:255", Target: "../nvidiactl"}}, made)
 	assert.Equal(t, want, charLinks(t, charDir))
@@ -80,11 +81,11 @@ func TestCreateCharLinksAll(t *testing.T) {
 	h := migHost(t)
 	dev := t.TempDir()
 	charDir := filepath.Join(t.TempDir(), "links")
-	made, err := devices.CreateCharLinks(&devices.CharLinkOptions{ProcRoot: h.ProcRoot, DevRoot: dev, CharDir: charDir})
+	made, err := devices.CreateCharLinks(&devices.CharLinkOptions{Roots: driver.Roots{Proc: h.ProcRoot, Dev: dev}, CharDir: charDir})
 	require.NoError(t, err)
 	assert.Empty(t, made, "links without nodes and without All")
 
-	made, err = devices.CreateCharLinks(&devices.CharLinkOptions{ProcRoot: h.ProcRoot, DevRoot: dev, CharDir: charDir, All: true})
+	made, err = devices.CreateCharLinks(&devices.CharLinkOptions{Roots: driver.Roots{Proc: h.ProcRoot, Dev: dev}, CharDir: charDir, All: true})
 	require.NoError(t, err)
 	rel, err := filepath.Rel(charDir, dev)
 	require.NoError(t, err)

@@ -32,9 +32,9 @@ func createDeviceNodes(args []string, stderr io.Writer, log *slog.Logger) error 
 	fs := newFlagSet("nvidia-ctk system create-device-nodes", stderr)
 	var o devices.NodeOptions
 	var control bool
-	fs.StringVar(&o.DriverRoot, "driver-root", "/", "the root the driver is installed under (modprobe runs chrooted into it)")
-	fs.StringVar(&o.DevRoot, "dev-root", "", "where the nodes are made, standing for /dev (default: <driver-root>/dev)")
-	fs.StringVar(&o.ProcRoot, "proc-root", "/proc", "where the host's procfs is")
+	fs.StringVar(&o.Roots.Driver, "driver-root", "/", "the root the driver is installed under (modprobe runs chrooted into it)")
+	fs.StringVar(&o.Roots.Dev, "dev-root", "", "where the nodes are made, standing for /dev (default: <driver-root>/dev)")
+	fs.StringVar(&o.Roots.Proc, "proc-root", "/proc", "where the host's procfs is")
 	fs.BoolVar(&o.LoadModules, "load-kernel-modules", false, "load nvidia, nvidia_uvm and nvidia_modeset first")
 	fs.BoolVar(&control, "control-devices", true, "accepted for NVIDIA's tool; the control devices and the GPU nodes are always made")
 	if err := fs.Parse(args); err != nil {
@@ -66,20 +66,16 @@ func createDeviceNodes(args []string, stderr io.Writer, log *slog.Logger) error 
 func createCharLinks(args []string, stderr io.Writer, log *slog.Logger) error {
 	fs := newFlagSet("nvidia-ctk system create-dev-char-symlinks", stderr)
 	var o devices.CharLinkOptions
-	var driverRoot string
 	fs.StringVar(&o.CharDir, "dev-char-path", "/dev/char", "where the links are made")
-	fs.StringVar(&driverRoot, "driver-root", "/", "the root whose dev/ holds the nodes")
-	fs.StringVar(&o.DevRoot, "dev-root", "", "where the nodes are, standing for /dev (default: <driver-root>/dev)")
-	fs.StringVar(&o.ProcRoot, "proc-root", "/proc", "where the host's procfs is")
+	fs.StringVar(&o.Roots.Driver, "driver-root", "/", "the root whose dev/ holds the nodes")
+	fs.StringVar(&o.Roots.Dev, "dev-root", "", "where the nodes are, standing for /dev (default: <driver-root>/dev)")
+	fs.StringVar(&o.Roots.Proc, "proc-root", "/proc", "where the host's procfs is")
 	fs.BoolVar(&o.All, "create-all", false, "link every node the driver has (read from procfs), present or not")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("system create-dev-char-symlinks: unexpected arguments %q", fs.Args())
-	}
-	if o.DevRoot == "" {
-		o.DevRoot = filepath.Join(driverRoot, "dev")
 	}
 	made, err := devices.CreateCharLinks(&o)
 	for _, l := range made {

@@ -19,7 +19,7 @@ func TestSystemCreateDeviceNodes(t *testing.T) {
 	testutil.RequireRoot(t)
 	h := nvctest.NewHost(t, nvctest.DGXA100, nil)
 	dev := t.TempDir()
-	code, out, stderr := ctk(t, "system", "create-device-nodes", "--control-devices", "--proc-root", h.ProcRoot, "--dev-root", dev)
+	code, out, stderr := ctk(t, "system", "create-device-nodes", "--control-devices", "--proc-root", h.Roots.Proc, "--dev-root", dev)
 	require.Equal(t, 0, code, stderr)
 	assert.Empty(t, out)
 	for _, n := range []struct {
@@ -35,7 +35,7 @@ func TestSystemCreateDeviceNodes(t *testing.T) {
 	assert.NoError(t, err, "control device nvidia-uvm")
 
 	links := filepath.Join(dev, "char")
-	code, _, stderr = ctk(t, "system", "create-dev-char-symlinks", "--proc-root", h.ProcRoot, "--dev-root", dev, "--dev-char-path", links)
+	code, _, stderr = ctk(t, "system", "create-dev-char-symlinks", "--proc-root", h.Roots.Proc, "--dev-root", dev, "--dev-char-path", links)
 	require.Equal(t, 0, code, stderr)
 	for link, want := range map[string]string{"195:255": "../nvidiactl", "195:0": "../nvidia0", "195:7": "../nvidia7"} {
 		got, err := os.Readlink(filepath.Join(links, link))
@@ -55,7 +55,7 @@ func TestSystemCreateDevCharSymlinksAll(t *testing.T) {
 		all  bool
 	}{{"present", false}, {"create-all", true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			args := []string{"system", "create-dev-char-symlinks", "--driver-root", root, "--proc-root", h.ProcRoot, "--dev-char-path", links}
+			args := []string{"system", "create-dev-char-symlinks", "--driver-root", root, "--proc-root", h.Roots.Proc, "--dev-char-path", links}
 			if tc.all {
 				args = append(args, "--create-all")
 			}
