@@ -7,7 +7,9 @@
 // nvidia-container-runtime), cli_* (nvidia-container-cli: golden output,
 // option parsing, error prefixes, a refused configure), docker_* (dockerd
 // started by the test: --gpus, --runtime=nvidia with the daemon.json
-// nvidia-ctk runtime configure wrote, nvidia-docker), hook_* (the hook's
+// nvidia-ctk runtime configure wrote, nvidia-docker), containerd_*
+// (containerd 1.6 on the config.toml runtime configure wrote, ctr run
+// --runc-binary our runtime in legacy and jit-cdi mode), hook_* (the hook's
 // own behaviour), bench_* (whole-process benchmarks), cdi_* and ldpreload_*
 // (the CDI generator under podman, LD_PRELOAD immunity), helpers_* (shared
 // fixtures). They carry the e2e build tag, so a plain `go test ./...` leaves
@@ -28,7 +30,9 @@
 // dockerd (and the containerd it manages) in a private mount namespace
 // whose /run is a tmpfs and whose /etc an overlay, with data and exec
 // roots in a temp dir, and remove its containers' cgroup parent
-// (nvc-e2e-docker) afterwards.
+// (nvc-e2e-docker) afterwards; the containerd test likewise, with its
+// root, state, socket and ctr's FIFOs in a temp dir, and removes the
+// nvc-e2e cgroup parent.
 //
 // # When not to use them
 //

@@ -1,0 +1,213 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/BurntSushi/toml"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/go-nvc/nvc/internal/fakehost"
+	"github.com/go-nvc/nvc/internal/testutil"
+)
+
+// containerdNamespace is the containerd namespace (and cgroup parent) of
+// the test's containers.
+const containerdNamespace = "nvc-e2e"
+
+// userContainerdConfig is the version 2 config.toml an operator of
+// containerd 1.6 had before `nvidia-ctk runtime configure`: runc with
+// systemd cgroups off, a sandbox image, a top-level key.
+const userContainerdConfig = `version = 2
+oom_score = -500
+
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "nvc-e2e/pause:1"
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+  runtime_type = "io.containerd.runc.v2"
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+  SystemdCgroup = false
+`
+
+// TestContainerd writes containerd 1.6's config.toml with our `nvidia-ctk
+// runtime configure --runtime=containerd --set-as-default`, checks that
+// `containerd config dump` reads the nvidia runtime from it, starts
+// containerd on that config in a private mount namespace (the docker
+// test's), and runs busybox with `ctr run --runc-binary` our
+// nvidia-container-runtime in legacy mode (the hook drives our CLI) and in
+// jit-cdi mode (the spec made in process), each checked from inside
+// (GPUs 0 and 2 only, nvidia-smi, libcuda.so.1 through the loader cache,
+// ENXIO from /dev/nvidia0) and the host's mount table and dirs compared
+// before and after.
+func TestContainerd(t *testing.T) {
+	testutil.RequireRoot(t)
+	containerd := testutil.RequireCommand(t, "containerd")
+	ctr := testutil.RequireCommand(t, "ctr")
+	start := time.Now()
+	before := hostState(t)
+	h := simHost(t, nil)
+	hook := buildExample(t, "nvidia-container-runtime-hook", false)
+	runtime := buildExample(t, "nvidia-container-runtime", false)
+	ctk := buildExample(t, "nvidia-ctk", false)
+	cdiHook := staticExample(t, "nvidia-cdi-hook")
+
+	d := newDockerDaemon(t)
+	kernelRunc := d.installBins(t, h, hook, runtime)
+	require.NoError(t, os.Symlink(cdiHook, filepath.Join(d.binDir, "nvidia-cdi-hook")))
+	configTOML := filepath.Join(d.dir, "config.toml")
+	require.NoError(t, os.WriteFile(configTOML, []byte(userContainerdConfig), 0o644))
+	out, err := exec.Command(ctk, "runtime", "configure", "--runtime=containerd", "--config", configTOML, "--set-as-default").CombinedOutput()
+	require.NoError(t, err, "nvidia-ctk runtime configure: %s", out)
+	checkContainerdConfig(t, containerd, configTOML)
+
+	legacy := hookConfig(t, h, nil, "[nvidia-container-runtime]", `mode = "legacy"`, "runtimes = ["+quote(kernelRunc)+"]",
+		"[nvidia-container-runtime-hook]", "path = "+quote(hook))
+	jit := hookConfig(t, h, nil, "[nvidia-container-runtime]", `mode = "jit-cdi"`, "runtimes = ["+quote(kernelRunc)+"]")
+	// jit-cdi's runtime reads its config from NVIDIA_CTK_CONFIG_FILE_PATH;
+	// the shim gives it containerd's environment, so a wrapper sets it.
+	jitRuntime := filepath.Join(d.binDir, "nvidia-container-runtime-jit")
+	require.NoError(t, os.WriteFile(jitRuntime, []byte(fmt.Sprintf("#!/bin/sh\nNVIDIA_CTK_CONFIG_FILE_PATH=%s exec %s \"$@\"\n", jit, runtime)), 0o755))
+
+	startContainerd(t, d, containerd, configTOML, legacy)
+	t.Cleanup(func() { removeCgroupDirs(t, containerdNamespace) })
+	t.Logf("containerd ready: %v", time.Since(start).Round(time.Millisecond))
+
+	modes := []struct{ name, runtime string }{
+		{"legacy", filepath.Join(d.binDir, "nvidia-container-runtime")},
+		{"jit-cdi", jitRuntime},
+	}
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			// --fifo-dir: ctr runs on the host, and its default
+			// (/run/containerd/fifo) would be made there.
+			rootfs := busyboxRootfs(t)
+			args := []string{"-a", d.sock, "-n", containerdNamespace, "run", "--rm", "--rootfs", "--runc-binary", m.runtime,
+				"--fifo-dir", filepath.Join(d.dir, "fifo"),
+				"--env", gpuEnv[0], "--env", gpuEnv[1], rootfs, "nvc-" + m.name, "/bin/sh", "-c", probeScript}
+			stdout, stderr, code := d.run(t, ctr, nil, args...)
+			require.Equal(t, 0, code, "ctr %q: exit %d\nstdout:\n%s\nstderr:\n%s\ncontainerd log:\n%s", args, code, stdout, stderr, d.log())
+			t.Logf("container output:\n%s", stdout)
+			checkContainerdGPUs(t, h, parseProbe(stdout), m.name == "legacy")
+			checkCacheListsLibcuda(t, rootfs, "/usr/lib/x86_64-linux-gnu")
+			assert.Empty(t, testutil.MountsBelow(t, rootfs), "mounts left on the host under the rootfs")
+		})
+	}
+	d.stop(t)
+	checkHostUnchanged(t, before)
+}
+
+// startContainerd starts containerd on config in the docker test's private
+// mount namespace (its /run a tmpfs, /etc an overlay with the hook's
+// config), state and root in d.dir, listening on d.sock; it waits until
+// ctr reaches it. d.stop ends it and whatever is left in its namespace.
+func startContainerd(t *testing.T, d *dockerDaemon, containerd, config, hookConfig string) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(filepath.Join(d.dir, "etc-ov"), 0o755))
+	d.sock = filepath.Join(d.dir, "containerd.sock")
+	args := []string{"-m", "--propagation", "private", "sh", "-c", dockerNSScript, "containerd-ns", containerd,
+		"--config", config, "--root", filepath.Join(d.dir, "root"), "--state", filepath.Join(d.dir, "state"),
+		"--address", d.sock}
+	d.cmd = exec.Command(testutil.RequireCommand(t, "unshare"), args...)
+	d.cmd.Env = []string{"PATH=" + d.binDir + ":" + os.Getenv("PATH"), "D=" + d.dir, "CONFIG=" + hookConfig}
+	logFile, err := os.Create(filepath.Join(d.dir, "dockerd.log"))
+	require.NoError(t, err)
+	defer logFile.Close()
+	d.cmd.Stdout, d.cmd.Stderr = logFile, logFile
+	require.NoError(t, d.cmd.Start())
+	d.done = make(chan struct{})
+	go func() { d.cmd.Wait(); close(d.done) }()
+	t.Cleanup(func() { d.stop(t) })
+	ctr := testutil.RequireCommand(t, "ctr")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		out, err := exec.CommandContext(ctx, ctr, "-a", d.sock, "version").CombinedOutput()
+		cancel()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			require.Failf(t, "containerd did not come up in 30 s", "%v: %s\ncontainerd log:\n%s", err, out, d.log())
+		}
+		select {
+		case <-d.done:
+			require.Failf(t, "containerd exited", "%v\ncontainerd log:\n%s", d.cmd.ProcessState, d.log())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", d.cmd.Process.Pid))
+	require.NoError(t, err)
+	d.mntNS = ns
+}
+
+// checkContainerdConfig checks what runtime configure wrote, as containerd
+// reads it (`containerd config dump`): the nvidia runtime with our runtime
+// as its binary, the default runtime, runc and the user's keys kept.
+func checkContainerdConfig(t *testing.T, containerd, file string) {
+	t.Helper()
+	out, err := exec.Command(containerd, "--config", file, "config", "dump").Output()
+	require.NoError(t, err, "containerd config dump")
+	var dump map[string]any
+	_, err = toml.Decode(string(out), &dump)
+	require.NoError(t, err, "%s", out)
+	cri := dump["plugins"].(map[string]any)["io.containerd.grpc.v1.cri"].(map[string]any)
+	ctrd := cri["containerd"].(map[string]any)
+	rts := ctrd["runtimes"].(map[string]any)
+	require.Contains(t, rts, "nvidia", "containerd config dump:\n%s", out)
+	nvidia := rts["nvidia"].(map[string]any)
+	assert.Equal(t, "io.containerd.runc.v2", nvidia["runtime_type"])
+	assert.Equal(t, map[string]any{"BinaryName": "nvidia-container-runtime", "SystemdCgroup": false}, nvidia["options"])
+	assert.Equal(t, "nvidia", ctrd["default_runtime_name"])
+	assert.Equal(t, map[string]any{"SystemdCgroup": false}, rts["runc"].(map[string]any)["options"])
+	assert.Equal(t, "nvc-e2e/pause:1", cri["sandbox_image"])
+	assert.Equal(t, int64(-500), dump["oom_score"])
+}
+
+// checkContainerdGPUs checks a container's view of GPUs 0 and 2
+// (gpuEnv); legacy mode also masks /proc/driver/nvidia down to them.
+func checkContainerdGPUs(t *testing.T, h *fakehost.Host, got map[string]string, legacy bool) {
+	t.Helper()
+	if legacy {
+		checkDockerGPUs(t, h, got, []int{0, 2})
+		return
+	}
+	checks := []struct {
+		key  string
+		ok   bool
+		want string
+	}{
+		{"dev0", regexp.MustCompile(`^c.* 195, +0 `).MatchString(got["dev0"]), "character device 195:0"},
+		{"dev2", regexp.MustCompile(`^c.* 195, +2 `).MatchString(got["dev2"]), "character device 195:2"},
+		{"ctl", regexp.MustCompile(`^c.* 195, +255 `).MatchString(got["ctl"]), "character device 195:255"},
+		{"dev1", strings.Contains(got["dev1"], "No such file"), "absent (GPU 1 not requested)"},
+		{"smi", got["smi"] == "/usr/bin/nvidia-smi", "present"},
+		{"libcuda", got["libcuda"] == "libcuda.so."+h.DriverVersion, "a link to libcuda.so." + h.DriverVersion},
+		{"cudaprog", got["cudaprog"] == "exit 0", "exit 0 (the loader found libcuda.so.1 through the ld.so.cache)"},
+		{"open0", strings.Contains(got["open0"], "No such device or address"), "ENXIO: allowed by the device cgroup, no driver behind it"},
+	}
+	for _, ck := range checks {
+		assert.True(t, ck.ok, "in the container, %s = %q; want %s", ck.key, got[ck.key], ck.want)
+	}
+}
+
+// removeCgroupDirs removes the containers' parent cgroup name in each
+// cgroup v1 hierarchy (and the unified one).
+func removeCgroupDirs(t *testing.T, name string) {
+	dirs, _ := filepath.Glob("/sys/fs/cgroup/*/" + name)
+	dirs = append(dirs, "/sys/fs/cgroup/"+name)
+	for _, dir := range dirs {
+		if err := os.Remove(dir); err != nil && !os.IsNotExist(err) {
+			t.Logf("removing the containers' cgroup parent: %v", err)
+		}
+	}
+}
