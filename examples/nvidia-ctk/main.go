@@ -15,6 +15,8 @@ const usageText = `usage: nvidia-ctk cdi|config|runtime|system COMMAND [flags]
 Commands:
   cdi generate        Write a CDI spec for the host's GPUs
   cdi list            List the CDI devices of the specs in the CDI dirs
+  config [--set K=V]  Print or edit the toolkit's config.toml, keeping other keys
+  config default      Print the default config.toml
   runtime configure   Register nvidia-container-runtime in Docker's, containerd's or CRI-O's config
   system create-device-nodes
                       Make the missing NVIDIA device nodes (control and per-GPU)
@@ -50,6 +52,9 @@ func dispatch(args []string, stdout, stderr io.Writer, log *slog.Logger) error {
 	}
 	if len(args) >= 1 && args[0] == "runtime" {
 		return runtimeCommand(args[1:], stdout, stderr, log)
+	}
+	if len(args) >= 1 && args[0] == "config" {
+		return configCommand(args[1:], stdout, stderr, log)
 	}
 	if len(args) >= 1 && args[0] == "system" {
 		return systemCommand(args[1:], stdout, stderr, log)
