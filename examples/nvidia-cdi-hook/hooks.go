@@ -49,9 +49,12 @@ func createSymlinksFlags(fs *pflag.FlagSet) action {
 
 // cudaCompatFlags declares enable-cuda-compat's flags; its action is cdihook.EnableCUDACompat.
 func cudaCompatFlags(fs *pflag.FlagSet) action {
-	driver := fs.String("host-driver-version", "", "the host driver's `VERSION` (550.54.15); empty: do nothing")
+	var o cdihook.CUDACompatOptions
+	fs.StringVar(&o.HostDriverVersion, "host-driver-version", "", "the host driver's `VERSION` (550.54.15)")
+	fs.StringVar(&o.HostCUDAVersion, "host-cuda-version", "", "the host driver's CUDA `VERSION` (12.4); with no driver version either: do nothing")
+	fs.StringVar(&o.CompatDir, "cuda-compat-container-root", cdihook.CompatDir, "the compat `DIR` in the container")
 	return func(ctx context.Context, rootfs string, log *slog.Logger) error {
-		res, err := cdihook.EnableCUDACompat(ctx, rootfs, &cdihook.CUDACompatOptions{HostDriverVersion: *driver})
+		res, err := cdihook.EnableCUDACompat(ctx, rootfs, &o)
 		if len(res.Removed) > 0 {
 			log.Debug("removed stale CUDA compat entries", "files", res.Removed)
 		}
@@ -59,7 +62,7 @@ func cudaCompatFlags(fs *pflag.FlagSet) action {
 		case err != nil:
 			return err
 		case res.Enabled:
-			log.Debug("CUDA compat enabled", "conf", cdihook.CompatConf, "library", res.Libraries)
+			log.Debug("CUDA compat enabled", "conf", cdihook.CompatConf, "library", res.Libraries, "note", res.Note)
 		default:
 			log.Debug("CUDA compat not used", "reason", res.Reason, "found", res.Libraries)
 		}

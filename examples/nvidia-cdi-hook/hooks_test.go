@@ -57,8 +57,10 @@ func TestEnableCUDACompatFlags(t *testing.T) {
 	}{
 		{"separate value", []string{"--host-driver-version", "550.54.15"}, 0, true, "CUDA compat enabled"},
 		{"=VERSION", []string{"--host-driver-version=550.54.15"}, 0, true, "CUDA compat enabled"},
-		{"empty version", []string{"--host-driver-version="}, 0, false, "no host driver version"},
-		{"no flag", nil, 0, false, "no host driver version"},
+		{"empty version", []string{"--host-driver-version="}, 0, false, "no host driver or CUDA version"},
+		{"no flag", nil, 0, false, "no host driver or CUDA version"},
+		{"CUDA version, library without note", []string{"--host-cuda-version", "12.4"}, 0, false, "no .note.cuda.fwd_compatibility note"},
+		{"other compat dir", []string{"--host-driver-version", "550.54.15", "--cuda-compat-container-root", "/opt/none"}, 0, false, "in /opt/none, found 0"},
 		{"not newer", []string{"--host-driver-version", "575.10.01"}, 0, false, "not newer than the host driver (major 575)"},
 		{"bad version", []string{"--host-driver-version", "x.1"}, 1, false, `nvidia-cdi-hook enable-cuda-compat: parsing host driver version "x.1"`},
 	}
@@ -100,4 +102,13 @@ func TestDeviceNodeFlags(t *testing.T) {
 			assert.Contains(t, stderr, tt.msg)
 		})
 	}
+}
+
+func TestEnableCUDACompatContainerRootFlag(t *testing.T) {
+	root := testutil.Tree(t, "file opt/compat/libcuda.so.570.86.10\n")
+	code, stderr := runHook(t, root, "enable-cuda-compat", "--host-driver-version", "550.54.15", "--cuda-compat-container-root", "/opt/compat")
+	require.Equal(t, 0, code, "exit status: %s", stderr)
+	b, err := os.ReadFile(filepath.Join(root, "etc/ld.so.conf.d/00-compat-nvidia-cdi-hook.conf"))
+	require.NoError(t, err, "the compat entry")
+	assert.Equal(t, "/opt/compat\n", string(b), "the compat entry")
 }

@@ -1,11 +1,5 @@
 package cdihook
 
-import (
-	"fmt"
-	"strconv"
-	"strings"
-)
-
 // Where CUDA forward compatibility lives in an image, and where
 // [EnableCUDACompat] says so.
 const (
@@ -29,31 +23,30 @@ const (
 // CUDACompatOptions are the host facts [EnableCUDACompat] compares the
 // image with.
 type CUDACompatOptions struct {
-	// HostDriverVersion is the host driver's version, "550.54.15" (only
-	// the number before the first dot counts). Empty: compat is not
-	// considered and nothing is changed.
+	// HostDriverVersion is the host driver's version, "550.54.15".
 	HostDriverVersion string
+	// HostCUDAVersion is the CUDA version the host driver supports
+	// ("12.4"), compared with the CUDA version of the library's note
+	// when no HostDriverVersion is given. With HostDriverVersion empty
+	// too, compat is not considered and nothing is changed.
+	HostCUDAVersion string
+	// CompatDir is the compat directory in the container. Empty:
+	// [CompatDir].
+	CompatDir string
 }
 
 // CUDACompatResult says what [EnableCUDACompat] found and did.
 type CUDACompatResult struct {
-	// Libraries are the libcuda.so.*.* regular files found in
-	// [CompatDir], by name; the search stops at two.
+	// Libraries are the libcuda.so.*.* regular files found in the
+	// compat dir, by name; the search stops at two.
 	Libraries []string
-	// Enabled reports whether [CompatConf] now names [CompatDir].
+	// Note is the .note.cuda.fwd_compatibility ELF note of the one
+	// library; nil when there is none (or not exactly one library).
+	Note *CompatNote
+	// Enabled reports whether [CompatConf] now names the compat dir.
 	Enabled bool
 	// Reason says why compat is not enabled; empty when Enabled.
 	Reason string
 	// Removed names the stale entries removed from /etc/ld.so.conf.d.
 	Removed []string
-}
-
-// majorVersion is the number before the first dot of v ("550.54.15").
-func majorVersion(v string) (int, error) {
-	s, _, _ := strings.Cut(v, ".")
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 0 || strings.HasPrefix(s, "+") {
-		return 0, fmt.Errorf("major version %q is not a number", s)
-	}
-	return n, nil
 }

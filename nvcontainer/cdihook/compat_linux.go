@@ -3,7 +3,7 @@ package cdihook
 import (
 	"context"
 	"fmt"
-	"strings"
+	"path"
 
 	"golang.org/x/sys/unix"
 
@@ -11,67 +11,77 @@ import (
 )
 
 // EnableCUDACompat applies the CUDA compat rule (see the package doc) to
-// the container whose root filesystem is rootfsPath: when [CompatDir] holds
-// exactly one regular file libcuda.so.X.Y.Z and X is greater than the
-// major of opts.HostDriverVersion, it writes [CompatConf] naming
-// [CompatDir], for [UpdateLDCache] to scan first; otherwise it makes sure
-// no entry of an earlier run is left. Nothing is mounted. A nil opts, or
-// an empty HostDriverVersion, changes nothing. The error of a version
-// that is not a number quotes it.
+// the container whose root filesystem is rootfsPath: when the compat dir
+// (opts.CompatDir, default [CompatDir]) holds exactly one regular file
+// libcuda.so.X.Y.Z that the host's versions call for, it writes
+// [CompatConf] naming that dir, for [UpdateLDCache] to scan first;
+// otherwise it makes sure no entry of an earlier run is left. Nothing is
+// mounted. A nil opts, or one without host versions, changes nothing.
+// The error of a version that is not a version quotes it.
 func EnableCUDACompat(ctx context.Context, rootfsPath string, opts *CUDACompatOptions) (CUDACompatResult, error) {
 	if err := context.Cause(ctx); err != nil {
 		return CUDACompatResult{}, err
 	}
-	if opts == nil || opts.HostDriverVersion == "" {
-		return CUDACompatResult{Reason: "no host driver version"}, nil
+	if opts == nil || (opts.HostDriverVersion == "" && opts.HostCUDAVersion == "") {
+		return CUDACompatResult{Reason: "no host driver or CUDA version"}, nil
 	}
-	host, err := majorVersion(opts.HostDriverVersion)
-	if err != nil {
-		return CUDACompatResult{}, fmt.Errorf("parsing host driver version %q: %w", opts.HostDriverVersion, err)
+	var host compatHost
+	var err error
+	if host.driver, err = optionalVersion("host driver", opts.HostDriverVersion); err != nil {
+		return CUDACompatResult{}, err
+	}
+	if host.cuda, err = optionalVersion("host CUDA", opts.HostCUDAVersion); err != nil {
+		return CUDACompatResult{}, err
+	}
+	dir := CompatDir
+	if opts.CompatDir != "" {
+		if !path.IsAbs(opts.CompatDir) {
+			return CUDACompatResult{}, fmt.Errorf("compat dir %q is not absolute", opts.CompatDir)
+		}
+		dir = path.Clean(opts.CompatDir)
 	}
 	root, err := rootfs.Open(rootfsPath, nil)
 	if err != nil {
 		return CUDACompatResult{}, err
 	}
 	defer root.Close()
-	return enableCompat(root, host)
+	return enableCompat(root, dir, host)
+}
+
+func optionalVersion(what, s string) (*version, error) {
+	if s == "" {
+		return nil, nil
+	}
+	v, err := parseVersion(s)
+	if err != nil {
+		return nil, fmt.Errorf("parsing %s version %q: %w", what, s, err)
+	}
+	return &v, nil
 }
 
 // enableCompat writes the compat configuration if the image's compat
-// library is newer than the host driver (major hostMajor), and removes
-// what earlier runs wrote otherwise.
-func enableCompat(root *rootfs.Root, hostMajor int) (CUDACompatResult, error) {
+// library in dir is called for by host, and removes what earlier runs
+// wrote otherwise.
+func enableCompat(root *rootfs.Root, dir string, host compatHost) (CUDACompatResult, error) {
 	var res CUDACompatResult
 	var err error
-	if res.Libraries, err = compatLibs(root); err != nil {
+	if res.Libraries, res.Note, err = compatLibs(root, dir); err != nil {
 		return res, err
 	}
-	res.Reason = compatReason(res.Libraries, hostMajor)
-	res.Removed, err = convergeCompatConf(root, res.Reason == "")
+	res.Reason = compatReason(dir, res.Libraries, res.Note, host)
+	res.Removed, err = convergeCompatConf(root, dir, res.Reason == "")
 	res.Enabled = err == nil && res.Reason == ""
 	return res, err
 }
 
-// compatReason says why compat is not used with libs in the compat dir
-// and a driver of major hostMajor; "" when it is.
-func compatReason(libs []string, hostMajor int) string {
-	if len(libs) != 1 {
-		return fmt.Sprintf("want exactly one %s in %s, found %d", compatLibGlob, CompatDir, len(libs))
-	}
-	v, err := majorVersion(strings.TrimPrefix(libs[0], "libcuda.so."))
-	if err != nil || v <= hostMajor {
-		return fmt.Sprintf("%s is not newer than the host driver (major %d)", libs[0], hostMajor)
-	}
-	return ""
-}
-
 // compatLibs lists the regular files matching libcuda.so.*.* in the
 // image's compat dir, resolved inside the root (symlinked parents
-// included); it stops at two. A missing dir is no library.
-func compatLibs(root *rootfs.Root) ([]string, error) {
-	dir, err := openDirInRoot(root, CompatDir)
+// included); it stops at two. A missing dir is no library. With one
+// library, it also reads the library's note.
+func compatLibs(root *rootfs.Root, compatDir string) ([]string, *CompatNote, error) {
+	dir, err := openDirInRoot(root, compatDir)
 	if err != nil {
-		return nil, ignoreMissing(err)
+		return nil, nil, ignoreMissing(err)
 	}
 	defer dir.Close()
 	var libs []string
@@ -82,5 +92,8 @@ func compatLibs(root *rootfs.Root) ([]string, error) {
 		}
 		return len(libs) < 2
 	})
-	return libs, err
+	if err != nil || len(libs) != 1 {
+		return libs, nil, err
+	}
+	return libs, readCompatNote(dir, libs[0]), nil
 }

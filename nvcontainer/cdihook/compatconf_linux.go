@@ -29,11 +29,12 @@ var generatedCompatConf = regexp.MustCompile(`^00-compat-([0-9a-f]{12}|[0-9a-f]{
 // isHookCompatConf reports whether name in /etc/ld.so.conf.d is an entry a
 // hook wrote: compatConfName or a generated name, listing the compat dir
 // and nothing else. Anything else there is the image's and is left alone.
-func isHookCompatConf(root *rootfs.Root, name string) bool {
+func isHookCompatConf(root *rootfs.Root, name, compatDir string) bool {
 	if name != compatConfName && !generatedCompatConf.MatchString(name) {
 		return false
 	}
-	return slices.Equal(readConfDirs(root, path.Join(ldsoconfDir, name)), []string{CompatDir})
+	dirs := readConfDirs(root, path.Join(ldsoconfDir, name))
+	return slices.Equal(dirs, []string{CompatDir}) || slices.Equal(dirs, []string{compatDir})
 }
 
 // convergeCompatConf makes the hook's entries in /etc/ld.so.conf.d what
@@ -43,9 +44,9 @@ func isHookCompatConf(root *rootfs.Root, name string) bool {
 // first after the host driver was upgraded past it. At most
 // maxCompatConfs candidates are looked at per run. It returns the names
 // removed.
-func convergeCompatConf(root *rootfs.Root, use bool) (removed []string, err error) {
+func convergeCompatConf(root *rootfs.Root, compatDir string, use bool) (removed []string, err error) {
 	if use {
-		if err := root.WriteFile(CompatConf, []byte(CompatDir+"\n"), compatConfPerms); err != nil {
+		if err := root.WriteFile(CompatConf, []byte(compatDir+"\n"), compatConfPerms); err != nil {
 			return nil, fmt.Errorf("creating %s: %w", CompatConf, err)
 		}
 	}
@@ -65,7 +66,7 @@ func convergeCompatConf(root *rootfs.Root, use bool) (removed []string, err erro
 		return nil, err
 	}
 	for _, name := range stale {
-		if !isHookCompatConf(root, name) {
+		if !isHookCompatConf(root, name, compatDir) {
 			continue
 		}
 		if err := unix.Unlinkat(int(dir.Fd()), name, 0); err != nil {

@@ -32,13 +32,20 @@
 //
 // # The CUDA compat rule
 //
-// Compat is used when /usr/local/cuda/compat (resolved inside the root,
-// symlinked parents included) holds exactly one regular file named
-// libcuda.so.X.Y.Z and X is greater than the host driver's major version.
-// Symlinks, directories and FIFOs of that name are not libraries; two
-// libraries is no compat (which one the loader should take is unknown).
-// Unlike the NVIDIA Container Toolkit, the library's
-// .note.cuda.fwd_compatibility ELF note is not read. Every run converges,
+// Compat is considered when the compat dir (/usr/local/cuda/compat or
+// the one given, resolved inside the root, symlinked parents included)
+// holds exactly one regular file named libcuda.so.X.Y.Z. Symlinks,
+// directories and FIFOs of that name are not libraries; two libraries is
+// no compat (which one the loader should take is unknown). As in the
+// NVIDIA Container Toolkit, the library's .note.cuda.fwd_compatibility
+// ELF note (owner "NVIDIA Corporation", JSON listing the CUDA version and
+// the driver majors it supports) decides when present: compat is used
+// when the host driver's major is listed and X.Y.Z is greater than the
+// host driver's version, or, given only the host's CUDA version, when the
+// note's CUDA version is greater. Without a note, compat is used when X
+// is greater than the host driver's major, and never on a CUDA version
+// alone. The library is read only after its O_PATH descriptor showed a
+// regular file, never following a link. Every run converges,
 // as every container start runs the hooks again on the same writable
 // layer: the entries of earlier runs, of this hook's older versions
 // (00-compat-<12 hex>.conf) and of NVIDIA's (00-compat-<uuid>.conf) that
