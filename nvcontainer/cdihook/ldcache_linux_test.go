@@ -4,11 +4,13 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-nvc/nvc/internal/elfwriter"
 	"github.com/go-nvc/nvc/internal/testutil"
 )
 
@@ -78,4 +80,34 @@ file    srv/c.conf "/srv/lib\n"
 	got, err = compatDirs(testutil.Tree(t, "dir etc\n"))
 	assert.NoError(t, err, "without ld.so.conf.d")
 	assert.Nil(t, got, "without ld.so.conf.d")
+}
+
+// NVIDIA's spec mounts libnvidia-egl-wayland.so.1.1.13 without its
+// SONAME link; the toolkit's ldconfig run makes it, so must we: in the
+// folders, never through a link out of the root, never over a file.
+func TestUpdateLDCacheMakesSonameLinks(t *testing.T) {
+	outside := t.TempDir()
+	root := libRoot(t)
+	lib := "usr/lib/x86_64-linux-gnu"
+	for _, name := range []string{"libnvidia-egl-wayland.so.1.1.13", "libnvidia-egl-gbm.so.1.1.2", "libnvidia-egl-xcb.so.1"} {
+		soname := name[:strings.Index(name, ".so.")+5]
+		require.NoError(t, os.MkdirAll(filepath.Join(root, lib), 0o755))
+		require.NoError(t, elfwriter.WriteFile(filepath.Join(root, lib, name), elfwriter.Library(soname), 0o644))
+	}
+	require.NoError(t, elfwriter.WriteFile(filepath.Join(outside, "libout.so.2.0"), elfwriter.Library("libout.so.2"), 0o644))
+	require.NoError(t, os.Symlink(outside, filepath.Join(root, "opt/out")))
+	require.NoError(t, os.WriteFile(filepath.Join(root, lib, "libnvidia-egl-gbm.so.1"), []byte("image's"), 0o644))
+	updateLDCache(t, root, "/"+lib, "/opt/out")
+	target, err := os.Readlink(filepath.Join(root, lib, "libnvidia-egl-wayland.so.1"))
+	require.NoError(t, err, "SONAME link of libnvidia-egl-wayland")
+	assert.Equal(t, "libnvidia-egl-wayland.so.1.1.13", target)
+	b, err := os.ReadFile(filepath.Join(root, lib, "libnvidia-egl-gbm.so.1"))
+	require.NoError(t, err)
+	assert.Equal(t, "image's", string(b), "a file in the way was replaced")
+	got := findInCache(t, root, "libnvidia-egl-wayland.so.1")
+	require.Len(t, got, 1)
+	assert.Equal(t, "/"+lib+"/libnvidia-egl-wayland.so.1", got[0].Path)
+	entries, err := os.ReadDir(outside)
+	require.NoError(t, err)
+	assert.Len(t, entries, 1, "a link was made outside the root")
 }
