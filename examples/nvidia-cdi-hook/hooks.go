@@ -4,7 +4,9 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"strconv"
 
 	"github.com/spf13/pflag"
 
@@ -36,9 +38,7 @@ func createSymlinksFlags(fs *pflag.FlagSet) action {
 		if err != nil {
 			return err
 		}
-		for _, l := range links {
-			log.Debug("creating symlink", "link", l.Path, "target", l.Target)
-		}
+		log.Debug("creating symlinks", "links", links)
 		res, err := cdihook.CreateSymlinks(ctx, rootfs, &cdihook.SymlinksOptions{Links: links})
 		for _, k := range res.Kept {
 			log.Info("keeping the image's file where a link was asked for", "link", k.Path, "target", k.Target, "found", k.Found)
@@ -55,18 +55,8 @@ func cudaCompatFlags(fs *pflag.FlagSet) action {
 	fs.StringVar(&o.CompatDir, "cuda-compat-container-root", cdihook.CompatDir, "the compat `DIR` in the container")
 	return func(ctx context.Context, rootfs string, log *slog.Logger) error {
 		res, err := cdihook.EnableCUDACompat(ctx, rootfs, &o)
-		if len(res.Removed) > 0 {
-			log.Debug("removed stale CUDA compat entries", "files", res.Removed)
-		}
-		switch {
-		case err != nil:
-			return err
-		case res.Enabled:
-			log.Debug("CUDA compat enabled", "conf", cdihook.CompatConf, "library", res.Libraries, "note", res.Note)
-		default:
-			log.Debug("CUDA compat not used", "reason", res.Reason, "found", res.Libraries)
-		}
-		return nil
+		log.Debug("CUDA compat", "enabled", res.Enabled, "reason", res.Reason, "library", res.Libraries, "note", res.Note, "removed", res.Removed)
+		return err
 	}
 }
 
@@ -87,5 +77,29 @@ func deviceNodesFlags(flags *pflag.FlagSet) action {
 			log.Debug(string(res.Skipped), "proc-root", *procRoot)
 		}
 		return nil
+	}
+}
+
+// chmodFlags declares chmod's flags; its action is cdihook.Chmod.
+func chmodFlags(fs *pflag.FlagSet) action {
+	paths := fs.StringArray("path", nil, "container `PATH` to change (repeatable)")
+	mode := fs.String("mode", "", "the `MODE` to give, octal (755)")
+	return func(ctx context.Context, rootfs string, log *slog.Logger) error {
+		m, err := strconv.ParseUint(*mode, 8, 32)
+		if err != nil {
+			return fmt.Errorf("--mode %q is not an octal mode", *mode)
+		}
+		res, err := cdihook.Chmod(ctx, rootfs, &cdihook.ChmodOptions{Mode: uint32(m), Paths: *paths})
+		log.Debug("chmod", "mode", *mode, "changed", res.Changed, "skipped", res.Skipped)
+		return err
+	}
+}
+
+// appProfileFlags declares no flags; the action is cdihook.UpdateApplicationProfile.
+func appProfileFlags(*pflag.FlagSet) action {
+	return func(ctx context.Context, rootfs string, log *slog.Logger) error {
+		res, err := cdihook.UpdateApplicationProfile(ctx, rootfs)
+		log.Debug("application profile", "minors", res.Minors, "mask", res.Mask)
+		return err
 	}
 }

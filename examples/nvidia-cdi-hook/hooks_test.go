@@ -55,8 +55,8 @@ func TestEnableCUDACompatFlags(t *testing.T) {
 		conf bool
 		msg  string
 	}{
-		{"separate value", []string{"--host-driver-version", "550.54.15"}, 0, true, "CUDA compat enabled"},
-		{"=VERSION", []string{"--host-driver-version=550.54.15"}, 0, true, "CUDA compat enabled"},
+		{"separate value", []string{"--host-driver-version", "550.54.15"}, 0, true, "enabled=true"},
+		{"=VERSION", []string{"--host-driver-version=550.54.15"}, 0, true, "enabled=true"},
 		{"empty version", []string{"--host-driver-version="}, 0, false, "no host driver or CUDA version"},
 		{"no flag", nil, 0, false, "no host driver or CUDA version"},
 		{"CUDA version, library without note", []string{"--host-cuda-version", "12.4"}, 0, false, "no .note.cuda.fwd_compatibility note"},
@@ -111,4 +111,39 @@ func TestEnableCUDACompatContainerRootFlag(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(root, "etc/ld.so.conf.d/00-compat-nvidia-cdi-hook.conf"))
 	require.NoError(t, err, "the compat entry")
 	assert.Equal(t, "/opt/compat\n", string(b), "the compat entry")
+}
+
+func TestChmodFlags(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		code int
+		mode os.FileMode
+		msg  string
+	}{
+		{"mode and paths", []string{"--mode", "755", "--path", "/dev/dri", "--path", "/dev/nvidia-caps"}, 0, 0o755, "changed=[/dev/dri]"},
+		{"no path", []string{"--mode", "755"}, 0, 0o700, ""},
+		{"bad mode", []string{"--mode", "rwx", "--path", "/dev/dri"}, 1, 0o700, `--mode "rwx" is not an octal mode`},
+		{"no mode", []string{"--path", "/dev/dri"}, 1, 0o700, `--mode "" is not an octal mode`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := testutil.Tree(t, "dir dev/dri 0700\ndir dev/nvidia-caps 0755\n")
+			code, stderr := runHook(t, root, append([]string{"--debug", "chmod"}, tt.args...)...)
+			require.Equal(t, tt.code, code, "exit status: %s", stderr)
+			assert.Contains(t, stderr, tt.msg)
+			fi, err := os.Stat(filepath.Join(root, "dev/dri"))
+			require.NoError(t, err)
+			assert.Equal(t, tt.mode, fi.Mode().Perm(), "mode of /dev/dri")
+		})
+	}
+}
+
+func TestUpdateApplicationProfileHook(t *testing.T) {
+	root := testutil.RootTree(t, "char dev/nvidia0 195 0 0666\nchar dev/nvidia3 195 3 0666\n")
+	code, stderr := runHook(t, root, "update-application-profile")
+	require.Equal(t, 0, code, "exit status: %s", stderr)
+	b, err := os.ReadFile(filepath.Join(root, "etc/nvidia/nvidia-application-profiles-rc.d/10-container.conf"))
+	require.NoError(t, err, "the profile")
+	assert.Contains(t, string(b), `["EGLVisibleDGPUDevices",0x9]`)
 }

@@ -28,13 +28,15 @@ type command struct {
 type action func(ctx context.Context, rootfs string, log *slog.Logger) error
 
 // commandOrder is the order of the usage text (the toolkit's).
-var commandOrder = []string{"create-symlinks", "enable-cuda-compat", "update-ldcache", "disable-device-node-modification"}
+var commandOrder = []string{"create-symlinks", "enable-cuda-compat", "update-ldcache", "chmod", "disable-device-node-modification", "update-application-profile"}
 
 var commands = map[string]command{
 	"update-ldcache":                   {"rewrite the container's ld.so.cache to include --folder dirs", updateLDCacheFlags},
 	"create-symlinks":                  {"create --link TARGET::LINK symlinks in the container", createSymlinksFlags},
 	"enable-cuda-compat":               {"add the image's newer CUDA compat libraries to the loader's path", cudaCompatFlags},
 	"disable-device-node-modification": {"mask /proc/driver/nvidia/params with ModifyDeviceFiles: 0", deviceNodesFlags},
+	"chmod":                            {"set the mode of the --path entries in the container", chmodFlags},
+	"update-application-profile":       {"limit EGL and Vulkan to the container's GPUs (driver application profile)", appProfileFlags},
 	"noop":                             {"do nothing", func(*pflag.FlagSet) action { return nil }},
 }
 

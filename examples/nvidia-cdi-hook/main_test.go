@@ -68,7 +68,7 @@ func TestExitStatus(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{"unknown hook", []string{"update-application-profile"}, 0, "unknown hook"},
+		{"unknown hook", []string{"hook-from-the-future"}, 0, "unknown hook"},
 		{"unknown flag", []string{"update-ldcache", "--folder", "/opt/nv", "--new-flag", "x"}, 0, "unknown flag: --new-flag"},
 		{"unknown global flag", []string{"--trace", "update-ldcache"}, 0, "unknown flag: --trace"},
 		{"help", []string{"update-ldcache", "--help"}, 0, "--folder"},

@@ -17,7 +17,13 @@
 //     package ldcache, in Go), scanning the directories of the
 //     00-compat-*.conf files first, then the folders given, then the
 //     image's own configuration, so that a newer compat libcuda.so.1 wins
-//     over the driver's.
+//     over the driver's. It first makes the SONAME links of the libraries
+//     in the compat dirs and folders (libnvidia-egl-wayland.so.1), as
+//     the toolkit's ldconfig run does; the image's own dirs are left.
+//   - [Chmod] sets the mode of the paths given (NVIDIA's chmod hook, for
+//     /dev/dri under crun), never following a link the image planted.
+//   - [UpdateApplicationProfile] writes the driver's application profile
+//     limiting EGL and Vulkan to the container's /dev/nvidiaN GPUs.
 //   - [DisableDeviceNodeModification] reads the host's
 //     <ProcRoot>/driver/nvidia/params and, when it says
 //     ModifyDeviceFiles: 1, mounts a copy saying 0 over the container's
