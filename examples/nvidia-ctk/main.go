@@ -15,6 +15,7 @@ const usageText = `usage: nvidia-ctk cdi|config|runtime|system COMMAND [flags]
 Commands:
   cdi generate        Write a CDI spec for the host's GPUs
   cdi list            List the CDI devices of the specs in the CDI dirs
+  cdi transform root  Move a spec's paths from one root (--from) to another (--to)
   config [--set K=V]  Print or edit the toolkit's config.toml, keeping other keys
   config default      Print the default config.toml
   runtime configure   Register nvidia-container-runtime in Docker's, containerd's or CRI-O's config
@@ -67,6 +68,8 @@ func dispatch(args []string, stdout, stderr io.Writer, log *slog.Logger) error {
 		return generateCommand(args[2:], stdout, stderr, log)
 	case "list":
 		return listCommand(args[2:], stdout, stderr, log)
+	case "transform":
+		return transformCommand(args[2:], stdout, stderr)
 	}
 	return errUsage
 }
