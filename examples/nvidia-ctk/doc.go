@@ -14,7 +14,31 @@
 //	                        [--device-name-strategy index|uuid|type-index]... [--no-all-device]
 //	                        [--driver-root DIR] [--dev-root DIR] [--proc-root DIR]
 //	                        [--hook-path PATH] [--simulate MACHINE [--simulate-mig INDEX=PROFILE,...] [--simulate-keep]]
+//	                        [--mode auto|nvml|management] [--device-id ID]... [--disable-hook NAME|all]...
+//	                        [--enable-hook NAME]... [--library-search-path DIR]... [--ldconfig-path PATH]
 //	nvidia-ctk cdi list [--spec-dir DIR]...
+//	nvidia-ctk cdi transform root --from DIR --to DIR [--relative-to host|container] [--input FILE] [--output FILE]
+//	nvidia-ctk config [--config-file FILE] [--set KEY[=VALUE]]... [--set-list-separator SEP] [--in-place | --output FILE]
+//	nvidia-ctk config default [--output FILE]
+//	nvidia-ctk system create-device-nodes [--driver-root DIR] [--dev-root DIR] [--proc-root DIR] [--load-kernel-modules]
+//	nvidia-ctk system create-dev-char-symlinks [--dev-char-path DIR] [--create-all] [--driver-root DIR] [--dev-root DIR]
+//
+// cdi generate --mode management discovers through procfs alone and writes
+// the "all" device only (for management containers); nvml discovers
+// through NVML alone; wsl and csv are refused. --device-id limits the spec
+// to those devices (indices, UUIDs, MIG GPU:MIG pairs). --disable-hook
+// drops the nvidia-cdi-hook commands named, --enable-hook keeps one
+// --disable-hook=all would drop. --library-search-path and --ldconfig-path
+// are accepted and not used: libraries come from the driver root's loader
+// cache (else its standard dirs), and update-ldcache runs the container's
+// ldconfig. config edits the toolkit's config.toml (package
+// nvcontainer/toolkit's SetConfig: keys typed as the toolkit's, unknown
+// keys refused, every other key kept, comments not). system
+// create-device-nodes makes the missing nodes as nvidia-modprobe does
+// (devices.CreateNodes); create-dev-char-symlinks makes the
+// /dev/char/MAJOR:MINOR links of the NVIDIA nodes present (--create-all:
+// of every node the driver has), the fix for NVML's "Unknown Error" in
+// running containers after a systemd daemon-reload.
 //
 // The spec's kind is VENDOR/CLASS (nvidia.com/gpu). Each GPU is named by
 // every --device-name-strategy ("0", "GPU-…", "gpu0"), each MIG device too
@@ -54,7 +78,7 @@
 // # When not to use it
 //
 // Only the subcommands of the usage exist (NVIDIA's hook subcommand does
-// not), and containerd's drop-in (--drop-in-config) does not: the runtime
+// not; system create-dev-char-symlinks has no --watch), and containerd's drop-in (--drop-in-config) does not: the runtime
 // goes into config.toml itself. The spec describes the
 // host at the time it was written: regenerate it when the driver or the
 // GPUs change.
