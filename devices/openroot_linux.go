@@ -1,25 +1,30 @@
 package devices
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
-	pathrs "github.com/cyphar/filepath-securejoin/pathrs-lite"
+	"golang.org/x/sys/unix"
+
+	"github.com/go-nvc/nvc/internal/inroot"
 )
 
-// openInRoot opens unsafePath inside root (openat2 RESOLVE_IN_ROOT or its
-// emulation) and checks that it is a regular file.
+// openInRoot opens unsafePath inside root with the module's one in-root
+// opener (internal/inroot: openat2 RESOLVE_IN_ROOT or its emulation), as
+// an O_PATH handle first: anything but a regular file is refused, matching
+// ErrInvalid, before it is opened for reading.
 func openInRoot(root, unsafePath string) (*os.File, error) {
-	f, err := pathrs.OpenInRoot(root, unsafePath)
+	dir, err := os.OpenFile(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("opening %s under %s: %w", unsafePath, root, err)
 	}
-	st, err := f.Stat()
-	if err == nil && !st.Mode().IsRegular() {
-		err = fmt.Errorf("%w: %s is not a regular file (%v)", ErrInvalid, unsafePath, st.Mode().Type())
+	defer dir.Close()
+	f, _, err := inroot.OpenRegular(dir, unsafePath, 0)
+	if errors.Is(err, inroot.ErrNotRegular) {
+		err = fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if err != nil {
-		f.Close()
 		return nil, fmt.Errorf("opening %s under %s: %w", unsafePath, root, err)
 	}
 	return f, nil
