@@ -28,7 +28,7 @@ var ErrInvalidRootfs = sentinel.ErrInvalidRootfs
 // ContainerRoot does not read state to its end when it holds more than
 // a state: a hook whose runtime writes into a pipe should drain it.
 func ContainerRoot(ctx context.Context, state io.Reader) (string, error) {
-	data, err := readContext(ctx, state, MaxStateSize)
+	data, err := oci.ReadContext(ctx, state, MaxStateSize)
 	if err != nil {
 		return "", fmt.Errorf("reading OCI state: %w", err)
 	}
@@ -37,29 +37,4 @@ func ContainerRoot(ctx context.Context, state io.Reader) (string, error) {
 		return "", err
 	}
 	return oci.LoadRootfs(st)
-}
-
-// readContext is oci.ReadLimited that returns when ctx is done.
-func readContext(ctx context.Context, r io.Reader, limit int64) ([]byte, error) {
-	if err := context.Cause(ctx); err != nil {
-		return nil, err
-	}
-	if ctx.Done() == nil {
-		return oci.ReadLimited(r, limit)
-	}
-	type result struct {
-		data []byte
-		err  error
-	}
-	done := make(chan result, 1)
-	go func() {
-		data, err := oci.ReadLimited(r, limit)
-		done <- result{data, err}
-	}()
-	select {
-	case res := <-done:
-		return res.data, res.err
-	case <-ctx.Done():
-		return nil, context.Cause(ctx)
-	}
 }

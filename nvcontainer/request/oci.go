@@ -56,33 +56,11 @@ func (s *State) BundleDir() string { return (*oci.State)(s).BundleDir() }
 // error (context.Cause) and leaves the read to end with r: close r to end
 // it sooner.
 func ReadState(ctx context.Context, r io.Reader) (*State, error) {
-	data, err := readContext(ctx, r, MaxStateSize)
+	data, err := oci.ReadContext(ctx, r, MaxStateSize)
 	if err != nil {
 		return nil, fmt.Errorf("reading OCI state: %w", err)
 	}
 	return ParseState(data)
-}
-
-// readContext is oci.ReadLimited that returns when ctx is done.
-func readContext(ctx context.Context, r io.Reader, limit int64) ([]byte, error) {
-	if ctx.Done() == nil {
-		return oci.ReadLimited(r, limit)
-	}
-	type result struct {
-		data []byte
-		err  error
-	}
-	done := make(chan result, 1)
-	go func() {
-		data, err := oci.ReadLimited(r, limit)
-		done <- result{data, err}
-	}()
-	select {
-	case res := <-done:
-		return res.data, res.err
-	case <-ctx.Done():
-		return nil, context.Cause(ctx)
-	}
 }
 
 // ParseState parses an OCI state document: one JSON object with a bundle
