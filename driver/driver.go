@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/go-nvc/nvc/ldcache"
@@ -179,12 +180,14 @@ func (d *Driver) loadCache() error {
 	return nil
 }
 
-// StandardLibraryDirs are the directories a driver root without an
+// StandardLibraryDirs returns the directories a driver root without an
 // ld.so.cache is searched in, as the NVIDIA Container Toolkit searches a
 // driver root first: besides them, the root's ld.so.conf and the loader's
 // trusted directories are scanned (/lib, /usr/lib, and the multiarch dirs
 // of a Debian root), as ldconfig would to write the cache.
-var StandardLibraryDirs = []string{
+func StandardLibraryDirs() []string { return slices.Clone(standardLibraryDirs) }
+
+var standardLibraryDirs = []string{
 	"/usr/lib64",
 	"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
 	"/usr/lib/x86_64-linux-gnu/nvidia/current", "/usr/lib/aarch64-linux-gnu/nvidia/current",
@@ -194,11 +197,11 @@ var StandardLibraryDirs = []string{
 }
 
 // scanLibraryDirs stands in for a missing ld.so.cache: the cache ldconfig
-// would write for root from StandardLibraryDirs, its ld.so.conf and the
+// would write for root from standardLibraryDirs, its ld.so.conf and the
 // trusted dirs, built in memory; root is only read (no link is made).
 func scanLibraryDirs(root, goarch string) (*ldcache.Cache, error) {
 	var dirs []string
-	for _, d := range StandardLibraryDirs {
+	for _, d := range standardLibraryDirs {
 		if fi, err := os.Stat(filepath.Join(root, d)); err == nil && fi.IsDir() {
 			dirs = append(dirs, d)
 		}

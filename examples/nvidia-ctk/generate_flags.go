@@ -50,8 +50,8 @@ func (e *generateExtras) check(log *slog.Logger) error {
 		return fmt.Errorf("cdi generate: unsupported --mode %q (want auto, nvml or management)", e.mode)
 	}
 	for _, h := range append(slices.Clone(e.disableHooks), e.enableHooks...) {
-		if h != cdispec.HookAll && !slices.Contains(cdispec.HookNames, h) {
-			return fmt.Errorf("cdi generate: unknown hook %q (want one of %v or %s)", h, cdispec.HookNames, cdispec.HookAll)
+		if h != cdispec.HookAll && !slices.Contains(cdispec.HookNames(), h) {
+			return fmt.Errorf("cdi generate: unknown hook %q (want one of %v or %s)", h, cdispec.HookNames(), cdispec.HookAll)
 		}
 	}
 	if len(e.librarySearch) > 0 {
@@ -89,7 +89,7 @@ func (e *generateExtras) edit(spec *specs.Spec) error {
 		}
 	}
 	var drop []string
-	for _, h := range cdispec.HookNames {
+	for _, h := range cdispec.HookNames() {
 		disabled := slices.Contains(e.disableHooks, h) || slices.Contains(e.disableHooks, cdispec.HookAll)
 		if disabled && !slices.Contains(e.enableHooks, h) {
 			drop = append(drop, h)

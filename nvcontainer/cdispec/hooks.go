@@ -11,10 +11,12 @@ import (
 // --disable-hook=all does.
 const HookAll = "all"
 
-// HookNames are the nvidia-cdi-hook commands a spec may run, those this
+// HookNames returns the nvidia-cdi-hook commands a spec may run, those this
 // package writes and those only NVIDIA's generator writes (chmod,
 // update-application-profile).
-var HookNames = []string{hookCreateLinks, hookCUDACompat, hookUpdateLDCache, hookNoDeviceNodes,
+func HookNames() []string { return slices.Clone(hookNames) }
+
+var hookNames = []string{hookCreateLinks, hookCUDACompat, hookUpdateLDCache, hookNoDeviceNodes,
 	"chmod", "update-application-profile"}
 
 // RemoveHooks drops from spec (its common edits and every device's) the
@@ -22,8 +24,8 @@ var HookNames = []string{hookCreateLinks, hookCUDACompat, hookUpdateLDCache, hoo
 // every hook for HookAll. An unknown name is an error.
 func RemoveHooks(spec *specs.Spec, names []string) error {
 	for _, n := range names {
-		if n != HookAll && !slices.Contains(HookNames, n) {
-			return fmt.Errorf("%w: unknown hook %q (want one of %v or %s)", ErrInvalid, n, HookNames, HookAll)
+		if n != HookAll && !slices.Contains(hookNames, n) {
+			return fmt.Errorf("%w: unknown hook %q (want one of %v or %s)", ErrInvalid, n, hookNames, HookAll)
 		}
 	}
 	drop := func(h *specs.Hook) bool {
