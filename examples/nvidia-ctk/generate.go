@@ -113,7 +113,10 @@ func generate(o *generateOptions, stdout, stderr io.Writer, log *slog.Logger) er
 		_, err = stdout.Write(data)
 		return err
 	}
-	return writeFileAtomic(o.output, data)
+	if err := replaceFile(o.output, data); err != nil {
+		return fmt.Errorf("writing CDI spec: %w", err)
+	}
+	return nil
 }
 
 // openSpecHost opens the host for a spec: its devices discovered through
@@ -284,28 +287,4 @@ func parseSimulateMIG(values []string) (map[int][]string, error) {
 		}
 	}
 	return mig, nil
-}
-
-// writeFileAtomic writes data to a temp file beside name and renames it
-// over name, so a runtime watching the CDI dir never reads half a spec.
-func writeFileAtomic(name string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("writing CDI spec: %w", err)
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(0o644)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), name)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("writing CDI spec %s: %w", name, err)
-	}
-	return nil
 }

@@ -95,7 +95,8 @@ func configureEngine(o *runtimeOptions, e engine, stdout io.Writer, log *slog.Lo
 }
 
 // replaceFile writes data to a temp file beside name and renames it over
-// name, keeping an existing file's mode (0644 for a new one) and creating
+// name, so a reader (an engine, a runtime watching the CDI dir) never sees
+// half a file, keeping an existing file's mode (0644 for a new one) and creating
 // the directory.
 func replaceFile(name string, data []byte) error {
 	mode := os.FileMode(0o644)

@@ -54,7 +54,10 @@ func transformCommand(args []string, stdout, stderr io.Writer) error {
 		_, err = stdout.Write(out)
 		return err
 	}
-	return writeFileAtomic(*output, out)
+	if err := replaceFile(*output, out); err != nil {
+		return fmt.Errorf("cdi transform root: %w", err)
+	}
+	return nil
 }
 
 func readInput(name string) ([]byte, error) {
