@@ -8,8 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"strings"
 	"testing"
 	"time"
 
@@ -128,26 +126,12 @@ func startContainerd(t *testing.T, d *dockerDaemon, containerd, config, hookConf
 	go func() { d.cmd.Wait(); close(d.done) }()
 	t.Cleanup(func() { d.stop(t) })
 	ctr := testutil.RequireCommand(t, "ctr")
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	waitDaemon(t, "containerd", d.cmd, d.done, d.log, func() ([]byte, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		out, err := exec.CommandContext(ctx, ctr, "-a", d.sock, "version").CombinedOutput()
-		cancel()
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			require.Failf(t, "containerd did not come up in 30 s", "%v: %s\ncontainerd log:\n%s", err, out, d.log())
-		}
-		select {
-		case <-d.done:
-			require.Failf(t, "containerd exited", "%v\ncontainerd log:\n%s", d.cmd.ProcessState, d.log())
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", d.cmd.Process.Pid))
-	require.NoError(t, err)
-	d.mntNS = ns
+		defer cancel()
+		return exec.CommandContext(ctx, ctr, "-a", d.sock, "version").CombinedOutput()
+	})
+	d.mntNS = daemonMountNS(t, d.cmd)
 }
 
 // checkContainerdConfig checks what runtime configure wrote, as containerd
@@ -181,23 +165,7 @@ func checkContainerdGPUs(t *testing.T, h *fakehost.Host, got map[string]string, 
 		checkDockerGPUs(t, h, got, []int{0, 2})
 		return
 	}
-	checks := []struct {
-		key  string
-		ok   bool
-		want string
-	}{
-		{"dev0", regexp.MustCompile(`^c.* 195, +0 `).MatchString(got["dev0"]), "character device 195:0"},
-		{"dev2", regexp.MustCompile(`^c.* 195, +2 `).MatchString(got["dev2"]), "character device 195:2"},
-		{"ctl", regexp.MustCompile(`^c.* 195, +255 `).MatchString(got["ctl"]), "character device 195:255"},
-		{"dev1", strings.Contains(got["dev1"], "No such file"), "absent (GPU 1 not requested)"},
-		{"smi", got["smi"] == "/usr/bin/nvidia-smi", "present"},
-		{"libcuda", got["libcuda"] == "libcuda.so."+h.DriverVersion, "a link to libcuda.so." + h.DriverVersion},
-		{"cudaprog", got["cudaprog"] == "exit 0", "exit 0 (the loader found libcuda.so.1 through the ld.so.cache)"},
-		{"open0", strings.Contains(got["open0"], "No such device or address"), "ENXIO: allowed by the device cgroup, no driver behind it"},
-	}
-	for _, ck := range checks {
-		assert.True(t, ck.ok, "in the container, %s = %q; want %s", ck.key, got[ck.key], ck.want)
-	}
+	assertProbe(t, got, gpus02Checks(got, h.DriverVersion))
 }
 
 // removeCgroupDirs removes the containers' parent cgroup name in each

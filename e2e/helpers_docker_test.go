@@ -153,25 +153,41 @@ func (d *dockerDaemon) log() string {
 // waitReady waits (30 s at most) until `docker version` reaches the daemon.
 func (d *dockerDaemon) waitReady(t *testing.T) {
 	t.Helper()
+	out := waitDaemon(t, "dockerd", d.cmd, d.done, d.log, func() ([]byte, error) {
+		return d.command(nil, "version", "--format", "{{.Server.Version}}").CombinedOutput()
+	})
+	t.Logf("peer: dockerd %s", strings.TrimSpace(string(out)))
+	d.mntNS = daemonMountNS(t, d.cmd)
+}
+
+// waitDaemon polls probe (30 s at most) until it succeeds, and fails the
+// test when the daemon cmd exits first (done closed) or never answers;
+// both failures print the daemon's log. It returns probe's output.
+func waitDaemon(t *testing.T, name string, cmd *exec.Cmd, done <-chan struct{}, log func() string, probe func() ([]byte, error)) []byte {
+	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		out, err := d.command(nil, "version", "--format", "{{.Server.Version}}").CombinedOutput()
+		out, err := probe()
 		if err == nil {
-			t.Logf("peer: dockerd %s", strings.TrimSpace(string(out)))
-			break
+			return out
 		}
 		if time.Now().After(deadline) {
-			require.Failf(t, "dockerd did not come up in 30 s", "%v: %s\ndockerd log:\n%s", err, out, d.log())
+			require.Failf(t, name+" did not come up in 30 s", "%v: %s\n%s log:\n%s", err, out, name, log())
 		}
 		select {
-		case <-d.done:
-			require.Failf(t, "dockerd exited", "%v\ndockerd log:\n%s", d.cmd.ProcessState, d.log())
+		case <-done:
+			require.Failf(t, name+" exited", "%v\n%s log:\n%s", cmd.ProcessState, name, log())
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
-	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", d.cmd.Process.Pid))
+}
+
+// daemonMountNS is the daemon's mount namespace (readlink of ns/mnt).
+func daemonMountNS(t *testing.T, cmd *exec.Cmd) string {
+	t.Helper()
+	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", cmd.Process.Pid))
 	require.NoError(t, err)
-	d.mntNS = ns
+	return ns
 }
 
 // command is the docker client, talking to this daemon, with env added.

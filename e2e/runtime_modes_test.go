@@ -105,24 +105,8 @@ func (c *modesCase) runMode(t *testing.T, config, devices string, annotations ma
 	require.Equal(t, 0, code, "%s through the wrapper: exit %d\nstdout:\n%s\nstderr:\n%s", c.rt.name, code, out, stderr)
 	t.Logf("container output:\n%s", out)
 	got := parseProbe(out)
-	checks := []struct {
-		key  string
-		ok   bool
-		want string
-	}{
-		{"dev0", regexp.MustCompile(`^c.* 195, +0 `).MatchString(got["dev0"]), "character device 195:0"},
-		{"dev2", regexp.MustCompile(`^c.* 195, +2 `).MatchString(got["dev2"]), "character device 195:2"},
-		{"ctl", regexp.MustCompile(`^c.* 195, +255 `).MatchString(got["ctl"]), "character device 195:255"},
-		{"dev1", strings.Contains(got["dev1"], "No such file"), "absent (GPU 1 not requested)"},
-		{"smi", got["smi"] == "/usr/bin/nvidia-smi", "present"},
-		{"libcuda", got["libcuda"] == "libcuda.so."+c.host.DriverVersion, "a link to libcuda.so." + c.host.DriverVersion},
-		{"cudaprog", got["cudaprog"] == "exit 0", "exit 0 (the loader found libcuda.so.1 through the ld.so.cache)"},
-		{"open0", strings.Contains(got["open0"], "No such device or address"), "ENXIO: allowed by the device cgroup, no driver behind it"},
-		{"nvd", got["nvd"] == "void", "void (the runtime removed the request)"},
-	}
-	for _, ck := range checks {
-		assert.True(t, ck.ok, "in the container, %s = %q; want %s", ck.key, got[ck.key], ck.want)
-	}
+	assertProbe(t, got, append(gpus02Checks(got, c.host.DriverVersion),
+		probeCheck{"nvd", got["nvd"] == "void", "void (the runtime removed the request)"}))
 	checkCacheListsLibcuda(t, rootfs, "/usr/lib64")
 	spec := readSpec(t, bundle)
 	assert.Empty(t, spec.Hooks.Prestart, "the wrapper added a prestart hook in a CDI mode")
@@ -175,4 +159,35 @@ func TestHookSkipsCDIMode(t *testing.T) {
 	got := c.probe(t, bundle, "", "")
 	assert.Contains(t, got["dev0"], "No such file", "cdi mode: the hook gave the container a GPU: %v", got)
 	assert.True(t, strings.HasSuffix(got["cudaprog"], "exit 127"), "cdi mode: the hook gave the container the driver: %v", got)
+}
+
+// gpus02Checks are the checks of a container given GPUs 0 and 2 (gpuEnv)
+// by CDI edits: their nodes and nvidiactl, not GPU 1's, nvidia-smi, and
+// libcuda.so.1 found through the container's ld.so.cache.
+func gpus02Checks(got map[string]string, driverVersion string) []probeCheck {
+	return []probeCheck{
+		{"dev0", regexp.MustCompile(`^c.* 195, +0 `).MatchString(got["dev0"]), "character device 195:0"},
+		{"dev2", regexp.MustCompile(`^c.* 195, +2 `).MatchString(got["dev2"]), "character device 195:2"},
+		{"ctl", regexp.MustCompile(`^c.* 195, +255 `).MatchString(got["ctl"]), "character device 195:255"},
+		{"dev1", strings.Contains(got["dev1"], "No such file"), "absent (GPU 1 not requested)"},
+		{"smi", got["smi"] == "/usr/bin/nvidia-smi", "present"},
+		{"libcuda", got["libcuda"] == "libcuda.so."+driverVersion, "a link to libcuda.so." + driverVersion},
+		{"cudaprog", got["cudaprog"] == "exit 0", "exit 0 (the loader found libcuda.so.1 through the ld.so.cache)"},
+		{"open0", strings.Contains(got["open0"], "No such device or address"), "ENXIO: allowed by the device cgroup, no driver behind it"},
+	}
+}
+
+// probeCheck is one fact a probe printed from inside a container.
+type probeCheck struct {
+	key  string
+	ok   bool
+	want string
+}
+
+// assertProbe asserts every check, naming what the container printed.
+func assertProbe(t *testing.T, got map[string]string, checks []probeCheck) {
+	t.Helper()
+	for _, ck := range checks {
+		assert.True(t, ck.ok, "in the container, %s = %q; want %s", ck.key, got[ck.key], ck.want)
+	}
 }
