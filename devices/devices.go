@@ -216,6 +216,20 @@ func (h *Host) HostPath(p string) string {
 	return filepath.Join(h.Roots.Driver, p)
 }
 
+// LacksMIGUUIDs says whether some MIG device has no UUID, as when
+// discovered through procfs: a MIG device named by UUID is then found
+// only by discovering again with NVML (Auto).
+func (h *Host) LacksMIGUUIDs() bool {
+	for _, g := range h.GPUs {
+		for _, m := range g.MIGDevices {
+			if m.UUID == "" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // ControlNode returns the control node at path (one of DevNvidiactl,
 // DevNvidiaUVM, DevNvidiaUVMTool, DevNvidiaModeset) and whether the host
 // has it.

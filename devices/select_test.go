@@ -141,3 +141,11 @@ func TestSelectMIGAccess(t *testing.T) {
 		}
 	}
 }
+
+// TestLacksMIGUUIDs: a host whose MIG devices have no UUID (procfs) lacks
+// them; one with every UUID (NVML), or with no MIG device, does not.
+func TestLacksMIGUUIDs(t *testing.T) {
+	assert.True(t, (&devices.Host{GPUs: []devices.GPU{{UUID: "GPU-a"}, {MIGDevices: []devices.MIGDevice{{UUID: "MIG-x"}, {GI: 2}}}}}).LacksMIGUUIDs())
+	assert.False(t, (&devices.Host{GPUs: []devices.GPU{{MIGDevices: []devices.MIGDevice{{UUID: "MIG-x"}}}}}).LacksMIGUUIDs())
+	assert.False(t, (&devices.Host{GPUs: []devices.GPU{{UUID: "GPU-a"}}}).LacksMIGUUIDs())
+}

@@ -52,23 +52,12 @@ func PrepareHostFor(ctx context.Context, opts *HostOptions, req *request.Request
 // needsNVMLDiscovery says whether req names a MIG device by UUID on a host
 // whose MIG devices have none (discovered through procfs).
 func needsNVMLDiscovery(h *devices.Host, req *request.Request) bool {
-	if req == nil || req.Devices.Mode != request.DevicesList || !missingMIGUUID(h) {
+	if req == nil || req.Devices.Mode != request.DevicesList || !h.LacksMIGUUIDs() {
 		return false
 	}
 	for _, ids := range req.Devices.IDs {
 		for _, id := range strings.Split(ids, ",") {
 			if id = strings.TrimSpace(id); len(id) >= 4 && strings.EqualFold(id[:4], "MIG-") {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-func missingMIGUUID(h *devices.Host) bool {
-	for _, g := range h.GPUs {
-		for _, m := range g.MIGDevices {
-			if m.UUID == "" {
 				return true
 			}
 		}

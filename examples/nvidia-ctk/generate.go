@@ -129,7 +129,7 @@ func openSpecHost(d *driver.Options, opts *cdispec.Options) (*nvcontainer.Host, 
 		return nvcontainer.OpenHost(context.Background(), d, "")
 	}
 	host, err := nvcontainer.OpenHost(context.Background(), d, devices.Procfs)
-	if err != nil || !namesByUUID(opts) || !lacksMIGUUID(host.Devices) {
+	if err != nil || !namesByUUID(opts) || !host.Devices.LacksMIGUUIDs() {
 		return host, err
 	}
 	return nvcontainer.OpenHost(context.Background(), d, devices.Auto)
@@ -139,17 +139,6 @@ func openSpecHost(d *driver.Options, opts *cdispec.Options) (*nvcontainer.Host, 
 // strategies do).
 func namesByUUID(opts *cdispec.Options) bool {
 	return opts == nil || len(opts.NameStrategies) == 0 || slices.Contains(opts.NameStrategies, cdispec.NameUUID)
-}
-
-func lacksMIGUUID(h *devices.Host) bool {
-	for _, g := range h.GPUs {
-		for _, m := range g.MIGDevices {
-			if m.UUID == "" {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // hostSpec plans every device and capability of host, as
