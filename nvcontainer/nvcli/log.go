@@ -10,7 +10,6 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"time"
 )
 
 // DebugEnv is the variable libnvidia-container reads its debug log's
@@ -46,30 +45,38 @@ func OpenDebugLog(path string) (*slog.Logger, io.Closer, error) {
 		f.Close()
 		return nil, nil, fmt.Errorf("writing debug log %s: %w", path, err)
 	}
-	return slog.New(NewLogHandler(f)), f, nil
+	return slog.New(&logHandler{mu: &sync.Mutex{}, w: f}), f, nil
 }
 
-// logHandler writes libnvidia-container's log lines.
+// logHandler writes each record as one line of libnvidia-container's
+// debug log: the level letter (I for debug and info, W for warnings, E
+// for errors), the UTC time as MMDD HH:MM:SS.usec, the process id (the C
+// library prints its thread's), the caller's file:line ("???:0" when
+// unknown), "] " and the message, then the attributes as key=value.
 type logHandler struct {
 	mu    *sync.Mutex
 	w     io.Writer
 	attrs string // " key=value" of WithAttrs
 }
 
-// NewLogHandler returns a handler that writes each record as one line
-// of libnvidia-container's debug log: the level letter (I for debug and
-// info, W for warnings, E for errors), the UTC time as MMDD HH:MM:SS.usec,
-// the process id (the C library prints its thread's), the caller's
-// file:line, "] " and the message, then the attributes as key=value.
-func NewLogHandler(w io.Writer) slog.Handler {
-	return &logHandler{mu: &sync.Mutex{}, w: w}
-}
-
 func (h *logHandler) Enabled(context.Context, slog.Level) bool { return true }
 
 func (h *logHandler) Handle(_ context.Context, r slog.Record) error {
+	letter := 'I'
+	switch {
+	case r.Level >= slog.LevelError:
+		letter = 'E'
+	case r.Level >= slog.LevelWarn:
+		letter = 'W'
+	}
+	file, line := "???", 0
+	if r.PC != 0 {
+		f, _ := runtime.CallersFrames([]uintptr{r.PC}).Next()
+		file, line = filepath.Base(f.File), f.Line
+	}
+	t := r.Time.UTC()
 	var b strings.Builder
-	b.WriteString(LogPrefix(r.Level, r.Time, r.PC))
+	fmt.Fprintf(&b, "%c%s.%06d %d %s:%d] ", letter, t.Format("0102 15:04:05"), t.Nanosecond()/1000, os.Getpid(), file, line)
 	b.WriteString(r.Message)
 	b.WriteString(h.attrs)
 	r.Attrs(func(a slog.Attr) bool {
@@ -99,24 +106,4 @@ func formatAttr(a slog.Attr) string {
 		v = fmt.Sprintf("%q", v)
 	}
 	return " " + a.Key + "=" + v
-}
-
-// LogPrefix is the start of a debug log line, up to and including "] ":
-// "I1203 15:24:14.123456 4242 main.go:57] ". pc is the caller (0:
-// "???:0").
-func LogPrefix(level slog.Level, t time.Time, pc uintptr) string {
-	letter := 'I'
-	switch {
-	case level >= slog.LevelError:
-		letter = 'E'
-	case level >= slog.LevelWarn:
-		letter = 'W'
-	}
-	file, line := "???", 0
-	if pc != 0 {
-		f, _ := runtime.CallersFrames([]uintptr{pc}).Next()
-		file, line = filepath.Base(f.File), f.Line
-	}
-	t = t.UTC()
-	return fmt.Sprintf("%c%s.%06d %d %s:%d] ", letter, t.Format("0102 15:04:05"), t.Nanosecond()/1000, os.Getpid(), file, line)
 }
