@@ -2,7 +2,6 @@ package nvcontainer_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -142,13 +141,4 @@ func encode(tb testing.TB, p *nvcontainer.Plan) []byte {
 	b, err := p.JSON()
 	require.NoError(tb, err)
 	return b
-}
-
-func hasPrefixAny(s string, prefixes ...string) bool {
-	for _, p := range prefixes {
-		if strings.HasPrefix(s, p) {
-			return true
-		}
-	}
-	return false
 }
