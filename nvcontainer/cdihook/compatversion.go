@@ -33,12 +33,12 @@ func parseVersion(s string) (version, error) {
 	t, _, _ = strings.Cut(t, "+")
 	t, v.pre, _ = strings.Cut(t, "-")
 	parts := strings.Split(t, ".")
-	if len(parts) > 3 || t == "" {
+	if len(parts) > 3 {
 		return v, fmt.Errorf("version %q is not N[.N[.N]]", s)
 	}
 	for i, p := range parts {
-		n, err := strconv.ParseUint(p, 10, 64)
-		if err != nil || p == "" || p[0] == '+' {
+		n, err := strconv.ParseUint(p, 10, 64) // no sign, no empty part
+		if err != nil {
 			return v, fmt.Errorf("version %q is not N[.N[.N]]", s)
 		}
 		v.n[i] = n
