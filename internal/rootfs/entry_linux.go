@@ -126,7 +126,7 @@ func (e *Entry) Path() string { return e.path }
 func (e *Entry) Created() bool { return e.created }
 
 // Mode is the entry's type and permissions when it was opened.
-func (e *Entry) Mode() fs.FileMode { return fileMode(e.st.Mode) }
+func (e *Entry) Mode() fs.FileMode { return FileMode(e.st.Mode) }
 
 // Rdev is the device number of a device node entry.
 func (e *Entry) Rdev() uint64 { return e.st.Rdev }
@@ -145,7 +145,9 @@ func (e *Entry) closeFile() error {
 	return unix.Close(e.fd)
 }
 
-func fileMode(m uint32) fs.FileMode {
+// FileMode is the mode m of stat(2) (chmod(2)'s bits and the file type)
+// as an fs.FileMode.
+func FileMode(m uint32) fs.FileMode {
 	mode := fs.FileMode(m & 0o777)
 	if m&unix.S_ISUID != 0 {
 		mode |= fs.ModeSetuid

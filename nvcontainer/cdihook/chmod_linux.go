@@ -7,8 +7,6 @@ import (
 	"io/fs"
 	"path"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/go-nvc/nvc/internal/rootfs"
 )
 
@@ -80,7 +78,7 @@ func chmodOne(root *rootfs.Root, p string, mode uint32) (string, error) {
 		return "", err
 	}
 	defer e.Close()
-	want := fileMode(mode)
+	want := rootfs.FileMode(mode)
 	switch {
 	case e.Mode()&fs.ModeSymlink != 0:
 		return "a symlink", nil
@@ -95,15 +93,4 @@ func chmodOne(root *rootfs.Root, p string, mode uint32) (string, error) {
 		return "", fmt.Errorf("rootfs %q: %w", root.Path(), err)
 	}
 	return "", nil
-}
-
-// fileMode is chmod(2)'s mode m as an fs.FileMode.
-func fileMode(m uint32) fs.FileMode {
-	mode := fs.FileMode(m & 0o777)
-	for bit, fm := range map[uint32]fs.FileMode{unix.S_ISUID: fs.ModeSetuid, unix.S_ISGID: fs.ModeSetgid, unix.S_ISVTX: fs.ModeSticky} {
-		if m&bit != 0 {
-			mode |= fm
-		}
-	}
-	return mode
 }
