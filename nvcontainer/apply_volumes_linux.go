@@ -11,6 +11,7 @@ import (
 	"github.com/moby/sys/mountinfo"
 	"golang.org/x/sys/unix"
 
+	"github.com/go-nvc/nvc/internal/inroot"
 	"github.com/go-nvc/nvc/internal/rootfs"
 )
 
@@ -182,10 +183,8 @@ func openAt(dir *os.File, name string) (*os.File, error) {
 // mountID is the ID of the mount fd is on: statx (Linux 5.8), else the
 // mnt_id line of the descriptor's fdinfo.
 func (g *volumeGuard) mountID(fd int) (uint64, error) {
-	var stx unix.Statx_t
-	err := unix.Statx(fd, "", unix.AT_EMPTY_PATH|unix.AT_SYMLINK_NOFOLLOW, unix.STATX_MNT_ID, &stx)
-	if err == nil && stx.Mask&unix.STATX_MNT_ID != 0 {
-		return stx.Mnt_id, nil
+	if id, err := inroot.MountID(fd, ""); err == nil && id != 0 {
+		return id, nil
 	}
 	f, err := openAt(g.proc, "thread-self/fdinfo/"+strconv.Itoa(fd))
 	if err != nil {

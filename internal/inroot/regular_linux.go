@@ -242,7 +242,7 @@ func newReopener(private int) (*Reopener, error) {
 		return nil, fmt.Errorf("opening procfs: %w", err)
 	}
 	r := &Reopener{proc: int(proc.Fd()), own: proc}
-	if r.mnt, err = mountID(r.proc, ""); err != nil {
+	if r.mnt, err = MountID(r.proc, ""); err != nil {
 		r.Close()
 		return nil, err
 	}
@@ -286,7 +286,7 @@ func (r *Reopener) Reopen(pfd int) (int, error) {
 func (r *Reopener) reopen(pfd, flags int) (int, error) {
 	link := "thread-self/fd/" + strconv.Itoa(pfd)
 	if r.check {
-		if m, err := mountID(r.proc, link); err != nil || m != r.mnt {
+		if m, err := MountID(r.proc, link); err != nil || m != r.mnt {
 			return -1, fmt.Errorf("reopening fd %d: /proc/%s is not on procfs's own mount (%v)", pfd, link, err)
 		}
 	}
@@ -297,9 +297,10 @@ func (r *Reopener) reopen(pfd, flags int) (int, error) {
 	return fd, nil
 }
 
-// mountID is the mount ID of name in dir (dir itself for ""), 0 where the
-// kernel's statx cannot tell.
-func mountID(dir int, name string) (uint64, error) {
+// MountID is the mount ID of name in dir (dir itself for "", not
+// following a final symlink), 0 where the kernel's statx cannot tell
+// (before Linux 5.8).
+func MountID(dir int, name string) (uint64, error) {
 	var stx unix.Statx_t
 	err := unix.Statx(dir, name, unix.AT_EMPTY_PATH|unix.AT_SYMLINK_NOFOLLOW, unix.STATX_MNT_ID, &stx)
 	if err == unix.ENOSYS {

@@ -10,6 +10,7 @@ import (
 	"github.com/cyphar/filepath-securejoin/pathrs-lite/procfs"
 	"golang.org/x/sys/unix"
 
+	"github.com/go-nvc/nvc/internal/inroot"
 	"github.com/go-nvc/nvc/internal/ns"
 	"github.com/go-nvc/nvc/internal/undo"
 )
@@ -29,12 +30,8 @@ func newMount(fd int, source, target string) *Mount {
 
 // mountID is the kernel's ID of the mount fd is on, 0 if unknown.
 func mountID(fd int) uint64 {
-	var stx unix.Statx_t
-	if unix.Statx(fd, "", unix.AT_EMPTY_PATH, unix.STATX_MNT_ID, &stx) == nil &&
-		stx.Mask&unix.STATX_MNT_ID != 0 {
-		return stx.Mnt_id
-	}
-	return 0
+	id, _ := inroot.MountID(fd, "")
+	return id
 }
 
 // reopenMounted opens what is now mounted on name in dir, and checks that
