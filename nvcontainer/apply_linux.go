@@ -78,7 +78,7 @@ func (a *applier) run() (err error) {
 	if err := a.openProc(); err != nil {
 		return err
 	}
-	th := startConfined(a.ns, a.vol.readMounts, a.inNamespace)
+	th := startConfined(a.ns, a.owner, a.vol.readMounts, a.inNamespace)
 	defer th.stop()
 	if err := a.open(); err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/go-nvc/nvc/internal/ns"
+	"github.com/go-nvc/nvc/internal/rootfs"
 )
 
 // confined is the thread Apply changes the container from: started early
@@ -23,13 +24,14 @@ type confinedResult struct {
 
 // startConfined starts n.Run for prepare, at once, and fn, which runs only
 // once run is called; an error of prepare is returned by run instead.
-func startConfined(n *ns.Namespace, prepare, fn func() error) *confined {
+// The thread creates files as owner (actAs); nil: as the caller.
+func startConfined(n *ns.Namespace, owner *rootfs.Owner, prepare, fn func() error) *confined {
 	c := &confined{turn: make(chan bool, 1), done: make(chan confinedResult, 1)}
-	go c.wait(n, prepare, fn)
+	go c.wait(n, owner, prepare, fn)
 	return c
 }
 
-func (c *confined) wait(n *ns.Namespace, prepare, fn func() error) {
+func (c *confined) wait(n *ns.Namespace, owner *rootfs.Owner, prepare, fn func() error) {
 	var r confinedResult
 	defer func() {
 		if v := recover(); v != nil {
@@ -43,7 +45,10 @@ func (c *confined) wait(n *ns.Namespace, prepare, fn func() error) {
 		// so a kill between the creation and a chmod cannot leave a
 		// narrower mode behind for a retry to keep.
 		unix.Umask(0)
-		err := prepare()
+		err := actAs(owner)
+		if err == nil {
+			err = prepare()
+		}
 		if !<-c.turn {
 			return nil
 		}

@@ -6,6 +6,8 @@ import (
 	"path"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/go-nvc/nvc/internal/mount"
 	"github.com/go-nvc/nvc/internal/rootfs"
 )
@@ -52,7 +54,7 @@ func relBelow(dir, p string) string {
 // checked against the same field, and Attach against the placeholder.
 func (a *applier) buildTmpfs() error {
 	for _, tm := range a.tmpfs {
-		fill := &tmpfsFill{tm: tm, made: map[string]bool{}}
+		fill := &tmpfsFill{tm: tm, made: map[string]bool{}, owner: a.owner}
 		for _, m := range tm.t.Mounts {
 			fill.add(relBelow(tm.t.Target, m.Target), m)
 		}
@@ -71,11 +73,15 @@ func (a *applier) buildTmpfs() error {
 	return nil
 }
 
-// tmpfsFill populates a tmpfs through its root descriptor.
+// tmpfsFill populates a tmpfs through its root descriptor. The tmpfs is
+// made on the host side, by the caller: each entry, its root included,
+// is then given to owner (nil: left to the caller), so that in a user
+// namespace the container's root owns them, not the host's.
 type tmpfsFill struct {
 	tm    *tmpfsMount
 	holes []placeholder
 	made  map[string]bool // directories created
+	owner *rootfs.Owner
 }
 
 type placeholder struct {
@@ -88,6 +94,9 @@ func (f *tmpfsFill) add(rel string, m Mount) {
 }
 
 func (f *tmpfsFill) populate(root *os.File) error {
+	if err := f.chown(root, ""); err != nil {
+		return err
+	}
 	for _, file := range f.tm.t.Files {
 		name := path.Clean(file.Name)
 		mode := fs.FileMode(file.Mode).Perm()
@@ -98,6 +107,9 @@ func (f *tmpfsFill) populate(root *os.File) error {
 			return err
 		}
 		if err := mount.WriteFileAt(root, name, []byte(file.Content), mode); err != nil {
+			return err
+		}
+		if err := f.chown(root, name); err != nil {
 			return err
 		}
 	}
@@ -114,6 +126,9 @@ func (f *tmpfsFill) placeholders(root *os.File) error {
 			err = f.mkdir(root, h.rel)
 		} else {
 			err = mount.WriteFileAt(root, h.rel, nil, 0o444)
+		}
+		if err == nil {
+			err = f.chown(root, h.rel)
 		}
 		if err != nil {
 			return err
@@ -139,7 +154,22 @@ func (f *tmpfsFill) mkdir(root *os.File, rel string) error {
 		return nil
 	}
 	f.made[rel] = true
-	return mount.MkdirAt(root, rel, 0o555)
+	if err := mount.MkdirAt(root, rel, 0o555); err != nil {
+		return err
+	}
+	return f.chown(root, rel)
+}
+
+// chown gives rel (the tmpfs's root when "") to the owner, never
+// following a link; the tmpfs is still ours alone.
+func (f *tmpfsFill) chown(root *os.File, rel string) error {
+	if f.owner == nil {
+		return nil
+	}
+	if err := unix.Fchownat(int(root.Fd()), rel, f.owner.UID, f.owner.GID, unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH); err != nil {
+		return &os.PathError{Op: "fchownat", Path: "/" + rel, Err: err}
+	}
+	return nil
 }
 
 // mountTmpfs attaches each tmpfs, then the mounts that go inside it.

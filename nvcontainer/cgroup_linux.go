@@ -1,15 +1,19 @@
 package nvcontainer
 
 import (
+	"os"
+	"strings"
+
 	"github.com/go-nvc/nvc/internal/cgroup"
 )
 
 // openCgroup finds and opens the container process's device cgroup, seen
 // from the caller's (host) mount namespace; nothing when the plan has no
-// rules. The cgroup file is read through the pinned process (checked by
+// rules, or when the runtime owns the device policy (runtimeOwnsDevices).
+// The cgroup file is read through the pinned process (checked by
 // openNamespace), never by its number. Its point is passed by openPoints.
 func (a *applier) openCgroup() error {
-	if len(a.plan.CgroupRules) == 0 {
+	if len(a.plan.CgroupRules) == 0 || runtimeOwnsDevices() {
 		return nil
 	}
 	f, err := a.proc.open("cgroup")
@@ -51,4 +55,31 @@ func cgroupRules(rules []DeviceRule) []cgroup.Rule {
 		}
 	}
 	return out
+}
+
+// runtimeOwnsDevices reports whether the caller runs in a user namespace
+// other than the initial one (its uid_map or gid_map is not the identity):
+// a rootless runtime's hook. The kernel lets no one there change a device
+// cgroup: writing devices.allow (v1) and loading and attaching a device
+// program (v2) need CAP_SYS_ADMIN (or CAP_BPF) in the initial user
+// namespace. A rootless runtime cannot have set a device policy either,
+// so the container's devices are governed by their nodes' permissions
+// alone, and Apply leaves the rules out instead of failing, as
+// libnvidia-container's --no-cgroups does when asked. A process in the
+// initial namespace (a runtime run by root, with or without a user
+// namespace for the container) adds them.
+func runtimeOwnsDevices() bool {
+	for _, m := range []string{"/proc/self/uid_map", "/proc/self/gid_map"} {
+		data, err := os.ReadFile(m)
+		if err == nil && !identityMap(string(data)) {
+			return true
+		}
+	}
+	return false
+}
+
+// identityMap reports whether an id map (uid_map, gid_map) maps every id
+// to itself, as the initial user namespace's does.
+func identityMap(m string) bool {
+	return strings.Join(strings.Fields(m), " ") == "0 0 4294967295"
 }
