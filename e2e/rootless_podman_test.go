@@ -142,4 +142,3 @@ func writeOCIHook(t *testing.T, file string, h specs.Hook) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(file, data, 0o644))
 }
-
