@@ -293,7 +293,7 @@ func output(c *exec.Cmd) (string, string, error) {
 // private mount namespace whose /dev holds the simulated host's nodes
 // (simulatedDev), as a rootless runtime binds each device from its own
 // path on the host.
-func (u *rootlessUser) podman(t *testing.T, runtime, devRoot string, global, opts []string, rootfs string, cmd ...string) (string, string, error) {
+func (u *rootlessUser) podman(t *testing.T, runtime string, env podmanEnv, global, opts []string, rootfs string, cmd ...string) (string, string, error) {
 	t.Helper()
 	bin := testutil.RequireCommand(t, "podman")
 	store, err := os.MkdirTemp(u.home, "pm-")
@@ -305,14 +305,21 @@ func (u *rootlessUser) podman(t *testing.T, runtime, devRoot string, global, opt
 		"--cgroup-manager", "cgroupfs", "--events-backend", "file", "--runtime", runtime,
 	}, global...)
 	args = append(append(append(append(args, "run", "--rm", "--network", "none"), opts...), "--rootfs", rootfs), cmd...)
-	return output(u.inSimulatedDev(t, devRoot, bin, args...))
+	return output(u.inSimulatedDev(t, env, bin, args...))
+}
+
+// podmanEnv is where rootless podman runs: the simulated host's dev root,
+// whose nodes its /dev gets, and a devices cgroup (v1) to run in, or "".
+type podmanEnv struct {
+	devRoot, cgroup string
 }
 
 // simulatedDev mounts an overlay on /dev (the host's /dev below, a tmpfs
 // above: the host's /dev is not changed), keeps /dev/shm and /dev/pts,
-// copies the simulated host's nodes in and runs the rest as the user.
+// copies the simulated host's nodes in, moves into the cgroup when one is
+// given and runs the rest as the user.
 const simulatedDev = `set -e
-w=$1 dev=$2 ids=$3; shift 3
+w=$1 dev=$2 ids=$3 cg=$4; shift 4
 mount -t tmpfs -o mode=0700 nvc-dev "$w"
 mkdir "$w/upper" "$w/work" "$w/shm" "$w/pts"
 mount --bind /dev/shm "$w/shm"
@@ -321,17 +328,47 @@ mount -t overlay -o "lowerdir=/dev,upperdir=$w/upper,workdir=$w/work" nvc-dev /d
 mount --move "$w/shm" /dev/shm
 mount --move "$w/pts" /dev/pts
 cp -a "$dev"/. /dev/
+if [ -n "$cg" ]; then echo $$ > "$cg/cgroup.procs"; fi
 exec setpriv --reuid="${ids%:*}" --regid="${ids#*:}" --clear-groups "$@"`
 
 // inSimulatedDev is name run as the user in a private mount namespace
 // with the simulated host's nodes in /dev (see simulatedDev).
-func (u *rootlessUser) inSimulatedDev(t *testing.T, devRoot, name string, args ...string) *exec.Cmd {
+func (u *rootlessUser) inSimulatedDev(t *testing.T, env podmanEnv, name string, args ...string) *exec.Cmd {
 	t.Helper()
 	unshare := testutil.RequireCommand(t, "unshare")
 	testutil.RequireCommand(t, "setpriv")
 	work := t.TempDir()
 	c := u.command(unshare, append([]string{"--mount", "--propagation", "private", "/bin/sh", "-c", simulatedDev, "simulated-dev",
-		work, devRoot, fmt.Sprintf("%d:%d", u.uid, u.gid), name}, args...)...)
+		work, env.devRoot, fmt.Sprintf("%d:%d", u.uid, u.gid), env.cgroup, name}, args...)...)
 	c.SysProcAttr = nil // root until setpriv
 	return c
+}
+
+// v1Devices is the cgroup v1 devices hierarchy.
+const v1Devices = "/sys/fs/cgroup/devices"
+
+// devicePolicyCgroup makes a cgroup v1 devices cgroup whose policy, set
+// here as root, is what a rootless runtime's containers get: the basic
+// nodes (1:*, 5:*, 136:*) and every NVIDIA GPU and control node (195:*),
+// nothing else (not nvidia-uvm). It returns "" on a host without the v1
+// devices hierarchy (cgroup v2 only). The cgroup is removed when the test
+// ends, after the user's processes.
+func devicePolicyCgroup(t *testing.T, u *rootlessUser) string {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(v1Devices, "devices.allow")); err != nil {
+		return ""
+	}
+	dir := filepath.Join(v1Devices, "nvc-e2e-rootless-"+randomHex())
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	t.Cleanup(func() {
+		u.killProcesses(t)
+		assert.NoError(t, os.Remove(dir), "removing the cgroup %s", dir)
+	})
+	for _, r := range []struct{ file, rule string }{
+		{"devices.deny", "a"}, {"devices.allow", "c 1:* rwm"}, {"devices.allow", "c 5:* rwm"},
+		{"devices.allow", "c 136:* rwm"}, {"devices.allow", "c 195:* rw"},
+	} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, r.file), []byte(r.rule), 0), "%s %q in %s", r.file, r.rule, dir)
+	}
+	return dir
 }

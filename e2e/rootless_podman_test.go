@@ -105,31 +105,58 @@ func runRootlessCDI(t *testing.T, u *rootlessUser, runtime string) {
 	reachable(t, cc.hook)
 	c := newRootlessCase(t, u, cc.host)
 	hostBefore := container.SnapshotTree(t, c.host.Root)
-	out, stderr, err := u.podman(t, runtime, c.host.DevRoot, nil, []string{"--device", cc.qualified("0")},
+	out, stderr, err := u.podman(t, runtime, podmanEnv{devRoot: c.host.DevRoot}, nil, []string{"--device", cc.qualified("0")},
 		c.rootfs, "/bin/busybox", "sh", "-c", rootlessScript("/usr/lib64"))
 	require.NoError(t, err, "rootless podman run --device %s: %s", cc.qualified("0"), stderr)
 	c.check(t, out, "/usr/lib64", hostBefore)
 }
 
+// runRootlessHook runs the container, where the host has the cgroup v1
+// devices hierarchy, in a devices cgroup whose policy (allowing the GPU
+// and control nodes, not nvidia-uvm) is the runtime's: our hook leaves it
+// as it is, so the GPU opens and nvidia-uvm does not. On cgroup v2 the
+// user's cgroup has no device program.
 func runRootlessHook(t *testing.T, u *rootlessUser) {
 	h := simHost(t, nil)
 	c := newRootlessCase(t, u, h)
 	hook := buildExample(t, "nvidia-container-runtime-hook", false)
-	config := hookConfig(t, h, nil)
+	logFile := filepath.Join(u.home, "hook.log") // written by the hook, as the user
+	config := hookConfig(t, h, []string{"debug = " + quote(logFile)})
 	hooksDir := t.TempDir()
 	writeOCIHook(t, filepath.Join(hooksDir, "00-kernel-proc.json"), kernelProcHook(t, h, c.rootfs))
 	writeOCIHook(t, filepath.Join(hooksDir, "01-nvidia.json"), ourHook(hook, config, "prestart"))
 	reachable(t, hook, config, hooksDir)
+	cg := devicePolicyCgroup(t, u)
+	var policy []byte
+	if cg != "" {
+		policy = readFile(t, filepath.Join(cg, "devices.list"))
+	}
 	hostBefore := container.SnapshotTree(t, h.Root)
 	var env []string
 	for _, e := range gpuEnv {
 		env = append(env, "--env", e)
 	}
-	out, stderr, err := u.podman(t, "crun", h.DevRoot, []string{"--hooks-dir", hooksDir}, env,
-		c.rootfs, "/bin/busybox", "sh", "-c", rootlessScript("/usr/lib/x86_64-linux-gnu"))
-	require.NoError(t, err, "rootless podman run with our prestart hook: %s", stderr)
+	script := rootlessScript("/usr/lib/x86_64-linux-gnu") + "p openuvm 'busybox head -c1 /dev/nvidia-uvm'\n"
+	out, stderr, err := u.podman(t, "crun", podmanEnv{devRoot: h.DevRoot, cgroup: cg}, []string{"--hooks-dir", hooksDir}, env,
+		c.rootfs, "/bin/busybox", "sh", "-c", script)
+	if err != nil {
+		log, _ := os.ReadFile(logFile)
+		require.NoError(t, err, "rootless podman run with our prestart hook (cgroup %q): %s\nhook log:\n%s", cg, stderr, log)
+	}
 	c.check(t, out, "/usr/lib/x86_64-linux-gnu", hostBefore)
-	assert.Equal(t, "0:0", parseProbe(out)["procowner"], "owner of the masked /proc/driver/nvidia/params: want the container's root")
+	got := parseProbe(out)
+	assert.Equal(t, "0:0", got["procowner"], "owner of the masked /proc/driver/nvidia/params: want the container's root")
+	if cg != "" {
+		assert.Contains(t, got["openuvm"], "Operation not permitted", "opening /dev/nvidia-uvm: want EPERM, the runtime's device policy")
+		assert.Equal(t, string(policy), string(readFile(t, filepath.Join(cg, "devices.list"))), "the device policy of %s changed", cg)
+	}
+}
+
+func readFile(t *testing.T, name string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(name)
+	require.NoError(t, err)
+	return data
 }
 
 // writeOCIHook writes an OCI hooks 1.0.0 file (podman --hooks-dir) that
