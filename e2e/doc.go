@@ -11,7 +11,8 @@
 // (containerd 1.6 on the config.toml runtime configure wrote, ctr run
 // --runc-binary our runtime in legacy and jit-cdi mode), hook_* (the hook's
 // own behaviour), bench_* (whole-process benchmarks), cdi_* and ldpreload_*
-// (the CDI generator under podman, LD_PRELOAD immunity), helpers_* (shared
+// (the CDI generator under podman, LD_PRELOAD immunity), userns_* and
+// rootless_* (runc with a user namespace, rootless podman), helpers_* (shared
 // fixtures). They carry the e2e build tag, so a plain `go test ./...` leaves
 // them out; `make test` runs them with `go test -tags e2e ./e2e` after the
 // other packages. Run `go test -tags e2e ./e2e -update` to rewrite
@@ -32,7 +33,13 @@
 // roots in a temp dir, and remove its containers' cgroup parent
 // (nvc-e2e-docker) afterwards; the containerd test likewise, with its
 // root, state, socket and ctr's FIFOs in a temp dir, and removes the
-// nvc-e2e cgroup parent.
+// nvc-e2e cgroup parent. The rootless tests create an unprivileged user
+// (useradd, with subordinate ids in /etc/subuid and /etc/subgid; they need
+// newuidmap and newgidmap, Debian's uidmap) and a cgroup v1 devices cgroup,
+// run podman as the user in a private mount namespace whose /dev is an
+// overlay holding the simulated nodes, and remove the user (its processes
+// first), its ids and the cgroup afterwards, checking that the account
+// files are as before.
 //
 // # When not to use them
 //

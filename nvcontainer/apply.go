@@ -46,9 +46,12 @@ type ApplyOptions struct {
 	// Empty: "/proc".
 	ProcRoot string
 	// Owner owns everything Apply creates in the rootfs (placeholders,
-	// parent directories, symlinks, the new ld.so.cache). Nil: the owner
-	// of /proc/PID, as with libnvidia-container; in ModeRootfsOnly, the
-	// caller's uid and gid.
+	// parent directories, symlinks, the new ld.so.cache) and in its
+	// tmpfs mounts: they are created with its ids (see the package doc,
+	// "User namespaces and rootless runtimes"). Nil: the owner of
+	// /proc/PID, as with libnvidia-container — the container's root as
+	// the host sees it, 100000 for a container whose root maps there; in
+	// ModeRootfsOnly, the caller's uid and gid.
 	Owner *Owner
 	// LegacyMounts forces libnvidia-container's mount method: bind each
 	// host path inside the container's namespace, then remount it with

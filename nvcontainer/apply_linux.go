@@ -43,6 +43,11 @@ import (
 // The same plan may be applied to several containers with the same rootfs
 // layout, concurrently.
 //
+// Everything Apply creates is created as the owner (ApplyOptions.Owner),
+// and a caller in a user namespace (a rootless runtime's hook) leaves
+// the device cgroup rules to the runtime: see the package doc, "User
+// namespaces and rootless runtimes".
+//
 // Apply needs root (see the package doc, "What it needs") and Linux 5.12
 // for the new mount API, with a fallback before that; the package doc's
 // "How Apply works" walks through its steps. The library does not log;

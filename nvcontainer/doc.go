@@ -120,10 +120,13 @@
 //     sources (on up to GOMAXPROCS goroutines), the tmpfs mounts and the
 //     cgroup are opened concurrently; nothing here changes anything.
 //  3. cgroup: the device rules are added (v1 devices.allow, or a rebuilt
-//     v2 device program that keeps the existing rules).
+//     v2 device program that keeps the existing rules); left out when the
+//     caller is in a user namespace (see "User namespaces and rootless
+//     runtimes").
 //  4. enter: on a new OS thread, locked and never unlocked so the Go
 //     runtime discards it, Apply unshares the filesystem context, joins
-//     the container's mount namespace and opens the rootfs. No other
+//     the container's mount namespace, takes Owner as the thread's
+//     filesystem uid and gid and opens the rootfs. No other
 //     goroutine ever runs in that namespace. In CUDA compat mount mode,
 //     the image's compat libraries (Mount.ImagePath) are opened here,
 //     through the rootfs with in-root resolution, checked to be regular
@@ -204,9 +207,8 @@
 // with exactly that pattern) are removed from the directories Apply writes
 // in; existing placeholders and links are reused; cgroup rules already
 // granted are not added again. Entries are created with their final mode
-// (the confined thread has no umask), but their owner is set after the
-// creation: a kill in between leaves a placeholder owned by root, which a
-// retry reuses as it is.
+// (the confined thread has no umask) and their owner (its filesystem ids
+// are Owner's), so a kill leaves no entry owned by the caller.
 //
 // Applies on the same rootfs directory (two containers started from one
 // rootfs, a retry racing a run still going) are serialized by an exclusive
@@ -217,6 +219,36 @@
 // every other namespace too). If Apply fails, what it could not take back
 // (a directory someone filled meanwhile, an entry replaced since) is named
 // in [ApplyError].UndoErr.
+//
+// # User namespaces and rootless runtimes
+//
+// A container with a user namespace (runc or crun with uid and gid
+// mappings, podman with --userns or rootless) sees the host's root as
+// the overflow id (65534), and a filesystem mounted inside its namespace
+// (the runtime's tmpfs /dev) cannot hold an inode owned by an id its
+// namespace does not map: the kernel refuses to create one (EOVERFLOW).
+// So everything Apply creates in the rootfs — parent directories,
+// placeholders, symlinks, the loader cache — is created, not chowned
+// afterwards, as Owner (by default the owner of /proc/PID, the
+// container's root as the host sees it): the confined thread sets its
+// filesystem uid and gid to Owner's (setfsuid, setfsgid, as
+// libnvidia-container does) and puts back the effective capabilities
+// that change clears. The /proc/driver/nvidia tmpfs, built on the host
+// side, and every entry in it are given to Owner. Under a runtime run by
+// root, the host's 100000 owns what a container whose root maps to 100000
+// gets; inside, it is the container's root.
+//
+// A caller in a user namespace other than the initial one (the hook of a
+// rootless runtime: its /proc/self/uid_map or gid_map is not the
+// identity) cannot change a device cgroup: the kernel requires
+// CAP_SYS_ADMIN (or CAP_BPF) in the initial namespace for devices.allow
+// and for device programs, and the rootless runtime could not set a
+// device policy either. Apply then leaves the plan's cgroup rules out
+// and the runtime's policy (or the nodes' permissions alone) decides,
+// instead of failing as libnvidia-container does without --no-cgroups.
+// Nothing else needs more than root in the caller's user namespace with
+// CAP_SYS_ADMIN over the container's mount namespace, which a rootless
+// runtime's hook has.
 //
 // # When not to use it
 //

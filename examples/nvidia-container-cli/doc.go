@@ -19,8 +19,16 @@
 //
 // Differences: nothing is run inside the container (the loader cache is
 // written in Go, so --ldconfig and --no-pivot are accepted and unused);
-// --user is accepted and unused (NVML is loaded in-process); configure
-// undoes everything it did when a step fails.
+// --user is accepted and unused: libnvidia-container gives it only to its
+// NVML helper process (chrooted, without capabilities, nobody by default),
+// and nvc has none — NVML is loaded in-process, and only for facts procfs
+// lacks; dropping the whole process to --user (Go's setuid changes every
+// thread) would take away what configure needs next. Files created in
+// the container are owned by the container's root (the owner of
+// /proc/PID; in a user namespace, its mapped root) in both, whatever
+// --user says. A configure run from a rootless runtime's hook (in a user
+// namespace) leaves the device cgroup to the runtime, as --no-cgroups
+// would. configure undoes everything it did when a step fails.
 //
 // configure does not start NVML: it discovers through procfs and /dev, and
 // a cgo build starts the driver root's libnvidia-ml.so.1 only for a

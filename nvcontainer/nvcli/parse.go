@@ -56,8 +56,13 @@ type Global struct {
 	// nothing in the container); NoCreateIMEXChannels is
 	// --no-create-imex-channels.
 	LoadKmods, NoPivot, NoCreateIMEXChannels bool
-	// User is --user's value, "" without one (accepted and unused: NVML
-	// runs in process).
+	// User is --user's value, "" without one. It is accepted and unused:
+	// in libnvidia-container it is only the identity of the NVML helper
+	// process, which nvc does not have (NVML, when needed at all, is
+	// loaded in process, and a Go process's setuid would change every
+	// thread, configure's included). Who owns the files created in the
+	// container does not depend on it there or here: the container's
+	// root (the owner of /proc/PID).
 	User string
 	// Root and LDCache are --root and --ldcache ("": / and
 	// /etc/ld.so.cache). ProcRoot and DevRoot are nvc's --proc-root and
