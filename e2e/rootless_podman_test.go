@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	cdispecs "tags.cncf.io/container-device-interface/specs-go"
 
 	"github.com/go-nvc/nvc/internal/fakehost"
 	"github.com/go-nvc/nvc/internal/testutil"
@@ -19,8 +21,8 @@ import (
 
 // rootlessScript prints, from inside a rootless container, the user's
 // ids, what opening the GPU and control nodes gives (ENXIO: allowed, no
-// driver behind them), the libcuda link in lib and the program that needs
-// libcuda.so.1.
+// driver behind them), the libcuda link in lib, the program that needs
+// libcuda.so.1 and the owner and content of the masked driver params.
 func rootlessScript(lib string) string {
 	return "cd /\n" + probeFunc + `
 p ids 'busybox id -u; busybox id -g'
@@ -29,6 +31,7 @@ p openctl 'busybox head -c1 /dev/nvidiactl'
 p libcuda 'busybox readlink ` + lib + `/libcuda.so.1'
 p cudaprog '/cudaprog; echo "exit $?"'
 p procowner 'busybox stat -c "%u:%g" /proc/driver/nvidia/params'
+p params 'busybox grep ModifyDeviceFiles /proc/driver/nvidia/params'
 `
 }
 
@@ -66,6 +69,8 @@ func (c *rootlessCase) check(t *testing.T, out string, lib string, hostBefore co
 	checkCreatedOwner(t, c.before, container.SnapshotTree(t, c.rootfs), c.u.uid, c.u.gid)
 	assert.Empty(t, container.DiffSnapshots(hostBefore, container.SnapshotTree(t, c.host.Root)), "the simulated host's tree changed")
 	assert.Empty(t, testutil.MountsBelow(t, c.rootfs), "mounts left below the rootfs")
+	assert.Equal(t, "ModifyDeviceFiles: 0", got["params"], "the masked /proc/driver/nvidia/params")
+	assert.Equal(t, "0:0", got["procowner"], "owner of the masked /proc/driver/nvidia/params: want the container's root")
 }
 
 // TestRootlessPodman runs podman 4.3 rootless, as an unprivileged user the
@@ -99,14 +104,28 @@ func TestRootlessPodman(t *testing.T) {
 	t.Run("hook", func(t *testing.T) { runRootlessHook(t, u) })
 }
 
+// runRootlessCDI runs the CDI case with the kernel-procfs fixture (an OCI
+// prestart hook, podman --hooks-dir) and disable-device-node-modification
+// pointed at the simulated host's procfs, so that it has params to read
+// and to mask.
 func runRootlessCDI(t *testing.T, u *rootlessUser, runtime string) {
 	requirePodman(t, runtime)
 	cc := newCDICase(t, uniqueClass())
+	cc.rewrite(t, func(s *cdispecs.Spec) {
+		for _, h := range s.ContainerEdits.Hooks {
+			if slices.Contains(h.Args, "disable-device-node-modification") {
+				h.Args = append(h.Args, "--proc-root", cc.host.ProcRoot)
+			}
+		}
+	})
 	reachable(t, cc.hook)
 	c := newRootlessCase(t, u, cc.host)
+	hooksDir := t.TempDir()
+	writeOCIHook(t, filepath.Join(hooksDir, "00-kernel-proc.json"), kernelProcHook(t, c.host, c.rootfs))
+	reachable(t, hooksDir)
 	hostBefore := container.SnapshotTree(t, c.host.Root)
-	out, stderr, err := u.podman(t, runtime, podmanEnv{devRoot: c.host.DevRoot}, nil, []string{"--device", cc.qualified("0")},
-		c.rootfs, "/bin/busybox", "sh", "-c", rootlessScript("/usr/lib64"))
+	out, stderr, err := u.podman(t, runtime, podmanEnv{devRoot: c.host.DevRoot}, []string{"--hooks-dir", hooksDir},
+		[]string{"--device", cc.qualified("0")}, c.rootfs, "/bin/busybox", "sh", "-c", rootlessScript("/usr/lib64"))
 	require.NoError(t, err, "rootless podman run --device %s: %s", cc.qualified("0"), stderr)
 	c.check(t, out, "/usr/lib64", hostBefore)
 }
@@ -145,7 +164,6 @@ func runRootlessHook(t *testing.T, u *rootlessUser) {
 	}
 	c.check(t, out, "/usr/lib/x86_64-linux-gnu", hostBefore)
 	got := parseProbe(out)
-	assert.Equal(t, "0:0", got["procowner"], "owner of the masked /proc/driver/nvidia/params: want the container's root")
 	if cg != "" {
 		assert.Contains(t, got["openuvm"], "Operation not permitted", "opening /dev/nvidia-uvm: want EPERM, the runtime's device policy")
 		assert.Equal(t, string(policy), string(readFile(t, filepath.Join(cg, "devices.list"))), "the device policy of %s changed", cg)
