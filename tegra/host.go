@@ -1,0 +1,342 @@
+package tegra
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+
+	securejoin "github.com/cyphar/filepath-securejoin"
+)
+
+// ReleaseFile is the L4T release file; its presence marks a Tegra host,
+// and CSV mode mounts it into the container.
+const ReleaseFile = "/etc/nv_tegra_release"
+
+// familyFile is the SoC family, "Tegra…" on a Tegra host.
+const familyFile = "/sys/devices/soc0/family"
+
+// maxLinks bounds a symlink chain, as the kernel's MAXSYMLINKS.
+const maxLinks = 40
+
+// IsTegra reports whether the host whose file system image is root ("" or
+// "/": this host) is a Tegra system, as the toolkit tells one: root's
+// /etc/nv_tegra_release is a regular file, or /sys/devices/soc0/family
+// starts with "tegra" (any case). The reason says which.
+func IsTegra(root string) (bool, string) {
+	rel := filepath.Join(root, ReleaseFile)
+	if fi, err := os.Stat(rel); err == nil && fi.Mode().IsRegular() {
+		return true, rel + " found"
+	}
+	fam := filepath.Join(root, familyFile)
+	b, err := os.ReadFile(fam)
+	if err != nil {
+		return false, fam + " not readable"
+	}
+	if strings.HasPrefix(strings.ToLower(string(b)), "tegra") {
+		return true, fam + " starts with tegra"
+	}
+	return false, fam + " does not start with tegra"
+}
+
+var releaseRE = regexp.MustCompile(`^# R(\d+) \(release\), REVISION: (\d+)\.(\d+)`)
+
+// Release is the L4T release in root's /etc/nv_tegra_release, as
+// "MAJOR.MINOR.PATCH" ("36.3.0" for "# R36 (release), REVISION: 3.0, …").
+func Release(root string) (string, error) {
+	f := filepath.Join(root, ReleaseFile)
+	b, err := os.ReadFile(f)
+	if err != nil {
+		return "", err
+	}
+	first, _, _ := strings.Cut(string(b), "\n")
+	m := releaseRE.FindStringSubmatch(first)
+	if m == nil {
+		return "", fmt.Errorf("%s: %q is not \"# R<major> (release), REVISION: <minor>.<patch>\"", f, first)
+	}
+	return m[1] + "." + m[2] + "." + m[3], nil
+}
+
+// Roots say where the host is: Driver is its file system image (""
+// means "/"), Dev what stands for its /dev ("": Driver/dev).
+type Roots struct {
+	Driver, Dev string
+}
+
+func (r Roots) withDefaults() Roots {
+	if r.Driver == "" {
+		r.Driver = "/"
+	}
+	if r.Dev == "" {
+		r.Dev = filepath.Join(r.Driver, "dev")
+	}
+	return r
+}
+
+// Node is a device node to give the container.
+type Node struct {
+	// Path is the node's path in the container (the entry's, a match of
+	// its pattern); Source the host node it was found at.
+	Path, Source string
+	Major, Minor uint32
+	// Mode is the host node's permission bits.
+	Mode fs.FileMode
+	// Entry is the line that named it.
+	Entry Entry
+}
+
+// File is a file or directory to bind into the container.
+type File struct {
+	// Path is where it goes in the container; Source the host path (no
+	// symlink: the chain was followed inside the root).
+	Path, Source string
+	// Dir is set for a directory (a dir entry), unset for a regular file.
+	Dir bool
+	// Entry is the line that named it (Kind lib for the release file).
+	Entry Entry
+}
+
+// Link is a symlink to create in the container: Path holds Target,
+// verbatim.
+type Link struct {
+	Path, Target string
+	Entry        Entry
+}
+
+// Mounts is what the entries name on one host.
+type Mounts struct {
+	Nodes []Node
+	Files []File
+	Links []Link
+	// Warnings name the entries that matched nothing usable.
+	Warnings []string
+}
+
+// Resolve finds entries on the host roots describe, in entry order, each
+// container path once (the first entry wins): patterns are expanded, a
+// dev entry must match character devices below roots.Dev, a lib entry
+// regular files, a dir entry directories; a sym entry's chain of links is
+// followed to a regular file, which is mounted, and its links are made.
+// Symlinks are followed inside the root: an absolute target is read
+// below roots.Driver, and ".." never climbs out of it. roots.Driver's
+// /etc/nv_tegra_release, when it is a file, is mounted last, as the
+// toolkit does. What is missing or of the wrong type is a warning.
+func Resolve(entries []Entry, roots Roots) (*Mounts, error) {
+	r := &resolver{roots: roots.withDefaults(), m: &Mounts{}, seen: map[string]bool{}}
+	for _, e := range entries {
+		if err := r.entry(e); err != nil {
+			return nil, err
+		}
+	}
+	rel := Entry{Kind: KindLib, Path: ReleaseFile}
+	if f, ok := r.file(ReleaseFile); ok {
+		r.addFile(File{Path: ReleaseFile, Source: f, Entry: rel})
+	}
+	return r.m, nil
+}
+
+type resolver struct {
+	roots Roots
+	m     *Mounts
+	seen  map[string]bool
+}
+
+func (r *resolver) warn(e Entry, why string) {
+	r.m.Warnings = append(r.m.Warnings, fmt.Sprintf("%s:%d: %s: %s", e.File, e.Line, e, why))
+}
+
+func (r *resolver) entry(e Entry) error {
+	root := r.roots.Driver
+	if e.Kind == KindDev {
+		root = r.roots.Dev
+	}
+	matches, err := r.glob(root, e)
+	if err != nil {
+		return err
+	}
+	if len(matches) == 0 {
+		r.warn(e, "not found")
+	}
+	for _, p := range matches {
+		switch e.Kind {
+		case KindDev:
+			r.node(e, p)
+		case KindDir:
+			r.dir(e, p)
+		default:
+			r.chain(e, p)
+		}
+	}
+	return nil
+}
+
+// glob is the container paths e's pattern matches below root (for a dev
+// entry, root stands for /dev), sorted.
+func (r *resolver) glob(root string, e Entry) ([]string, error) {
+	p := e.Path
+	if e.Kind == KindDev {
+		p = strings.TrimPrefix(p, "/dev")
+	}
+	if !hasMeta(p) {
+		if _, err := os.Lstat(filepath.Join(root, p)); err != nil {
+			return nil, nil
+		}
+		return []string{e.Path}, nil
+	}
+	ms, err := filepath.Glob(filepath.Join(root, p))
+	if err != nil {
+		return nil, fmt.Errorf("%s:%d: %w", e.File, e.Line, err)
+	}
+	var out []string
+	for _, m := range ms {
+		rel, err := filepath.Rel(root, m)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+			continue
+		}
+		if e.Kind == KindDev {
+			rel = "dev/" + rel
+		}
+		out = append(out, "/"+filepath.ToSlash(rel))
+	}
+	return out, nil
+}
+
+func hasMeta(p string) bool { return strings.ContainsAny(p, `*?[\`) }
+
+func (r *resolver) node(e Entry, p string) {
+	host, err := securejoin.SecureJoin(r.roots.Dev, strings.TrimPrefix(p, "/dev"))
+	if err != nil {
+		r.warn(e, err.Error())
+		return
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(host, &st); err != nil {
+		r.warn(e, fmt.Sprintf("%s: %v", p, err))
+		return
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFCHR {
+		r.warn(e, p+" is not a character device")
+		return
+	}
+	if r.seen[p] {
+		return
+	}
+	r.seen[p] = true
+	r.m.Nodes = append(r.m.Nodes, Node{Path: p, Source: host, Major: major(uint64(st.Rdev)), Minor: minor(uint64(st.Rdev)),
+		Mode: fs.FileMode(st.Mode & 0o777), Entry: e})
+}
+
+func major(dev uint64) uint32 { return uint32((dev>>8)&0xfff) | uint32((dev>>32)&^0xfff) }
+func minor(dev uint64) uint32 { return uint32(dev&0xff) | uint32((dev>>12)&^0xff) }
+
+func (r *resolver) dir(e Entry, p string) {
+	host, err := securejoin.SecureJoin(r.roots.Driver, p)
+	if err != nil {
+		r.warn(e, err.Error())
+		return
+	}
+	if fi, err := os.Stat(host); err != nil || !fi.IsDir() {
+		r.warn(e, p+" is not a directory")
+		return
+	}
+	r.addFile(File{Path: p, Source: host, Dir: true, Entry: e})
+}
+
+// chain follows p's links inside the root: the final regular file is
+// mounted at its own path; for a sym entry each link is also made.
+func (r *resolver) chain(e Entry, p string) {
+	links, final, err := r.follow(p)
+	if err != nil {
+		r.warn(e, err.Error())
+		return
+	}
+	host := filepath.Join(r.roots.Driver, final)
+	if fi, err := os.Lstat(host); err != nil || !fi.Mode().IsRegular() {
+		r.warn(e, fmt.Sprintf("%s resolves to %s, not a regular file", p, final))
+		return
+	}
+	r.addFile(File{Path: final, Source: host, Entry: e})
+	if e.Kind != KindSym {
+		return
+	}
+	for _, l := range links {
+		if !r.seen["link:"+l.Path] && !r.seen[l.Path] {
+			r.seen["link:"+l.Path] = true
+			l.Entry = e
+			r.m.Links = append(r.m.Links, l)
+		}
+	}
+}
+
+// follow resolves p inside the root: the links passed on the way (each
+// at its container path, with its content) and the final path, whose
+// directories are resolved and which is not a symlink.
+func (r *resolver) follow(p string) ([]Link, string, error) {
+	var links []Link
+	for range maxLinks {
+		dir, err := r.inRoot(path.Dir(p))
+		if err != nil {
+			return nil, "", err
+		}
+		cur := path.Join(dir, path.Base(p))
+		fi, err := os.Lstat(filepath.Join(r.roots.Driver, cur))
+		if err != nil {
+			return nil, "", fmt.Errorf("%s: %w", cur, fs.ErrNotExist)
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			return links, cur, nil
+		}
+		target, err := os.Readlink(filepath.Join(r.roots.Driver, cur))
+		if err != nil {
+			return nil, "", err
+		}
+		links = append(links, Link{Path: cur, Target: target})
+		p = target
+		if !path.IsAbs(target) {
+			p = path.Join(path.Dir(cur), target)
+		}
+	}
+	return nil, "", fmt.Errorf("%s: too many levels of symbolic links", p)
+}
+
+// inRoot is container path p with every symlink resolved inside the root.
+func (r *resolver) inRoot(p string) (string, error) {
+	host, err := securejoin.SecureJoin(r.roots.Driver, p)
+	if err != nil {
+		return "", err
+	}
+	rel, err := filepath.Rel(r.roots.Driver, host)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return "", fmt.Errorf("%s resolves outside the root", p)
+	}
+	return path.Clean("/" + filepath.ToSlash(rel)), nil
+}
+
+// file is the host path of container path p when it resolves, inside the
+// root, to a regular file.
+func (r *resolver) file(p string) (string, bool) {
+	_, final, err := r.follow(p)
+	if err != nil {
+		return "", false
+	}
+	host := filepath.Join(r.roots.Driver, final)
+	fi, err := os.Lstat(host)
+	return host, err == nil && fi.Mode().IsRegular()
+}
+
+func (r *resolver) addFile(f File) {
+	if r.seen[f.Path] {
+		return
+	}
+	r.seen[f.Path] = true
+	r.m.Files = append(r.m.Files, f)
+}
+
+// ErrNotTegra is matched when a CSV mode is asked of a host without mount
+// specs.
+var ErrNotTegra = errors.New("not a Tegra host")
