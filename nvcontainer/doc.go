@@ -82,6 +82,17 @@
 // field that changes meaning or goes away bumps PlanVersion.
 // testdata/plan-dgxa100.json is a complete example, pinned by a golden test.
 //
+// # Tegra (CSV mode)
+//
+// A Jetson host has no procfs driver and no NVML: the NVIDIA Container
+// Toolkit's CSV mode gives a container what the mount specs in
+// /etc/nvidia-container-runtime/host-files-for-container.d name (package
+// tegra). [OpenCSVHost] reads and resolves them, [NewCSVPlan] makes an
+// ordinary [Plan] of them (directory mounts of kind "directory", library
+// mounts, device nodes with their cgroup rules, the links of sym entries,
+// the loader cache dirs), which Apply, the CDI writer and a dry run take
+// like any other plan.
+//
 // # CDI
 //
 // Package cdispec (github.com/go-nvc/nvc/nvcontainer/cdispec) writes a

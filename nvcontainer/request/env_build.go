@@ -240,6 +240,7 @@ func requestedCapabilities(val string, supported capabilities.Set) (capabilities
 // requirements collects NVIDIA_REQUIRE_* in sorted key order, then the
 // legacy image's cuda>=X.Y.
 func (b *builder) requirements() error {
+	b.req.Jetpack = b.env[EnvRequireJetpack]
 	disable, _ := strconv.ParseBool(b.env[EnvDisableRequire])
 	if disable || b.opts.DisableRequire {
 		b.req.DisableRequire = true

@@ -42,6 +42,10 @@ type Request struct {
 	// CUDACompatMode is how CUDA forward-compatibility libraries from the
 	// image are used. Empty: nvidia-container-cli's default (mount).
 	CUDACompatMode CUDACompatMode `json:"cudaCompatMode,omitempty"`
+	// Jetpack is NVIDIA_REQUIRE_JETPACK, which is no requirement: in CSV
+	// mode (Tegra) "csv-mounts=all" reads every mount spec file, anything
+	// else only the base ones (package tegra, SelectFiles).
+	Jetpack string `json:"jetpack,omitempty"`
 	// Notes are facts the runtime hook would log: requests that were
 	// ignored, and why.
 	Notes []string `json:"notes,omitempty"`
