@@ -337,6 +337,6 @@ func (r *resolver) addFile(f File) {
 	r.m.Files = append(r.m.Files, f)
 }
 
-// ErrNotTegra is matched when a CSV mode is asked of a host without mount
-// specs.
+// ErrNotTegra is matched by the error of CSV mode on a host that has
+// none of the mount spec files it reads.
 var ErrNotTegra = errors.New("not a Tegra host")

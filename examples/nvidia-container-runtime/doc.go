@@ -18,10 +18,14 @@
 //     nvidia-ctk cdi generate makes one, and injected; its hooks are
 //     nvidia-cdi-hook from PATH, else /usr/bin/nvidia-cdi-hook;
 //
-//   - auto (the default): cdi when the container names only CDI devices,
-//     else legacy (NVIDIA's 1.20 picks jit-cdi on NVML hosts);
+//   - csv (Jetson): the spec of the iGPU is made from the CSV mount specs
+//     in [nvidia-container-runtime.modes.csv] mount-spec-path (the base
+//     files, or all with NVIDIA_REQUIRE_JETPACK=csv-mounts=all) on the
+//     host below [nvidia-container-cli] root, and injected;
 //
-//   - csv is refused.
+//   - auto (the default): cdi when the container names only CDI devices,
+//     csv on a Tegra host, else legacy (NVIDIA's 1.20 picks jit-cdi on
+//     NVML hosts);
 //
 //     nvidia-container-runtime [RUNTIME OPTIONS] COMMAND [ARG...]
 //
@@ -42,7 +46,7 @@
 //
 // # When not to use it
 //
-// It has no csv mode (Tegra). A runtime that speaks CDI (podman,
+// A runtime that speaks CDI (podman,
 // containerd, CRI-O) is better served by a spec from examples/nvidia-ctk.
 //
 // It needs no cgo and builds static with CGO_ENABLED=0; jit-cdi then

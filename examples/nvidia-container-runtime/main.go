@@ -47,7 +47,7 @@ func run(args []string) error {
 }
 
 // modify applies the config's runtime mode to the bundle's config.json:
-// legacy adds the hook to a GPU container, cdi and jit-cdi apply CDI edits
+// legacy adds the hook to a GPU container, cdi, jit-cdi and csv apply CDI edits
 // (toolkit.ResolveMode, toolkit.ApplyMode).
 func modify(bundle string, cfg *toolkit.Config, cfgFile string, log *slog.Logger) error {
 	if bundle == "" {

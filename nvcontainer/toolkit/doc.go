@@ -52,14 +52,15 @@
 // [ResolveMode] decides, as NVIDIA's runtime does, what the wrapper does
 // with a container under [nvidia-container-runtime] mode: legacy (add the
 // hook), cdi (inject CDI devices from modes.cdi.spec-dirs) or jit-cdi
-// (make the spec of the requested devices in process), with auto read as
-// cdi when the container names only CDI devices (annotations with a
-// modes.cdi.annotation-prefixes key, or NVIDIA_VISIBLE_DEVICES items
-// like nvidia.com/gpu=0) and legacy otherwise. Where NVIDIA's toolkit
-// 1.20 resolves auto to jit-cdi on NVML hosts and csv on Tegra, this
-// package keeps legacy, the in-process hook being its natural path; csv
-// is refused ([ErrUnsupportedMode]). [ApplyMode] applies a cdi or jit-cdi
-// decision to the OCI spec ([InjectCDI], [JitSpec], [InjectSpec]) and
+// (make the spec of the requested devices in process) or csv (make it
+// from a Tegra host's CSV mount specs: [CSVFiles], [CSVSpec]), with auto
+// read as cdi when the container names only CDI devices (annotations with
+// a modes.cdi.annotation-prefixes key, or NVIDIA_VISIBLE_DEVICES items
+// like nvidia.com/gpu=0), csv on a Tegra host ([IsCSVHost]) and legacy
+// otherwise. Where NVIDIA's toolkit 1.20 resolves auto to jit-cdi on NVML
+// hosts, this package keeps legacy, the in-process hook being its
+// natural path. [ApplyMode] applies a cdi, jit-cdi or csv decision to
+// the OCI spec ([InjectCDI], [JitSpec], [CSVSpec], [InjectSpec]) and
 // voids the request in the environment ([VoidDeviceRequest]). The hook
 // side: [HookSkips] (the hook does nothing in cdi and jit-cdi mode) and
 // [HookDevices] (CDI names of NVIDIA's kinds become the IDs configure

@@ -18,7 +18,7 @@ const (
 	ModeLegacy = "legacy"  // the runtime adds the prestart hook
 	ModeCDI    = "cdi"     // the runtime applies CDI specs from the spec dirs
 	ModeJitCDI = "jit-cdi" // the runtime makes a spec for the request and applies it
-	ModeCSV    = "csv"     // Tegra's CSV mounts: not implemented here
+	ModeCSV    = "csv"     // Tegra: a spec made in process from the CSV mount specs
 )
 
 // JitCDIKind is the kind of the devices whose spec the runtime makes when
@@ -26,28 +26,26 @@ const (
 const JitCDIKind = "runtime.nvidia.com/gpu"
 
 // ErrUnsupportedMode is matched by the error for a runtime mode this
-// package knows but does not implement (csv).
+// package knows but does not implement. Every mode is implemented since
+// csv landed; it stays for callers that test for it.
 var ErrUnsupportedMode = errors.New("unsupported runtime mode")
 
 // RuntimeMode returns the configured [nvidia-container-runtime] mode, ""
-// read as auto. An unknown mode matches [ErrInvalidConfig]; csv matches
-// [ErrUnsupportedMode].
+// read as auto. An unknown mode matches [ErrInvalidConfig].
 func (c *Config) RuntimeMode() (string, error) {
 	if c == nil || c.Runtime.Mode == "" {
 		return ModeAuto, nil
 	}
 	switch m := c.Runtime.Mode; m {
-	case ModeAuto, ModeLegacy, ModeCDI, ModeJitCDI:
+	case ModeAuto, ModeLegacy, ModeCDI, ModeJitCDI, ModeCSV:
 		return m, nil
-	case ModeCSV:
-		return "", fmt.Errorf("nvidia-container-runtime.mode %q: %w", m, ErrUnsupportedMode)
 	}
 	return "", fmt.Errorf("nvidia-container-runtime.mode %q: not auto, legacy, cdi, jit-cdi or csv: %w", c.Runtime.Mode, ErrInvalidConfig)
 }
 
 // ModeDecision is what the runtime does with one container.
 type ModeDecision struct {
-	// Mode is ModeLegacy, ModeCDI or ModeJitCDI, never ModeAuto.
+	// Mode is ModeLegacy, ModeCDI, ModeJitCDI or ModeCSV, never ModeAuto.
 	Mode string
 	// Devices are the fully qualified CDI names to inject (ModeCDI: from
 	// the spec dirs; ModeJitCDI: all of kind JitCDIKind), deduplicated, in
@@ -69,9 +67,15 @@ type ModeDecision struct {
 //     qualified name gets the kind modes.cdi.default-kind (JitCDIKind in
 //     jit-cdi mode), "all" included; "void" and "none" name none;
 //   - auto is cdi when annotations name devices or every requested device
-//     is a fully qualified CDI name, else legacy. NVIDIA's toolkit (1.20)
-//     then picks jit-cdi on NVML hosts and csv on Tegra; here legacy
-//     stays legacy, the in-process hook being this module's natural path;
+//     is a fully qualified CDI name; else csv on a Tegra host without a
+//     procfs driver ([IsCSVHost]), as NVIDIA's toolkit (1.20) picks csv
+//     on Tegra; else legacy. The toolkit then picks jit-cdi on NVML
+//     hosts; here legacy stays legacy, the in-process hook being this
+//     module's natural path;
+//   - in csv mode the requested devices become names of kind JitCDIKind
+//     ("all" or "0", the one device of a Tegra host) and annotations are
+//     not read, as the toolkit's csv mode reads NVIDIA_VISIBLE_DEVICES
+//     only;
 //   - in cdi and jit-cdi mode, names of kind JitCDIKind are made in
 //     process (ModeJitCDI) and any other kind comes from the spec dirs
 //     (ModeCDI); asking for both at once is an error, as in the toolkit.
@@ -82,6 +86,13 @@ func ResolveMode(spec *specs.Spec, cfg *Config) (*ModeDecision, error) {
 	mode, err := cfg.RuntimeMode()
 	if err != nil {
 		return nil, err
+	}
+	if mode == ModeCSV {
+		req, err := request.FromSpec(spec, cfg.RequestOptions())
+		if err != nil {
+			return nil, err
+		}
+		return csvDecision(req), nil
 	}
 	var ann map[string]string
 	if spec != nil {
@@ -99,8 +110,11 @@ func ResolveMode(spec *specs.Spec, cfg *Config) (*ModeDecision, error) {
 	}
 	if mode == ModeAuto {
 		mode = ModeLegacy
-		if len(names) > 0 || OnlyCDINames(req) {
+		switch {
+		case len(names) > 0 || OnlyCDINames(req):
 			mode = ModeCDI
+		case IsCSVHost(cfg):
+			return csvDecision(req), nil
 		}
 	}
 	d := &ModeDecision{Mode: mode, Request: req}

@@ -81,7 +81,7 @@ func jitRequest(req *request.Request, ids []string) *request.Request {
 // ApplyMode does to spec what the runtime does in d's mode before it
 // executes the low-level runtime: ModeCDI injects d.Devices from the
 // config's spec dirs, ModeJitCDI makes their spec ([JitSpec]) and injects
-// it; ModeLegacy, or no device, changes nothing (the caller adds the hook
+// it, ModeCSV makes it from the Tegra mount specs ([CSVSpec]); ModeLegacy, or no device, changes nothing (the caller adds the hook
 // for legacy). It reports whether spec changed.
 func ApplyMode(ctx context.Context, spec *specs.Spec, cfg *Config, d *ModeDecision, opts *JitOptions) (bool, error) {
 	if cfg == nil {
@@ -99,6 +99,16 @@ func ApplyMode(ctx context.Context, spec *specs.Spec, cfg *Config, d *ModeDecisi
 			return false, err
 		}
 		cdiSpec, err := JitSpec(ctx, cfg, d.Request, ids, opts)
+		if err != nil {
+			return false, err
+		}
+		return true, InjectSpec(spec, cdiSpec, d.Devices)
+	case ModeCSV:
+		ids, err := DeviceIDs(d.Devices, JitCDIKind)
+		if err != nil {
+			return false, err
+		}
+		cdiSpec, err := CSVSpec(cfg, d.Request, ids, opts)
 		if err != nil {
 			return false, err
 		}

@@ -85,7 +85,6 @@ func TestResolveModeErrors(t *testing.T) {
 		is   error
 	}{
 		{"unknown mode", withMode("magic"), modeSpec(nil), `mode "magic"`, toolkit.ErrInvalidConfig},
-		{"csv", withMode("csv"), modeSpec(nil), `mode "csv"`, toolkit.ErrUnsupportedMode},
 		{"unqualified annotation", withMode("auto"), modeSpec(map[string]string{"cdi.k8s.io/x": "gpu0"}), `annotation "cdi.k8s.io/x": device "gpu0"`, nil},
 		{"jit names mixed with others", withMode("cdi"),
 			modeSpec(nil, "NVIDIA_VISIBLE_DEVICES=runtime.nvidia.com/gpu=0,nvidia.com/gpu=1"), "runtime.nvidia.com/gpu cannot be requested with", nil},
