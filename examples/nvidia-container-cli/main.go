@@ -33,6 +33,7 @@ type app struct {
 	simulate string
 	keepSim  bool   // --simulate-keep
 	simDir   string // the generated host; removed by close
+	sim      *nvctest.Host // the generated host, once generated
 	applied  bool   // configure applied it: its files are mounted somewhere
 	closeLog func() error
 }
@@ -73,6 +74,12 @@ func (a *app) dispatch(stdout io.Writer) error {
 	}
 	if err := a.openLog(); err != nil {
 		return &nvcli.Error{Prefix: nvcli.PrefixInput, Err: err}
+	}
+	if csv, err := a.openCSV(); err != nil || csv != nil {
+		if err != nil {
+			return err
+		}
+		return a.csvCommand(stdout, csv)
 	}
 	switch a.cmd.Name {
 	case nvcli.CommandInfo:
@@ -146,20 +153,36 @@ func (a *app) simulateHost(ho *nvcontainer.HostOptions) error {
 	if d.Roots.Driver != "" || d.Roots.Proc != "" || d.Roots.Dev != "" {
 		return errors.New("--simulate cannot be combined with --root, --proc-root or --dev-root")
 	}
-	m, err := nvctest.ParseMachine(a.simulate)
-	if err != nil {
-		return fmt.Errorf("unknown --simulate machine %q (want one of %s)", a.simulate, machineNames())
-	}
-	h, err := nvctest.GenerateTemp(m, &nvctest.Options{RealNodes: os.Geteuid() == 0})
+	h, err := a.generate()
 	if err != nil {
 		return err
 	}
-	a.simDir = h.Roots.Driver
-	fmt.Fprintf(a.stderr, "%s: SIMULATED host %q (fake NVML, driver %s) generated in %s; nothing printed describes this machine\n",
-		a.cmd.Prog, a.simulate, h.DriverVersion, h.Roots.Driver)
 	d.Roots.Driver, d.Roots.Proc, d.Roots.Dev, d.NVML, d.Path = h.Roots.Driver, h.Roots.Proc, h.Roots.Dev, h.NVML, ""
 	ho.LoadModules = false
 	return nil
+}
+
+// generate generates the --simulate machine, once.
+func (a *app) generate() (*nvctest.Host, error) {
+	if a.sim != nil {
+		return a.sim, nil
+	}
+	m, err := nvctest.ParseMachine(a.simulate)
+	if err != nil {
+		return nil, fmt.Errorf("unknown --simulate machine %q (want one of %s)", a.simulate, machineNames())
+	}
+	h, err := nvctest.GenerateTemp(m, &nvctest.Options{RealNodes: os.Geteuid() == 0})
+	if err != nil {
+		return nil, err
+	}
+	a.sim, a.simDir = h, h.Roots.Driver
+	what := "fake NVML, driver " + h.DriverVersion
+	if m.IsTegra() {
+		what = "Tegra, L4T " + h.DriverVersion + ", CSV mode"
+	}
+	fmt.Fprintf(a.stderr, "%s: SIMULATED host %q (%s) generated in %s; nothing printed describes this machine\n",
+		a.cmd.Prog, a.simulate, what, h.Roots.Driver)
+	return h, nil
 }
 
 // machineNames lists the machines --simulate takes.

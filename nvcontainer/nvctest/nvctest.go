@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strings"
 
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/driver"
@@ -41,13 +40,15 @@ func Machines() []Machine {
 	for _, n := range fakenvml.Machines() {
 		ms = append(ms, Machine(n))
 	}
+	ms = append(ms, JetsonOrin)
+	slices.Sort(ms)
 	return ms
 }
 
 // ParseMachine returns the machine named s (a --simulate flag's value).
 func ParseMachine(s string) (Machine, error) {
-	if !slices.Contains(fakenvml.Machines(), s) {
-		return "", fmt.Errorf("%w %q (want one of %s)", ErrUnknownMachine, s, strings.Join(fakenvml.Machines(), ", "))
+	if !slices.Contains(Machines(), Machine(s)) {
+		return "", fmt.Errorf("%w %q (want one of %s)", ErrUnknownMachine, s, machineList())
 	}
 	return Machine(s), nil
 }
@@ -141,6 +142,9 @@ func Generate(dir string, m Machine, opts *Options) (*Host, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
+	}
+	if m.IsTegra() {
+		return generateJetson(dir, m, o)
 	}
 	if o.DriverVersion == "" {
 		o.DriverVersion = DefaultDriverVersion
