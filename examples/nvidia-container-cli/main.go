@@ -31,10 +31,10 @@ type app struct {
 	stderr   io.Writer
 	log      *slog.Logger
 	simulate string
-	keepSim  bool   // --simulate-keep
-	simDir   string // the generated host; removed by close
+	keepSim  bool          // --simulate-keep
+	simDir   string        // the generated host; removed by close
 	sim      *nvctest.Host // the generated host, once generated
-	applied  bool   // configure applied it: its files are mounted somewhere
+	applied  bool          // configure applied it: its files are mounted somewhere
 	closeLog func() error
 }
 
