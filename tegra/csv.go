@@ -202,3 +202,25 @@ func Load(files []string) ([]Entry, error) {
 	}
 	return out, nil
 }
+
+// IgnoreSymlinks is entries without the sym entries one of patterns
+// matches, as nvidia-ctk cdi generate --csv.ignore-pattern: a pattern is
+// a path.Match glob against the whole path, or, starting with "**/",
+// against its base name.
+func IgnoreSymlinks(entries []Entry, patterns []string) []Entry {
+	return slices.DeleteFunc(slices.Clone(entries), func(e Entry) bool {
+		if e.Kind != KindSym {
+			return false
+		}
+		for _, p := range patterns {
+			target := e.Path
+			if rest, ok := strings.CutPrefix(p, "**/"); ok {
+				p, target = rest, path.Base(e.Path)
+			}
+			if ok, _ := path.Match(p, target); ok {
+				return true
+			}
+		}
+		return false
+	})
+}

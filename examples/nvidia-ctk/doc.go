@@ -14,8 +14,9 @@
 //	                        [--device-name-strategy index|uuid|type-index]... [--no-all-device]
 //	                        [--driver-root DIR] [--dev-root DIR] [--proc-root DIR]
 //	                        [--hook-path PATH] [--simulate MACHINE [--simulate-mig INDEX=PROFILE,...] [--simulate-keep]]
-//	                        [--mode auto|nvml|management] [--device-id ID]... [--disable-hook NAME|all]...
+//	                        [--mode auto|nvml|management|csv] [--device-id ID]... [--disable-hook NAME|all]...
 //	                        [--enable-hook NAME]... [--library-search-path DIR]... [--ldconfig-path PATH]
+//	                        [--csv.file FILE]... [--csv.ignore-pattern PATTERN]... [--csv.compat-container-root DIR]
 //	nvidia-ctk cdi list [--spec-dir DIR]...
 //	nvidia-ctk cdi transform root --from DIR --to DIR [--relative-to host|container] [--input FILE] [--output FILE]
 //	nvidia-ctk config [--config-file FILE] [--set KEY[=VALUE]]... [--set-list-separator SEP] [--in-place | --output FILE]
@@ -25,7 +26,15 @@
 //
 // cdi generate --mode management discovers through procfs alone and writes
 // the "all" device only (for management containers); nvml discovers
-// through NVML alone; wsl and csv are refused. --device-id limits the spec
+// through NVML alone; wsl is refused. --mode csv (and auto on a Tegra
+// host without a procfs driver, --simulate=jetson-orin) writes the
+// Jetson's iGPU, device 0 and all, from the CSV mount specs (package
+// tegra, nvcontainer.NewCSVPlan): --csv.file names the files (default:
+// devices.csv, drivers.csv and l4t.csv of the driver root's
+// /etc/nvidia-container-runtime/host-files-for-container.d; a file that
+// does not exist is skipped, a bad line is an error naming file and
+// line), --csv.ignore-pattern leaves out the sym entries a glob matches,
+// --csv.compat-container-root is accepted and unused. --device-id limits the spec
 // to those devices (indices, UUIDs, MIG GPU:MIG pairs). --disable-hook
 // drops the nvidia-cdi-hook commands named, --enable-hook keeps one
 // --disable-hook=all would drop. --library-search-path and --ldconfig-path

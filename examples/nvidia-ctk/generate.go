@@ -38,6 +38,7 @@ type generateOptions struct {
 	simulateKeep                  bool
 	simDir                        string // the generated host; removed by cleanup
 	extra                         generateExtras
+	csv                           csvFlags
 }
 
 func generateCommand(args []string, stdout, stderr io.Writer, log *slog.Logger) error {
@@ -60,6 +61,7 @@ func generateCommand(args []string, stdout, stderr io.Writer, log *slog.Logger) 
 	fs.StringArrayVar(&o.simulateMIG, "simulate-mig", nil, "with --simulate, a GPU in MIG mode and its MIG devices, as `INDEX=PROFILE,...` (repeatable)")
 	fs.BoolVar(&o.simulateKeep, "simulate-keep", false, "keep the --simulate host (the spec's host paths point into it; removed at exit otherwise)")
 	o.extra.register(fs)
+	o.csv.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -91,13 +93,7 @@ func generate(o *generateOptions, stdout, stderr io.Writer, log *slog.Logger) er
 		return err
 	}
 	defer o.cleanup()
-	host, err := o.extra.openHost(d, cdiOpts)
-	if err != nil {
-		return fmt.Errorf("opening the host: %w", err)
-	}
-	log.Info("host opened", "driver-root", d.Roots.Driver, "driver", host.Driver.Version().NVRM,
-		"backend", host.Devices.Backend, "gpus", len(host.Devices.GPUs))
-	spec, err := hostSpec(host, o.extra.devices(), cdiOpts, stderr)
+	spec, err := o.spec(d, cdiOpts, stderr, log)
 	if err != nil {
 		return err
 	}
@@ -117,6 +113,21 @@ func generate(o *generateOptions, stdout, stderr io.Writer, log *slog.Logger) er
 		return fmt.Errorf("writing CDI spec: %w", err)
 	}
 	return nil
+}
+
+// spec makes the spec of the host d describes: from the CSV mount specs
+// in csv mode (and in auto mode on a Tegra host), else from the driver.
+func (o *generateOptions) spec(d *driver.Options, cdiOpts *cdispec.Options, stderr io.Writer, log *slog.Logger) (*specs.Spec, error) {
+	if o.csvMode(d) {
+		return o.csvSpec(d, cdiOpts, stderr, log)
+	}
+	host, err := o.extra.openHost(d, cdiOpts)
+	if err != nil {
+		return nil, fmt.Errorf("opening the host: %w", err)
+	}
+	log.Info("host opened", "driver-root", d.Roots.Driver, "driver", host.Driver.Version().NVRM,
+		"backend", host.Devices.Backend, "gpus", len(host.Devices.GPUs))
+	return hostSpec(host, o.extra.devices(), cdiOpts, stderr)
 }
 
 // openSpecHost opens the host for a spec: its devices discovered through
@@ -236,8 +247,12 @@ func (o *generateOptions) simulateHost(stderr io.Writer) (*driver.Options, error
 	if o.simulateKeep {
 		fate = "kept for the spec; remove it when done"
 	}
-	fmt.Fprintf(stderr, "nvidia-ctk: SIMULATED host %q (fake NVML, driver %s) generated in %s, %s. "+
-		"Nothing in this spec describes this machine.\n", o.simulate, h.DriverVersion, h.Roots.Driver, fate)
+	what := "fake NVML, driver " + h.DriverVersion
+	if m.IsTegra() {
+		what = "Tegra, L4T " + h.DriverVersion + ", CSV mode"
+	}
+	fmt.Fprintf(stderr, "nvidia-ctk: SIMULATED host %q (%s) generated in %s, %s. "+
+		"Nothing in this spec describes this machine.\n", o.simulate, what, h.Roots.Driver, fate)
 	return &driver.Options{Roots: h.Roots, NVML: h.NVML, ToolkitLibraries: true}, nil
 }
 

@@ -23,6 +23,7 @@ const (
 	modeAuto       = "auto"
 	modeNVML       = "nvml"
 	modeManagement = "management"
+	modeCSV        = "csv" // Tegra: from the CSV mount specs (generate_csv.go)
 )
 
 // generateExtras are the cdi generate flags NVIDIA's generator has beyond
@@ -36,7 +37,7 @@ type generateExtras struct {
 }
 
 func (e *generateExtras) register(fs *pflag.FlagSet) {
-	fs.StringVar(&e.mode, "mode", modeAuto, "how the host is discovered: auto, nvml, management (procfs alone, one \"all\" device)")
+	fs.StringVar(&e.mode, "mode", modeAuto, "how the host is discovered: auto, nvml, management (procfs alone, one \"all\" device), csv (Tegra mount specs)")
 	fs.StringSliceVar(&e.deviceIDs, "device-id", []string{"all"}, "the devices in the spec: all, or indices, UUIDs, MIG GPU:MIG pairs (repeatable)")
 	fs.StringSliceVar(&e.disableHooks, "disable-hook", nil, "leave out these nvidia-cdi-hook commands, or all (repeatable)")
 	fs.StringSliceVar(&e.enableHooks, "enable-hook", nil, "keep these hooks even when --disable-hook names them (repeatable)")
@@ -46,8 +47,8 @@ func (e *generateExtras) register(fs *pflag.FlagSet) {
 
 // check validates the flags before the host is opened.
 func (e *generateExtras) check(log *slog.Logger) error {
-	if !slices.Contains([]string{modeAuto, modeNVML, modeManagement}, e.mode) {
-		return fmt.Errorf("cdi generate: unsupported --mode %q (want auto, nvml or management)", e.mode)
+	if !slices.Contains([]string{modeAuto, modeNVML, modeManagement, modeCSV}, e.mode) {
+		return fmt.Errorf("cdi generate: unsupported --mode %q (want auto, nvml, management or csv)", e.mode)
 	}
 	for _, h := range append(slices.Clone(e.disableHooks), e.enableHooks...) {
 		if h != cdispec.HookAll && !slices.Contains(cdispec.HookNames(), h) {
