@@ -17,6 +17,15 @@
 // named on stderr); --proc-root and --dev-root point discovery at another
 // procfs and /dev; configure --dry-run prints the plan as JSON.
 //
+// On a Tegra host without a procfs driver (--simulate=jetson-orin, or
+// --root naming a Jetson's file system) every command works in CSV mode,
+// from the mount specs in /etc/nvidia-container-runtime/
+// host-files-for-container.d (package tegra): info prints the L4T
+// release, the spec files and counts, list the paths the base files give,
+// and configure plans with nvcontainer.NewCSVPlan (device 0 or all;
+// --require=csv-mounts=all reads every file, other requirements are not
+// checked).
+//
 // Differences: nothing is run inside the container (the loader cache is
 // written in Go, so --ldconfig and --no-pivot are accepted and unused);
 // --user is accepted and unused: libnvidia-container gives it only to its

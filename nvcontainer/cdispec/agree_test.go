@@ -220,7 +220,7 @@ func selections(ids []string, f func([]string)) {
 func TestPlanAndCDIAgree(t *testing.T) {
 	for _, machine := range nvctest.Machines() {
 		if machine.IsTegra() {
-			continue // CSV mode: csv_test.go
+			continue // CSV mode: TestFromCSVPlan
 		}
 		for _, mig := range []bool{false, true} {
 			name := string(machine)
