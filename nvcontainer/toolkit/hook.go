@@ -60,10 +60,12 @@ func RequestFromHook(ctx context.Context, stdin io.Reader, cfg *Config) (*reques
 
 // HookSkips reports why the runtime hook leaves a container alone under
 // cfg (nil: the defaults): "" when it configures containers, in mode
-// legacy or auto, or with skip-mode-detection. In cdi and jit-cdi mode
-// the runtime has applied CDI edits already, so the hook does nothing,
-// where NVIDIA's hook refuses ("invoking the NVIDIA Container Runtime Hook
-// directly … is not supported"). An unknown mode is an error.
+// legacy or auto, or with skip-mode-detection. In cdi, jit-cdi and csv
+// mode, and in auto mode on a Tegra host ([IsCSVHost]: the runtime's auto
+// is csv there), the runtime has applied CDI edits already, so the hook
+// does nothing, where NVIDIA's hook refuses ("invoking the NVIDIA
+// Container Runtime Hook directly … is not supported"). An unknown mode
+// is an error.
 func HookSkips(cfg *Config) (string, error) {
 	if cfg == nil || cfg.Hook.SkipModeDetection {
 		return "", nil
@@ -71,6 +73,9 @@ func HookSkips(cfg *Config) (string, error) {
 	mode, err := cfg.RuntimeMode()
 	if err != nil {
 		return "", err
+	}
+	if mode == ModeAuto && IsCSVHost(cfg) {
+		return "nvidia-container-runtime.mode is auto on a Tegra host: the runtime applies the CSV mount specs, the hook does nothing", nil
 	}
 	if mode == ModeLegacy || mode == ModeAuto {
 		return "", nil

@@ -62,6 +62,15 @@ func TestResolveModeCSV(t *testing.T) {
 	m, err := csvConfig(h, "csv").RuntimeMode()
 	require.NoError(t, err)
 	assert.Equal(t, toolkit.ModeCSV, m)
+
+	for _, mode := range []string{"csv", "auto"} {
+		why, err := toolkit.HookSkips(csvConfig(h, mode))
+		require.NoError(t, err)
+		assert.NotEmpty(t, why, "the hook in %s mode on a Tegra host", mode)
+	}
+	why, err := toolkit.HookSkips(withMode("auto", func(c *toolkit.Config) { c.CLI.Root = t.TempDir() }))
+	require.NoError(t, err)
+	assert.Empty(t, why, "the hook in auto mode elsewhere")
 }
 
 // TestCSVFiles: NVIDIA_REQUIRE_JETPACK=csv-mounts=all reads every file of
