@@ -93,6 +93,34 @@ func TestStrtabTailMerge(t *testing.T) {
 	}
 }
 
+// TestStrtabOrder: finalize lays strings out in glibc's
+// finalize_compare order (tailCompare, written as glibc writes it).
+func TestStrtabOrder(t *testing.T) {
+	words := []string{"libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6", "c.so.6", "libz.so.1", "/lib/libz.so.1",
+		"x86-64-v2", "x86-64-v3", "a", "b", "ab", "ba", "libfoo.so", "/lib/libfoo.so", "o"}
+	st := newStrtab(len(words))
+	for _, w := range words {
+		st.add(w)
+	}
+	st.finalize()
+	want := slices.Clone(words)
+	slices.SortFunc(want, tailCompare)
+	assert.Equal(t, want, st.list, "layout order")
+}
+
+// tailCompare orders strings by their reversed bytes, descending, with a
+// string before any string it ends (glibc's finalize_compare).
+func tailCompare(l, r string) int {
+	n := min(len(l), len(r))
+	for i := 1; i <= n; i++ {
+		lc, rc := l[len(l)-i], r[len(r)-i]
+		if lc != rc {
+			return int(rc) - int(lc)
+		}
+	}
+	return len(r) - len(l)
+}
+
 func TestIsDSO(t *testing.T) {
 	for name, want := range map[string]bool{
 		"libc.so.6": true, "ld-linux-x86-64.so.2": true, "ld.so.1": true, "ld64.so.2": true,

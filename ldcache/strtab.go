@@ -25,38 +25,50 @@ func (t *strtab) add(s string) {
 	}
 }
 
-// tailCompare orders strings by their reversed bytes, descending, with a
-// string before any string it ends (glibc's finalize_compare).
-func tailCompare(l, r string) int {
-	n := min(len(l), len(r))
-	for i := 1; i <= n; i++ {
-		lc, rc := l[len(l)-i], r[len(r)-i]
-		if lc != rc {
-			return int(rc) - int(lc)
-		}
-	}
-	return len(r) - len(l)
-}
-
-// finalize assigns offsets and returns the table's bytes.
+// finalize assigns offsets and returns the table's bytes. Sorting the
+// reversed strings in descending byte order is glibc's finalize_compare
+// order (a string before any string it ends: its reversal is a prefix,
+// which sorts after the longer one), with the runtime's string compare
+// instead of a byte loop.
 func (t *strtab) finalize() []byte {
-	if len(t.list) == 0 {
+	n := len(t.list)
+	if n == 0 {
 		return nil
 	}
-	slices.SortFunc(t.list, tailCompare)
-	prev := t.list[0]
-	t.off[prev] = 0
-	for _, s := range t.list[1:] {
-		if strings.HasSuffix(prev, s) {
-			t.off[s] = t.off[prev] + uint32(len(prev)-len(s))
-		} else {
-			t.off[s] = t.off[prev] + uint32(len(prev)) + 1
-		}
-		prev = s
-	}
-	out := make([]byte, t.off[prev]+uint32(len(prev))+1)
+	total := 0
 	for _, s := range t.list {
-		copy(out[t.off[s]:], s)
+		total += len(s)
+	}
+	buf := make([]byte, 0, total)
+	for _, s := range t.list {
+		for i := len(s) - 1; i >= 0; i-- {
+			buf = append(buf, s[i])
+		}
+	}
+	all := string(buf)
+	type item struct{ rev, s string }
+	items := make([]item, n)
+	pos := 0
+	for i, s := range t.list {
+		items[i] = item{all[pos : pos+len(s)], s}
+		pos += len(s)
+	}
+	slices.SortFunc(items, func(a, b item) int { return strings.Compare(b.rev, a.rev) })
+	off := uint32(0)
+	t.off[items[0].s] = 0
+	for i := 1; i < n; i++ {
+		prev, cur := &items[i-1], &items[i]
+		if strings.HasPrefix(prev.rev, cur.rev) {
+			off += uint32(len(prev.s) - len(cur.s))
+		} else {
+			off += uint32(len(prev.s)) + 1
+		}
+		t.off[cur.s] = off
+	}
+	out := make([]byte, off+uint32(len(items[n-1].s))+1)
+	for i := range items {
+		t.list[i] = items[i].s
+		copy(out[t.off[items[i].s]:], items[i].s)
 	}
 	return out
 }
