@@ -82,12 +82,14 @@ func benchIncremental(b *testing.B, root, dir string) {
 	full()
 	peer.run(b)
 	sameFiles(b, root, "/etc/ld.so.cache.incr", "/etc/ld.so.cache.full")
-	var mi, mf, mg benchMeter
+	floor := newSyscallFloor(b, root, "/etc/ld.so.cache.full", added)
+	var mi, mf, mg, mfl benchMeter
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		mi.ours(b, incr)
 		mf.ours(b, full)
 		mg.peer(b, peer)
+		mfl.ours(b, func() { floor.run(b) })
 	}
 	n := float64(b.N)
 	per := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / n }
@@ -97,10 +99,12 @@ func benchIncremental(b *testing.B, root, dir string) {
 	b.ReportMetric(per(mi.nvc), "incr-ns/op")
 	b.ReportMetric(per(mf.nvc), "full-ns/op")
 	b.ReportMetric(per(mg.glibc), "ldconfig-ns/op")
+	b.ReportMetric(per(mfl.nvcCPU), "floor-cpu-ns/op")
 	if mi.nvcCPU > 0 && mi.nvc > 0 {
 		b.ReportMetric(float64(mg.glibcCPU)/float64(mi.nvcCPU), "x-cpu-vs-ldconfig")
 		b.ReportMetric(float64(mf.nvcCPU)/float64(mi.nvcCPU), "x-cpu-vs-full")
 		b.ReportMetric(float64(mg.glibc)/float64(mi.nvc), "x-wall-vs-ldconfig")
+		b.ReportMetric(float64(mg.glibcCPU)/float64(mfl.nvcCPU), "x-cpu-floor-vs-ldconfig")
 	}
 }
 
