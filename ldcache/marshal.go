@@ -37,6 +37,7 @@ type marshaler struct {
 	c       *Cache
 	o       byteOrder
 	strs    *strtab
+	strIdx  []int32 // each entry's name and path in strs
 	hwIndex map[string]uint32
 	hwNames []string
 }
@@ -49,14 +50,14 @@ func newMarshaler(c *Cache) *marshaler {
 	if c.Order == binary.BigEndian {
 		o = binary.BigEndian
 	}
-	m := &marshaler{c: c, o: o, strs: newStrtab(2*len(c.Entries) + 8), hwIndex: map[string]uint32{}}
+	m := &marshaler{c: c, o: o, strs: newStrtab(2*len(c.Entries) + 8), strIdx: make([]int32, 2*len(c.Entries)), hwIndex: map[string]uint32{}}
 	for _, n := range c.seenHWCaps {
 		m.strs.add(n)
 	}
 	for i := range c.Entries {
 		e := &c.Entries[i]
-		m.strs.add(e.Path)
-		m.strs.add(e.Name)
+		m.strIdx[2*i+1] = m.strs.add(e.Path)
+		m.strIdx[2*i] = m.strs.add(e.Name)
 		if isHWCaps(e) {
 			if _, ok := m.hwIndex[e.HWCaps]; !ok {
 				m.hwIndex[e.HWCaps] = 0
@@ -87,7 +88,7 @@ func legacy(e *Entry) bool { return !isHWCaps(e) && e.HWCap != 0 }
 func (m *marshaler) encode() []byte {
 	strs := m.strs.finalize()
 	f := m.c.Format
-	var oldPart, newPart []byte
+	var oldPart []byte
 	strOffset := uint32(0)
 	if f != FormatOld {
 		strOffset = uint32(newHeaderSize + newEntrySize*len(m.c.Entries))
@@ -95,14 +96,15 @@ func (m *marshaler) encode() []byte {
 	if f != FormatNew {
 		oldPart = m.oldTable(strOffset)
 	}
-	out := append([]byte(nil), oldPart...)
 	if f == FormatOld {
-		return append(out, strs...)
+		return append(oldPart, strs...)
 	}
 	extOff := align(uint64(len(oldPart))+uint64(strOffset)+uint64(len(strs)), 4)
-	newPart = m.newHeader(uint32(len(strs)), uint32(extOff))
-	newPart = m.newTable(newPart, strOffset)
-	out = append(append(out, newPart...), strs...)
+	size := extOff + extHeaderSize + 2*extSectionSize + uint64(4*len(m.hwNames)+len(m.c.Generator))
+	out := append(make([]byte, 0, size), oldPart...)
+	out = m.newHeader(out, uint32(len(strs)), uint32(extOff))
+	out = m.newTable(out, strOffset)
+	out = append(out, strs...)
 	out = append(out, make([]byte, extOff-uint64(len(out)))...)
 	return m.extension(out, strOffset, uint32(extOff))
 }
@@ -115,7 +117,7 @@ func (m *marshaler) oldTable(strOffset uint32) []byte {
 	var last []byte
 	for i := range m.c.Entries {
 		if e := &m.c.Entries[i]; !legacy(e) {
-			last = m.oldEntry(e, strOffset)
+			last = m.oldEntry(i, strOffset)
 			b = append(b, last...)
 		}
 	}
@@ -141,14 +143,20 @@ func (m *marshaler) oldCount() int {
 	return n
 }
 
-func (m *marshaler) oldEntry(e *Entry, strOffset uint32) []byte {
-	b := m.o.AppendUint32(make([]byte, 0, oldEntrySize), uint32(e.Flags))
-	b = m.o.AppendUint32(b, strOffset+m.strs.off[e.Name])
-	return m.o.AppendUint32(b, strOffset+m.strs.off[e.Path])
+// nameOff and pathOff are entry i's string offsets in the table.
+func (m *marshaler) nameOff(i int) uint32 { return m.strs.offset(m.strIdx[2*i]) }
+func (m *marshaler) pathOff(i int) uint32 { return m.strs.offset(m.strIdx[2*i+1]) }
+
+func (m *marshaler) oldEntry(i int, strOffset uint32) []byte {
+	b := m.o.AppendUint32(make([]byte, 0, oldEntrySize), uint32(m.c.Entries[i].Flags))
+	b = m.o.AppendUint32(b, strOffset+m.nameOff(i))
+	return m.o.AppendUint32(b, strOffset+m.pathOff(i))
 }
 
-func (m *marshaler) newHeader(lenStrings, extOff uint32) []byte {
-	b := make([]byte, newHeaderSize, newHeaderSize+newEntrySize*len(m.c.Entries))
+// newHeader appends the new format's header to dst.
+func (m *marshaler) newHeader(dst []byte, lenStrings, extOff uint32) []byte {
+	dst = append(dst, make([]byte, newHeaderSize)...)
+	b := dst[len(dst)-newHeaderSize:]
 	copy(b, newMagic)
 	m.o.PutUint32(b[20:], uint32(len(m.c.Entries)))
 	m.o.PutUint32(b[24:], lenStrings)
@@ -157,15 +165,15 @@ func (m *marshaler) newHeader(lenStrings, extOff uint32) []byte {
 		b[28] = endianBig
 	}
 	m.o.PutUint32(b[32:], extOff)
-	return b
+	return dst
 }
 
 func (m *marshaler) newTable(b []byte, strOffset uint32) []byte {
 	for i := range m.c.Entries {
 		e := &m.c.Entries[i]
 		b = m.o.AppendUint32(b, uint32(e.Flags))
-		b = m.o.AppendUint32(b, strOffset+m.strs.off[e.Name])
-		b = m.o.AppendUint32(b, strOffset+m.strs.off[e.Path])
+		b = m.o.AppendUint32(b, strOffset+m.nameOff(i))
+		b = m.o.AppendUint32(b, strOffset+m.pathOff(i))
 		b = m.o.AppendUint32(b, e.OSVersion)
 		b = m.o.AppendUint64(b, m.hwcap(e))
 	}
@@ -189,7 +197,7 @@ func (m *marshaler) extension(b []byte, strOffset, extOff uint32) []byte {
 		b = m.section(b, tagGlibcHWCaps, hwOff, hwSize)
 	}
 	for _, n := range m.hwNames {
-		b = m.o.AppendUint32(b, strOffset+m.strs.off[n])
+		b = m.o.AppendUint32(b, strOffset+m.strs.off(n))
 	}
 	return append(b, gen...)
 }

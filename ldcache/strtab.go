@@ -10,26 +10,37 @@ import (
 // ("tail merging"). The layout only depends on the set, so building it the
 // same way gives the same bytes as ldconfig.
 type strtab struct {
-	off  map[string]uint32
-	list []string
+	idx  map[string]int32 // index in list
+	list []string         // in the order added
+	offs []uint32         // by index, once finalized
 }
 
 func newStrtab(capacity int) *strtab {
-	return &strtab{off: make(map[string]uint32, capacity)}
+	return &strtab{idx: make(map[string]int32, capacity), list: make([]string, 0, capacity)}
 }
 
-func (t *strtab) add(s string) {
-	if _, ok := t.off[s]; !ok {
-		t.off[s] = 0
+// add puts s in the table and returns its index.
+func (t *strtab) add(s string) int32 {
+	i, ok := t.idx[s]
+	if !ok {
+		i = int32(len(t.list))
+		t.idx[s] = i
 		t.list = append(t.list, s)
 	}
+	return i
 }
 
-// finalize assigns offsets and returns the table's bytes. Sorting the
-// reversed strings in descending byte order is glibc's finalize_compare
-// order (a string before any string it ends: its reversal is a prefix,
-// which sorts after the longer one), with the runtime's string compare
-// instead of a byte loop.
+// offset is the offset of the string of index i, once finalized.
+func (t *strtab) offset(i int32) uint32 { return t.offs[i] }
+
+// off is the offset of s, once finalized (s must have been added).
+func (t *strtab) off(s string) uint32 { return t.offs[t.idx[s]] }
+
+// finalize assigns offsets and returns the table's bytes. The strings
+// are laid out in glibc's finalize_compare order: by their reversed
+// bytes, descending, a string before any string it ends (its reversal is
+// a prefix of the other's, which sorts after it). The reversals are
+// sorted as indices, with the runtime's string compare.
 func (t *strtab) finalize() []byte {
 	n := len(t.list)
 	if n == 0 {
@@ -46,29 +57,29 @@ func (t *strtab) finalize() []byte {
 		}
 	}
 	all := string(buf)
-	type item struct{ rev, s string }
-	items := make([]item, n)
+	revs := make([]string, n)
+	order := make([]int32, n)
 	pos := 0
 	for i, s := range t.list {
-		items[i] = item{all[pos : pos+len(s)], s}
+		revs[i] = all[pos : pos+len(s)]
+		order[i] = int32(i)
 		pos += len(s)
 	}
-	slices.SortFunc(items, func(a, b item) int { return strings.Compare(b.rev, a.rev) })
+	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(revs[b], revs[a]) })
+	t.offs = make([]uint32, n)
 	off := uint32(0)
-	t.off[items[0].s] = 0
-	for i := 1; i < n; i++ {
-		prev, cur := &items[i-1], &items[i]
-		if strings.HasPrefix(prev.rev, cur.rev) {
-			off += uint32(len(prev.s) - len(cur.s))
+	for k := 1; k < n; k++ {
+		prev, cur := order[k-1], order[k]
+		if strings.HasPrefix(revs[prev], revs[cur]) {
+			off += uint32(len(revs[prev]) - len(revs[cur]))
 		} else {
-			off += uint32(len(prev.s)) + 1
+			off += uint32(len(revs[prev])) + 1
 		}
-		t.off[cur.s] = off
+		t.offs[cur] = off
 	}
-	out := make([]byte, off+uint32(len(items[n-1].s))+1)
-	for i := range items {
-		t.list[i] = items[i].s
-		copy(out[t.off[items[i].s]:], items[i].s)
+	out := make([]byte, off+uint32(len(revs[order[n-1]]))+1)
+	for i, s := range t.list {
+		copy(out[t.offs[i]:], s)
 	}
 	return out
 }
