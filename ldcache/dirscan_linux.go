@@ -49,11 +49,14 @@ type dirScan struct {
 	slow    []*cand
 	ordered []string // files' keys in first-need order
 	mnt     uint64   // the directory's mount (reused directories)
+	// listOnly: candidates only lists and resolves, it queues nothing to
+	// read (a reused directory reads what it needs itself)
+	listOnly bool
 }
 
 func newDirScan(b *builder, d *dirEnt, fd int, ents []dirent) *dirScan {
 	s := &dirScan{b: b, d: d, fd: fd, ents: ents, types: make(map[string]uint8, len(ents)),
-		links: map[string]string{}, files: map[string]*fileResult{}}
+		links: make(map[string]string, len(ents)/2), files: map[string]*fileResult{}}
 	for _, e := range ents {
 		s.types[e.name] = e.typ
 	}
@@ -122,8 +125,10 @@ func (s *dirScan) cand(name string, typ uint8) *cand {
 		case kindLocalLink:
 			s.need(c.target)
 		case kindSlowLink:
-			c.slow = &slowLink{}
-			s.slow = append(s.slow, c)
+			if !s.listOnly {
+				c.slow = &slowLink{}
+				s.slow = append(s.slow, c)
+			}
 		}
 	default:
 		return nil
@@ -132,6 +137,9 @@ func (s *dirScan) cand(name string, typ uint8) *cand {
 }
 
 func (s *dirScan) need(name string) {
+	if s.listOnly {
+		return
+	}
 	if _, ok := s.files[name]; !ok {
 		s.files[name] = &fileResult{}
 		s.ordered = append(s.ordered, name)

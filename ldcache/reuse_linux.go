@@ -60,7 +60,7 @@ func (b *builder) loadPrior() *prior {
 	if st.Size > MaxCacheSize {
 		return nil
 	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxCacheSize+1))
+	data, err := readSized(f, st.Size)
 	if err != nil {
 		return nil
 	}
@@ -90,6 +90,28 @@ func (b *builder) loadPrior() *prior {
 		return nil
 	}
 	return p
+}
+
+// readSized reads f, of size bytes by fstat, to its end: in one read and
+// the one that sees the end, unless the file grew since.
+func readSized(f io.Reader, size int64) ([]byte, error) {
+	b := make([]byte, 0, size+1)
+	for {
+		if len(b) == cap(b) {
+			if len(b) > MaxCacheSize {
+				return nil, io.ErrShortBuffer
+			}
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := f.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 }
 
 // elfMachines are the ELF machines of the targets' own libraries.

@@ -41,7 +41,7 @@ func (b *builder) reuseDir(d *dirEnt) bool {
 	}
 	ents, _ := readDir(fd, b.buf)
 	s := newDirScan(b, d, fd, ents)
-	s.mnt = mountOf(&stx)
+	s.mnt, s.listOnly = mountOf(&stx), true
 	cands := s.candidates()
 	touched := s.touching(added)
 	if recorded {
@@ -230,7 +230,7 @@ func (s *dirScan) readFresh(fresh []*cand, kept []scanned, dropped []Entry) ([]*
 	if len(fresh) == 0 {
 		return nil, len(dropped) == 0
 	}
-	s.files, s.ordered, s.slow = map[string]*fileResult{}, nil, nil
+	s.files, s.ordered, s.slow, s.listOnly = map[string]*fileResult{}, nil, nil, false
 	for _, c := range fresh {
 		switch c.kind {
 		case kindFile:
