@@ -60,6 +60,9 @@ func build(ctx context.Context, r *root, t *target, o *BuildOptions) (*Cache, er
 	b := &builder{t: t, r: r, o: o, rp: rp, buf: make([]byte, 32<<10), head: make([]byte, scratchSize), verbose: newVerbose(o.Verbose)}
 	b.scratch = [][]byte{b.head}
 	b.prior = b.loadPrior()
+	if b.prior != nil {
+		b.list = make([]scanned, 0, b.prior.entries+64)
+	}
 	b.collectDirs()
 	for i := 0; i < len(b.dirs); i++ {
 		if ctx.Err() != nil {

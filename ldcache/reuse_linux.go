@@ -3,6 +3,7 @@ package ldcache
 import (
 	"encoding/binary"
 	"io"
+	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -36,7 +37,8 @@ type prior struct {
 	// dirsByKey are byDir's directories by what they lead to now
 	dirsByKey map[dirKey][]string
 	// before are the path components BuildOptions.Before recorded
-	before map[string]stamp
+	before  map[string]stamp
+	entries int // in the cache file
 }
 
 // older reports whether st is older than the cache file.
@@ -72,7 +74,7 @@ func (b *builder) loadPrior() *prior {
 	if !ok {
 		return nil
 	}
-	p := &prior{cache: stampOf(&st), byDir: map[string][]Entry{}}
+	p := &prior{cache: stampOf(&st), byDir: map[string][]Entry{}, entries: len(c.Entries)}
 	found := false
 	for _, e := range c.Entries {
 		i := strings.LastIndexByte(e.Path, '/')
@@ -160,7 +162,10 @@ func (b *builder) priorEntries(d *dirEnt, spelled string, entries []Entry, kinds
 	if d.hwcaps == "" {
 		legacy = b.t.pathHWCap(d.path)
 	}
-	out = make([]scanned, 0, len(entries))
+	// appended to the Build's list in place; the caller keeps them only
+	// if the directory is reused
+	b.list = slices.Grow(b.list, len(entries))
+	out = b.list[len(b.list):len(b.list)]
 	names := make(map[string]bool, len(entries))
 	for _, e := range entries {
 		file := e.Path[len(spelled)+1:]

@@ -84,7 +84,7 @@ func (b *builder) reuseDir(d *dirEnt) bool {
 	if !ok {
 		return false
 	}
-	b.list = append(b.list, list...)
+	b.list = b.list[:len(b.list)+len(list)] // priorEntries wrote them there
 	var hwcap uint64
 	if d.hwcaps == "" {
 		hwcap = b.t.pathHWCap(d.path)

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"os"
+	"slices"
 
 	"golang.org/x/sys/unix"
 
@@ -95,7 +96,7 @@ func readDir(fd int, buf []byte) ([]dirent, error) {
 		if n <= 0 {
 			return out, nil
 		}
-		out = parseDirents(buf[:n], out)
+		out = parseDirents(buf[:n], slices.Grow(out, n/32))
 	}
 }
 
