@@ -128,6 +128,8 @@ type builder struct {
 	// directories opened and paths matched by include globs (see
 	// maxGlobDirs)
 	globDirs, globMatches int
+	// stats and lstats are stat's and lstat's answers by path
+	stats, lstats map[string]statAnswer
 }
 
 func (b *builder) collectDirs() {
@@ -205,7 +207,7 @@ func (b *builder) addDir(line, from string, lineno int) {
 	if p == "" {
 		return
 	}
-	st, err := b.r.stat(p)
+	st, err := b.stat(p)
 	if err != nil {
 		return
 	}
@@ -244,7 +246,7 @@ func (b *builder) addHWCapsDirs(e *dirEnt) {
 			continue
 		}
 		sub := e.path + "/glibc-hwcaps/" + de.name
-		st, err := b.r.stat(sub)
+		st, err := b.stat(sub)
 		if err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
 			continue
 		}
@@ -290,7 +292,7 @@ func (b *builder) glob(pattern string) []string {
 	}
 	out := cur[:0]
 	for _, p := range cur {
-		if _, err := b.r.lstat(p); err == nil && p != "" {
+		if _, err := b.lstat(p); err == nil && p != "" {
 			out = append(out, p)
 		}
 	}

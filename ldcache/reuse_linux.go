@@ -134,7 +134,7 @@ func (t *target) nativeFlags() (int32, bool) {
 // confOlder reports whether the configuration file is older than the
 // cache, through its symlinks (lstat) and as resolved (stat).
 func (b *builder) confOlder(file string) bool {
-	st, err := b.r.lstat(file)
+	st, err := b.lstat(file)
 	if err != nil {
 		return false
 	}

@@ -276,7 +276,7 @@ func (b *builder) priorDir(d *dirEnt) (string, []Entry) {
 	if p.dirsByKey == nil {
 		p.dirsByKey = map[dirKey][]string{}
 		for dir := range p.byDir {
-			if st, err := b.r.stat(dir); err == nil {
+			if st, err := b.stat(dir); err == nil {
 				k := dirKey{st.Dev, st.Ino}
 				p.dirsByKey[k] = append(p.dirsByKey[k], dir)
 			}

@@ -78,7 +78,7 @@ func (b *builder) pathOlder(p string) (ok, touched bool) {
 		case compMissing:
 			// Missing then too if the directory it would be in
 			// (followed) has not changed since.
-			st, err := b.r.stat(parent)
+			st, err := b.stat(parent)
 			return err == nil && (b.prior.older(&st) || b.prior.recorded[dirKey{st.Dev, st.Ino}]), false
 		}
 		parent = q
@@ -132,7 +132,7 @@ func (b *builder) dirKeyOf(p string) (dirKey, bool) {
 	}
 	if !ps.resolved {
 		ps.resolved = true
-		if st, err := b.r.stat(p); err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		if st, err := b.stat(p); err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
 			ps.key, ps.resolvedDir = dirKey{st.Dev, st.Ino}, true
 		}
 	}
@@ -160,7 +160,7 @@ func (b *builder) intoInjected(t string) linkState {
 	e := b.prior.injected[dir]
 	if e == nil {
 		e = &injectedDir{}
-		if st, err := b.r.stat(dir); err == nil {
+		if st, err := b.stat(dir); err == nil {
 			e.key = dirKey{st.Dev, st.Ino}
 			d := b.seenDirs[[2]uint64(e.key)]
 			e.injected = (d != nil && d.from == "<cmdline>") || len(b.prior.added[e.key]) > 0

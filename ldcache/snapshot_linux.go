@@ -97,7 +97,7 @@ func (b *builder) useSnapshot(cache *unix.Stat_t) bool {
 		}
 		k, ok := parents[dir]
 		if !ok {
-			st, err := b.r.stat(dir)
+			st, err := b.stat(dir)
 			if err == unix.ENOENT || err == unix.ENOTDIR {
 				continue // nothing added there is in a directory
 			}
