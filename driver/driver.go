@@ -94,6 +94,12 @@ type Options struct {
 	// name does not end in the driver version. False: libnvidia-container's
 	// rules alone, as nvidia-container-cli list prints them.
 	ToolkitLibraries bool
+	// LibrarySearchPaths are dirs inside the driver root searched, in
+	// order, for a driver library the loader cache (or, without one, the
+	// scan of StandardLibraryDirs) does not give: <dir>/<name>.<driver
+	// version>, under the same checks as a cache entry (nvidia-ctk cdi
+	// generate --library-search-path). Nil: none.
+	LibrarySearchPaths []string
 }
 
 // Driver is an opened host driver: its version and the ld.so.cache entries

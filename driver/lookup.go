@@ -133,6 +133,9 @@ func (l *lookup) selectAll(names []string, idx cacheIndex, class elf.Class, k Ki
 	var out []File
 	for _, name := range names {
 		c, ok := s.selectLibrary(name, idx[name])
+		if !ok && idx != nil {
+			c, ok = s.selectLibrary(name, l.searchCandidates(name))
+		}
 		if !ok {
 			l.warn(k, name)
 			continue
@@ -140,6 +143,16 @@ func (l *lookup) selectAll(names []string, idx cacheIndex, class elf.Class, k Ki
 		f := l.file(k, name, c.res, c.res.path)
 		f.Soname = c.soname
 		out = append(out, f)
+	}
+	return out
+}
+
+// searchCandidates are name's versioned file in each of
+// Options.LibrarySearchPaths, for a library the cache did not give.
+func (l *lookup) searchCandidates(name string) []string {
+	var out []string
+	for _, dir := range l.d.opts.LibrarySearchPaths {
+		out = append(out, path.Join("/", dir, name+"."+l.d.version.NVRM))
 	}
 	return out
 }

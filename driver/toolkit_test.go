@@ -2,6 +2,7 @@ package driver_test
 
 import (
 	"context"
+	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -59,6 +60,51 @@ func TestToolkitLibraries(t *testing.T) {
 					assert.NotContains(t, paths(fs.Libraries), nvvm70)
 					assert.True(t, warned, "no warning for libvdpau_nvidia.so: %v", fs.Warnings)
 				}
+			}
+		})
+	}
+}
+
+// TestLibrarySearchPaths: a driver library the loader cache points at
+// but which was moved to a dir no cache lists is found through
+// Options.LibrarySearchPaths (inside the driver root), and is missing,
+// with its warning, without them.
+func TestLibrarySearchPaths(t *testing.T) {
+	const name = "libnvidia-ptxjitcompiler.so"
+	for _, o := range hosts {
+		t.Run(o.DriverVersion, func(t *testing.T) {
+			h, _ := generate(t, o, driver.Options{})
+			file := name + "." + h.DriverVersion
+			moved := path.Join("/opt/nvidia/lib64", file)
+			require.NoError(t, os.MkdirAll(filepath.Join(h.Root, "/opt/nvidia/lib64"), 0o755))
+			require.NoError(t, os.Rename(filepath.Join(h.Root, h.LibDir, file), filepath.Join(h.Root, moved)))
+			for _, tc := range []struct {
+				name   string
+				search []string
+				found  bool
+			}{
+				{"none", nil, false},
+				{"other dir", []string{"/opt/other"}, false},
+				{"search dir", []string{"/opt/other", "opt/nvidia/lib64"}, true},
+			} {
+				t.Run(tc.name, func(t *testing.T) {
+					d, err := driver.Open(&driver.Options{Roots: driver.Roots{Driver: h.Root, Proc: h.ProcRoot, Dev: h.DevRoot}, NVML: h.NVML, LibrarySearchPaths: tc.search})
+					require.NoError(t, err)
+					fs, err := d.Files(capabilities.Of(capabilities.Compute))
+					require.NoError(t, err)
+					var paths []string
+					for _, f := range fs.Libraries {
+						paths = append(paths, f.Path)
+					}
+					warned := slices.Contains(fs.Warnings, driver.Warning{Kind: driver.Library, Name: name})
+					if tc.found {
+						assert.Contains(t, paths, moved)
+						assert.False(t, warned, "warnings %v", fs.Warnings)
+					} else {
+						assert.NotContains(t, paths, moved)
+						assert.True(t, warned, "warnings %v", fs.Warnings)
+					}
+				})
 			}
 		})
 	}

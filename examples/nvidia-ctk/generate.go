@@ -85,13 +85,14 @@ func generate(o *generateOptions, stdout, stderr io.Writer, log *slog.Logger) er
 			log.Warn("ignoring feature flag", "flag", f)
 		}
 	}
-	if err := o.extra.check(log); err != nil {
+	if err := o.extra.check(); err != nil {
 		return err
 	}
 	d, err := o.driverOptions(stderr)
 	if err != nil {
 		return err
 	}
+	d.LibrarySearchPaths = o.extra.librarySearch
 	defer o.cleanup()
 	spec, err := o.spec(d, cdiOpts, stderr, log)
 	if err != nil {

@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
+	"path/filepath"
 	"slices"
 
 	"github.com/spf13/pflag"
@@ -26,6 +26,10 @@ const (
 	modeCSV        = "csv" // Tegra: from the CSV mount specs (generate_csv.go)
 )
 
+// appProfileHook is the hook the toolkit's NVML discovery adds last to
+// the common edits and its management discovery leaves out.
+const appProfileHook = "update-application-profile"
+
 // generateExtras are the cdi generate flags NVIDIA's generator has beyond
 // the spec's naming: the devices, the mode, the hooks.
 type generateExtras struct {
@@ -40,23 +44,30 @@ func (e *generateExtras) register(fs *pflag.FlagSet) {
 	fs.StringVar(&e.mode, "mode", modeAuto, "how the host is discovered: auto, nvml, management (procfs alone, one \"all\" device), csv (Tegra mount specs)")
 	fs.StringSliceVar(&e.deviceIDs, "device-id", []string{"all"}, "the devices in the spec: all, or indices, UUIDs, MIG GPU:MIG pairs (repeatable)")
 	fs.StringSliceVar(&e.disableHooks, "disable-hook", nil, "leave out these nvidia-cdi-hook commands, or all (repeatable)")
-	fs.StringSliceVar(&e.enableHooks, "enable-hook", nil, "keep these hooks even when --disable-hook names them (repeatable)")
-	fs.StringSliceVar(&e.librarySearch, "library-search-path", nil, "accepted for NVIDIA's tool; libraries are found through the driver root's loader cache, else its standard dirs")
+	fs.StringSliceVar(&e.disableHooks, "disable-hooks", nil, "alias of --disable-hook")
+	fs.StringSliceVar(&e.enableHooks, "enable-hook", nil, "keep these hooks even when --disable-hook names them (repeatable; not all)")
+	fs.StringSliceVar(&e.enableHooks, "enable-hooks", nil, "alias of --enable-hook")
+	fs.StringSliceVar(&e.librarySearch, "library-search-path", nil, "dirs inside the driver root searched, in order, for a driver library the loader cache does not give (repeatable)")
 	fs.StringVar(&e.ldconfigPath, "ldconfig-path", "", "accepted for NVIDIA's tool; the update-ldcache hook runs the container's ldconfig")
 }
 
 // check validates the flags before the host is opened.
-func (e *generateExtras) check(log *slog.Logger) error {
+func (e *generateExtras) check() error {
 	if !slices.Contains([]string{modeAuto, modeNVML, modeManagement, modeCSV}, e.mode) {
 		return fmt.Errorf("cdi generate: unsupported --mode %q (want auto, nvml, management or csv)", e.mode)
+	}
+	if slices.Contains(e.enableHooks, cdispec.HookAll) {
+		return fmt.Errorf("cdi generate: --enable-hook %s is not supported (name the hooks)", cdispec.HookAll)
 	}
 	for _, h := range append(slices.Clone(e.disableHooks), e.enableHooks...) {
 		if h != cdispec.HookAll && !slices.Contains(cdispec.HookNames(), h) {
 			return fmt.Errorf("cdi generate: unknown hook %q (want one of %v or %s)", h, cdispec.HookNames(), cdispec.HookAll)
 		}
 	}
-	if len(e.librarySearch) > 0 {
-		log.Warn("--library-search-path is not used: libraries are found through the loader cache", "paths", e.librarySearch)
+	for _, p := range e.librarySearch {
+		if !filepath.IsAbs(p) {
+			return fmt.Errorf("cdi generate: --library-search-path %q is not an absolute path", p)
+		}
 	}
 	return nil
 }
@@ -80,13 +91,17 @@ func (e *generateExtras) devices() request.Devices {
 	return request.Devices{Mode: request.DevicesList, IDs: e.deviceIDs}
 }
 
-// edit applies --mode management (only the "all" device) and the hooks
-// disabled and not enabled again.
+// edit applies --mode management (only the "all" device, and no
+// update-application-profile hook: the toolkit's management discovery has
+// none) and the hooks disabled and not enabled again.
 func (e *generateExtras) edit(spec *specs.Spec) error {
 	if e.mode == modeManagement {
 		spec.Devices = slices.DeleteFunc(spec.Devices, func(d specs.Device) bool { return d.Name != "all" })
 		if len(spec.Devices) == 0 {
 			return fmt.Errorf("cdi generate: --mode %s needs the \"all\" device (drop --no-all-device)", modeManagement)
+		}
+		if err := cdispec.RemoveHooks(spec, []string{appProfileHook}); err != nil {
+			return err
 		}
 	}
 	var drop []string

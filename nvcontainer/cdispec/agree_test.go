@@ -73,7 +73,10 @@ func planGrant(p *nvcontainer.Plan) *grant {
 	for _, d := range append(slices.Clone(p.LDCache.FirstDirs), p.LDCache.Dirs...) {
 		h += " --folder " + d
 	}
-	g.hooks = append(g.hooks, h, "disable-device-node-modification")
+	// update-application-profile is CDI's alone (the toolkit's last
+	// common hook); the plan's Apply, like libnvidia-container, writes no
+	// application profile.
+	g.hooks = append(g.hooks, h, "disable-device-node-modification", "update-application-profile")
 	for _, r := range p.CgroupRules {
 		g.rules = append(g.rules, fmt.Sprintf("%d:%d", r.Major, r.Minor))
 	}

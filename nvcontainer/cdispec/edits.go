@@ -20,6 +20,7 @@ const (
 	hookCUDACompat    = "enable-cuda-compat"
 	hookUpdateLDCache = "update-ldcache"
 	hookNoDeviceNodes = "disable-device-node-modification"
+	hookAppProfile    = "update-application-profile"
 	cdiVoidEnv        = request.EnvVisibleDevices + "=void"
 	// cdiPermissions are a node's cgroup access, as the NVIDIA Container
 	// Toolkit writes it: read, write and mknod.
@@ -154,8 +155,11 @@ func cdiMount(m nvcontainer.Mount) *specs.Mount {
 // cdiHooks are, in the NVIDIA Container Toolkit's order and each only
 // when it has something to do: create-symlinks for the plan's links,
 // enable-cuda-compat for the image's forward-compatibility libraries,
-// update-ldcache for its loader cache dirs (first dirs first), and
-// disable-device-node-modification for the /proc/driver/nvidia mask.
+// update-ldcache for its loader cache dirs (first dirs first),
+// disable-device-node-modification for the /proc/driver/nvidia mask, and
+// last, always, update-application-profile, which limits EGL and Vulkan
+// to the GPUs the container got (where the toolkit's NVML discovery puts
+// it: the last of the common edits).
 func cdiHooks(p *nvcontainer.Plan, o *Options) []*specs.Hook {
 	var hooks []*specs.Hook
 	if len(p.Symlinks) > 0 {
@@ -179,7 +183,7 @@ func cdiHooks(p *nvcontainer.Plan, o *Options) []*specs.Hook {
 	if masksProcDriver(p) {
 		hooks = append(hooks, o.hook([]string{hookNoDeviceNodes}))
 	}
-	return hooks
+	return append(hooks, o.hook([]string{hookAppProfile}))
 }
 
 // needsCompatHook reports whether the container must decide on CUDA

@@ -50,6 +50,7 @@ func ExampleFromHost() {
 	// createContainer [nvidia-cdi-hook enable-cuda-compat] [NVIDIA_CTK_DEBUG=false]
 	// createContainer [nvidia-cdi-hook update-ldcache] [NVIDIA_CTK_DEBUG=false]
 	// createContainer [nvidia-cdi-hook disable-device-node-modification] [NVIDIA_CTK_DEBUG=false]
+	// createContainer [nvidia-cdi-hook update-application-profile] [NVIDIA_CTK_DEBUG=false]
 	// ---
 	// cdiVersion: 0.5.0
 	// kind: nvidia.com/gpu

@@ -12,12 +12,12 @@ import (
 const HookAll = "all"
 
 // HookNames returns the nvidia-cdi-hook commands a spec may run, those this
-// package writes and those only NVIDIA's generator writes (chmod,
-// update-application-profile).
+// package writes and chmod, which only NVIDIA's generator writes (and only
+// when enabled).
 func HookNames() []string { return slices.Clone(hookNames) }
 
-var hookNames = []string{hookCreateLinks, hookCUDACompat, hookUpdateLDCache, hookNoDeviceNodes,
-	"chmod", "update-application-profile"}
+var hookNames = []string{hookCreateLinks, hookCUDACompat, hookUpdateLDCache, hookNoDeviceNodes, hookAppProfile,
+	"chmod"}
 
 // RemoveHooks drops from spec (its common edits and every device's) the
 // createContainer hooks running the nvidia-cdi-hook commands named, or

@@ -130,8 +130,8 @@ func checkCommonEdits(t *testing.T, h *testHost, spec *specs.Spec) {
 		assert.Equal(t, filepath.Join(h.sim.Roots.Driver, lib), libcuda.HostPath, "libcuda hostPath")
 		assert.Equal(t, "ro,nosuid,nodev,rbind,rprivate", strings.Join(libcuda.Options, ","), "libcuda options")
 	}
-	require.Len(t, e.Hooks, 4, "hooks %+v", e.Hooks)
-	links, compat, ldcache, nodes := e.Hooks[0], e.Hooks[1], e.Hooks[2], e.Hooks[3]
+	require.Len(t, e.Hooks, 5, "hooks %+v", e.Hooks)
+	links, compat, ldcache, nodes, profile := e.Hooks[0], e.Hooks[1], e.Hooks[2], e.Hooks[3], e.Hooks[4]
 	assert.Equal(t, "createContainer", links.HookName, "create-symlinks hook")
 	assert.Equal(t, cdispec.DefaultHookPath, links.Path, "create-symlinks hook")
 	assert.Equal(t, []string{"nvidia-cdi-hook", "create-symlinks"}, links.Args[:2], "create-symlinks hook")
@@ -144,6 +144,8 @@ func checkCommonEdits(t *testing.T, h *testHost, spec *specs.Spec) {
 	assert.Equal(t, []string{"nvidia-cdi-hook", "enable-cuda-compat", "--host-driver-version", ver}, compat.Args, "enable-cuda-compat hook")
 	assert.Equal(t, "createContainer", nodes.HookName, "disable-device-node-modification hook")
 	assert.Equal(t, []string{"nvidia-cdi-hook", "disable-device-node-modification"}, nodes.Args, "disable-device-node-modification hook")
+	assert.Equal(t, "createContainer", profile.HookName, "update-application-profile hook")
+	assert.Equal(t, []string{"nvidia-cdi-hook", "update-application-profile"}, profile.Args, "update-application-profile hook")
 	for _, hk := range e.Hooks {
 		assert.Equal(t, cdispec.DefaultHookEnv(), hk.Env, "hook %v env", hk.Args[:2])
 	}
@@ -173,7 +175,7 @@ func checkInjection(t *testing.T, dir string) {
 		}
 	}
 	assert.Equal(t, 3, rules, "cgroup rules for major 195 (nvidiactl, nvidia-modeset, nvidia0): %+v", ociSpec.Linux.Resources.Devices)
-	if assert.NotNil(t, ociSpec.Hooks, "hooks") && assert.Len(t, ociSpec.Hooks.CreateContainer, 4, "createContainer hooks") {
+	if assert.NotNil(t, ociSpec.Hooks, "hooks") && assert.Len(t, ociSpec.Hooks.CreateContainer, 5, "createContainer hooks") {
 		assert.NotEmpty(t, ociSpec.Hooks.CreateContainer[0].Env, "first hook's env")
 	}
 	assert.Contains(t, ociSpec.Process.Env, "NVIDIA_VISIBLE_DEVICES=void", "env")
@@ -316,12 +318,13 @@ func hookNames(spec *specs.Spec) []string {
 // TestCDIHooksCompatAndNodes checks when the spec carries the toolkit's
 // enable-cuda-compat hook (compute asked for, compat not disabled, not
 // already decided from an image) and its disable-device-node-modification
-// hook (the plan masks /proc/driver/nvidia), in the toolkit's order, and
-// that the spec still validates and loads.
+// hook (the plan masks /proc/driver/nvidia), in the toolkit's order with
+// update-application-profile always last, and that the spec still
+// validates and loads.
 func TestCDIHooksCompatAndNodes(t *testing.T) {
 	h := newTestHost(t, nil)
-	all := []string{"create-symlinks", "enable-cuda-compat", "update-ldcache", "disable-device-node-modification"}
-	noCompat := []string{"create-symlinks", "update-ldcache", "disable-device-node-modification"}
+	all := []string{"create-symlinks", "enable-cuda-compat", "update-ldcache", "disable-device-node-modification", "update-application-profile"}
+	noCompat := []string{"create-symlinks", "update-ldcache", "disable-device-node-modification", "update-application-profile"}
 	assert.Equal(t, all, hookNames(fromHost(t, h, nil)), "FromHost hooks")
 	for _, tc := range []struct {
 		name string
