@@ -124,6 +124,10 @@ func TestListErrors(t *testing.T) {
 	}{
 		{nvcli.ListOptions{Devices: []string{"0,9"}}, nvcontainer.StageDevice, "device error: 9: unknown device"},
 		{nvcli.ListOptions{Devices: []string{"none"}}, nvcontainer.StageDevice, "device error: none: unknown device"},
+		// A CDI name is libnvidia-container's unknown device: the toolkit
+		// resolves CDI names in its runtime (cdi, jit-cdi), never through
+		// nvidia-container-cli; only our hook maps them to IDs.
+		{nvcli.ListOptions{Devices: []string{"nvidia.com/gpu=0"}}, nvcontainer.StageDevice, "device error: nvidia.com/gpu=0: unknown device"},
 		{nvcli.ListOptions{MIGConfig: []string{"0"}}, nvcontainer.StageMIGConfig, "mig-config error: 0: only 'all' devices are currently supported"},
 		{nvcli.ListOptions{MIGMonitor: []string{"gpu0"}}, nvcontainer.StageMIGMonitor, "mig-monitor error: gpu0: only 'all' devices are currently supported"},
 	}
