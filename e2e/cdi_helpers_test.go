@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -95,14 +96,20 @@ func randomHex() string {
 // stdout, stderr and the exit error.
 func podman(t *testing.T, runtime string, opts []string, rootfs string, cmd ...string) (string, string, error) {
 	t.Helper()
+	return podmanGlobal(t, runtime, nil, opts, rootfs, cmd...)
+}
+
+// podmanGlobal is podman with global options (--hooks-dir) before run.
+func podmanGlobal(t *testing.T, runtime string, global, opts []string, rootfs string, cmd ...string) (string, string, error) {
+	t.Helper()
 	bin := testutil.RequireCommand(t, "podman")
 	store := podmanStore(t)
-	args := []string{
+	args := append(slices.Clone(global),
 		"--root", filepath.Join(store, "root"), "--runroot", filepath.Join(store, "run"),
 		"--tmpdir", filepath.Join(store, "tmp"), "--storage-driver", "vfs",
 		"--cgroup-manager", "cgroupfs", "--events-backend", "file", "--runtime", runtime,
 		"run", "--rm", "--network", "none", "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024",
-	}
+	)
 	args = append(append(append(args, opts...), "--rootfs", rootfs), cmd...)
 	c := exec.Command(bin, args...)
 	var stdout, stderr bytes.Buffer
