@@ -99,9 +99,26 @@ func TestContainerd(t *testing.T) {
 			checkCacheListsLibcuda(t, rootfs, "/usr/lib/x86_64-linux-gnu")
 			assert.Empty(t, testutil.MountsBelow(t, rootfs), "mounts left on the host under the rootfs")
 		})
+		t.Run(m.name+"-unmet-requirement", func(t *testing.T) { runContainerdUnmet(t, d, ctr, m.name, m.runtime) })
 	}
 	d.stop(t)
 	checkHostUnchanged(t, before)
+}
+
+// runContainerdUnmet runs a CUDA image's environment (NVIDIA_REQUIRE_CUDA
+// above the driver's CUDA) with ctr through runtime: the hook (legacy) or
+// the runtime's plan (jit-cdi) refuses with the requirement error, which
+// ctr reports, and the container's command never runs.
+func runContainerdUnmet(t *testing.T, d *dockerDaemon, ctr, mode, runtime string) {
+	args := []string{"-a", d.sock, "-n", containerdNamespace, "run", "--rm", "--rootfs", "--runc-binary", runtime,
+		"--fifo-dir", filepath.Join(d.dir, "fifo"), "--env", "NVIDIA_VISIBLE_DEVICES=0", "--env", "NVIDIA_REQUIRE_CUDA=cuda>=99.0",
+		busyboxRootfs(t), "nvc-unmet-" + mode, "/bin/sh", "-c", "echo ran"}
+	stdout, stderr, code := d.run(t, ctr, nil, args...)
+	const msg = "requirement error: unsatisfied condition: cuda>=99.0"
+	why := fmt.Sprintf("ctr %s: exit %d, stdout %q, stderr %q; want the requirement error and no container", mode, code, stdout, stderr)
+	assert.NotEqual(t, 0, code, why)
+	assert.NotContains(t, stdout, "ran", why)
+	assert.Contains(t, stderr, msg, why)
 }
 
 // startContainerd starts containerd on config in the docker test's private

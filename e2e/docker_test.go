@@ -49,8 +49,8 @@ func userDaemonJSON(kernelRunc string) string {
 // `nvidia-ctk runtime configure` wrote (dockerd starts with it), and our
 // nvidia-docker with NV_GPU, and after `runtime configure --set-as-default`
 // and a restart, a plain `docker run` with NVIDIA_VISIBLE_DEVICES; an
-// unmet NVIDIA_REQUIRE_CUDA fails with the requirement error under --gpus
-// and --runtime=nvidia. Each container is checked from inside (device
+// unmet NVIDIA_REQUIRE_CUDA fails with the requirement error under --gpus,
+// --runtime=nvidia and nvidia-docker. Each container is checked from inside (device
 // nodes, the masked /proc/driver/nvidia, nvidia-smi, the program that
 // needs libcuda.so.1) and its loader cache from outside (docker cp, read
 // with glibc's ldconfig); the host's mount table and Docker's dirs are
@@ -100,9 +100,16 @@ func TestDocker(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { runDockerProbe(t, d, h, c.name, c.prog, c.env, c.args, c.gpus) })
 	}
-	doors := map[string][]string{"gpus": {"--gpus", "all"}, "runtime-nvidia": {"--runtime=nvidia", "-e", "NVIDIA_VISIBLE_DEVICES=all"}}
-	for name, door := range doors {
-		t.Run("unmet-requirement-"+name, func(t *testing.T) { runDockerUnmet(t, d, door) })
+	doors := []struct {
+		name, prog string
+		env, args  []string
+	}{
+		{"gpus", "", nil, []string{"--gpus", "all"}},
+		{"runtime-nvidia", "", nil, []string{"--runtime=nvidia", "-e", "NVIDIA_VISIBLE_DEVICES=all"}},
+		{"nvidia-docker", nvidiaDocker, []string{"NV_GPU=0"}, nil},
+	}
+	for _, door := range doors {
+		t.Run("unmet-requirement-"+door.name, func(t *testing.T) { runDockerUnmet(t, d, door.prog, door.env, door.args) })
 	}
 
 	// --set-as-default: dockerd restarted on the same data root runs a
@@ -141,12 +148,13 @@ func runDockerProbe(t *testing.T, d *dockerDaemon, h *fakehost.Host, name, prog 
 }
 
 // runDockerUnmet runs a CUDA image's environment (NVIDIA_REQUIRE_CUDA
-// above the driver's CUDA) through a front door: the hook refuses, Docker
-// reports the requirement error and the container's command never runs.
-func runDockerUnmet(t *testing.T, d *dockerDaemon, door []string) {
+// above the driver's CUDA) through a front door (docker, or prog, with
+// env and the door's run options): the hook refuses, Docker reports the
+// requirement error and the container's command never runs.
+func runDockerUnmet(t *testing.T, d *dockerDaemon, prog string, env, door []string) {
 	args := append(append([]string{"run", "--rm", "--network", "none"}, door...),
 		"-e", "NVIDIA_REQUIRE_CUDA=cuda>=99.0", dockerImage, "/bin/sh", "-c", "echo ran")
-	stdout, stderr, code := d.run(t, "", nil, args...)
+	stdout, stderr, code := d.run(t, prog, env, args...)
 	const msg = "requirement error: unsatisfied condition: cuda>=99.0"
 	why := fmt.Sprintf("docker %q: exit %d, stdout %q, stderr %q; want a failed hook and no container", args, code, stdout, stderr)
 	assert.NotEqual(t, 0, code, why)

@@ -130,18 +130,19 @@ func (c *runtimeCase) runWrappedNonGPU(t *testing.T, config string) {
 	assert.True(t, strings.HasSuffix(got["cudaprog"], "exit 127"), "non-GPU container got a GPU: %v", got)
 }
 
-// runUnmet asks for a driver the host does not have: the hook fails, the
+// runUnmet runs a CUDA image's environment whose NVIDIA_REQUIRE_CUDA the
+// host does not meet: the hook fails with the requirement error, the
 // runtime does not start the container, and the rootfs is as it was.
 // (crun does not pass the hook's stderr on, so the hook's log file is read.)
 func (c *runtimeCase) runUnmet(t *testing.T) {
 	logFile := filepath.Join(t.TempDir(), "hook.log")
 	config := hookConfig(t, c.host, []string{"debug = " + quote(logFile)})
-	env := append(slices.Clone(gpuEnv), "NVIDIA_REQUIRE_DRIVER=driver>=999")
+	env := append(slices.Clone(gpuEnv), "NVIDIA_REQUIRE_CUDA=cuda>=99.0")
 	rootfs, bundle := c.start(t, env, "prestart", ourHook(c.hook, config, "prestart"))
 	before := container.SnapshotTree(t, rootfs)
 	out, stderr, code := c.rt.run(t, bundle, strings.ToLower(testName(t)), "", "")
 	log, _ := os.ReadFile(logFile)
-	const msg = "requirement error: unsatisfied condition: driver>=999"
+	const msg = "requirement error: unsatisfied condition: cuda>=99.0"
 	const why = "%s run with an unmet requirement: exit %d, stdout %q, stderr %q, hook log %q; want a failed hook and no container"
 	assert.NotEqual(t, 0, code, why, c.rt.name, code, out, stderr, log)
 	assert.Empty(t, out, why, c.rt.name, code, out, stderr, log)

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
 
@@ -35,6 +36,7 @@ func run(args []string) error {
 	log.Info("invoked", "args", args, "command", ra.Command, "config", file)
 	if ra.IsCreate() {
 		if err := modify(ra.Bundle, cfg, file, log); err != nil {
+			logRuntimeError(ra, err)
 			return err
 		}
 	}
@@ -44,6 +46,21 @@ func run(args []string) error {
 	}
 	log.Info("exec", "runtime", runtime)
 	return syscall.Exec(runtime, append([]string{filepath.Base(runtime)}, args...), os.Environ())
+}
+
+// logRuntimeError appends err to the runtime's --log file, where runc
+// would have written its own error: containerd's shim reports the last
+// error line of that file, and without it only "exit status 1".
+func logRuntimeError(ra toolkit.RuntimeArgs, err error) {
+	if ra.Log == "" {
+		return
+	}
+	f, ferr := os.OpenFile(ra.Log, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_CLOEXEC, 0o600)
+	if ferr != nil {
+		return
+	}
+	defer f.Close()
+	f.Write(toolkit.RuntimeLogEntry(ra.LogFormat, "nvidia-container-runtime: "+err.Error(), time.Now()))
 }
 
 // modify applies the config's runtime mode to the bundle's config.json:

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
 )
@@ -18,6 +19,10 @@ type RuntimeArgs struct {
 	// Bundle is the bundle directory of create and run (--bundle, -b),
 	// as given; empty means the current directory, as for runc.
 	Bundle string
+	// Log and LogFormat are the global --log and --log-format options:
+	// the file the runtime's errors go to, which containerd's shim reads
+	// back ("text" or "json"; empty: text).
+	Log, LogFormat string
 }
 
 // runtimeValueFlags are the global options of runc and crun that take a
@@ -34,6 +39,7 @@ var runtimeValueFlags = map[string]bool{
 func ParseRuntimeArgs(args []string) RuntimeArgs {
 	var ra RuntimeArgs
 	i := skipOptions(args, runtimeValueFlags)
+	ra.Log, ra.LogFormat = optionValue(args[:i], "log"), optionValue(args[:i], "log-format")
 	if i >= len(args) {
 		return ra
 	}
@@ -68,6 +74,43 @@ func optionName(arg string) (string, bool) {
 	}
 	name, _, _ := strings.Cut(strings.TrimLeft(arg, "-"), "=")
 	return name, true
+}
+
+// optionValue returns the value of the last option name among the global
+// options args, as --name=value or --name value; "" when absent.
+func optionValue(args []string, name string) string {
+	v := ""
+	for i := 0; i < len(args); i++ {
+		n, ok := optionName(args[i])
+		if !ok || !runtimeValueFlags[n] {
+			continue
+		}
+		value, inline := "", false
+		if _, value, inline = strings.Cut(args[i], "="); !inline && i+1 < len(args) {
+			i++
+			value = args[i]
+		}
+		if n == name {
+			v = value
+		}
+	}
+	return v
+}
+
+// RuntimeLogEntry is msg as an error line of runc's log (--log), in
+// format "json" ({"level":"error","msg":…,"time":…}, what containerd's
+// shim reads back and reports) or else text, at time now.
+func RuntimeLogEntry(format, msg string, now time.Time) []byte {
+	ts := now.UTC().Format(time.RFC3339Nano)
+	if format == "json" {
+		b, _ := json.Marshal(struct {
+			Level string `json:"level"`
+			Msg   string `json:"msg"`
+			Time  string `json:"time"`
+		}{"error", msg, ts})
+		return append(b, '\n')
+	}
+	return fmt.Appendf(nil, "time=%q level=error msg=%q\n", ts, msg)
 }
 
 // findBundle returns the value of the last --bundle or -b option.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/stretchr/testify/assert"
@@ -16,30 +17,43 @@ func TestParseRuntimeArgs(t *testing.T) {
 	tests := []struct {
 		args            string
 		command, bundle string
+		log, format     string
 	}{
-		{"", "", ""},
-		{"--version", "", ""},
-		{"run --bundle /b id", "run", "/b"},
-		{"create -b /b id", "create", "/b"},
-		{"create --bundle=/b id", "create", "/b"},
-		{"create -bundle /b id", "create", "/b"},
-		{"create -b=/b --pid-file /p id", "create", "/b"},
-		{"create id", "create", ""},
-		{"--root /run/x --log /l --log-format json create --bundle /b id", "create", "/b"},
-		{"--root=/run/x --debug --systemd-cgroup run id", "run", ""},
-		{"--cgroup-manager cgroupfs run -b rel id", "run", "rel"},
-		{"start id", "start", ""},
-		{"delete --force -b /notabundle id", "delete", ""},
-		{"exec -b /b id sh", "exec", ""},
+		{"", "", "", "", ""},
+		{"--version", "", "", "", ""},
+		{"run --bundle /b id", "run", "/b", "", ""},
+		{"create -b /b id", "create", "/b", "", ""},
+		{"create --bundle=/b id", "create", "/b", "", ""},
+		{"create -bundle /b id", "create", "/b", "", ""},
+		{"create -b=/b --pid-file /p id", "create", "/b", "", ""},
+		{"create id", "create", "", "", ""},
+		{"--root /run/x --log /l --log-format json create --bundle /b id", "create", "/b", "/l", "json"},
+		{"--log=/l1 --log /l2 --root=/log run --log /not id", "run", "", "/l2", ""},
+		{"--root=/run/x --debug --systemd-cgroup run id", "run", "", "", ""},
+		{"--cgroup-manager cgroupfs run -b rel id", "run", "rel", "", ""},
+		{"start id", "start", "", "", ""},
+		{"delete --force -b /notabundle id", "delete", "", "", ""},
+		{"exec -b /b id sh", "exec", "", "", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.args, func(t *testing.T) {
 			got := toolkit.ParseRuntimeArgs(strings.Fields(tc.args))
 			assert.Equal(t, tc.command, got.Command, "command")
 			assert.Equal(t, tc.bundle, got.Bundle, "bundle")
+			assert.Equal(t, tc.log, got.Log, "log")
+			assert.Equal(t, tc.format, got.LogFormat, "log format")
 			assert.Equal(t, tc.command == "create" || tc.command == "run", got.IsCreate(), "IsCreate")
 		})
 	}
+}
+
+// A runtime log entry is one line containerd's shim reads back: JSON
+// with level, msg and time, or runc's text form.
+func TestRuntimeLogEntry(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	assert.Equal(t, `{"level":"error","msg":"requirement error: \"x\"","time":"2026-01-02T03:04:05Z"}`+"\n",
+		string(toolkit.RuntimeLogEntry("json", `requirement error: "x"`, now)))
+	assert.Equal(t, `time="2026-01-02T03:04:05Z" level=error msg="bad"`+"\n", string(toolkit.RuntimeLogEntry("", "bad", now)))
 }
 
 func TestAddHook(t *testing.T) {
