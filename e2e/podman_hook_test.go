@@ -77,3 +77,18 @@ func TestPodmanHookUnmetRequirement(t *testing.T) {
 		})
 	}
 }
+
+// TestPodmanCDIRequirementNotChecked pins the CDI front door's answer to
+// the same CUDA image environment: a CDI spec carries no requirement and
+// its hooks check none, so podman with --device runs the container
+// whatever NVIDIA_REQUIRE_CUDA says, as with NVIDIA's toolkit (whose cdi
+// and jit-cdi modes do not check requirements either; ours does in
+// jit-cdi, which plans the devices, see TestContainerd).
+func TestPodmanCDIRequirementNotChecked(t *testing.T) {
+	requirePodman(t, "runc")
+	c := newCDICase(t, uniqueClass())
+	stdout, stderr, err := podman(t, "runc", []string{"--device", c.qualified("0"), "-e", "NVIDIA_REQUIRE_CUDA=cuda>=99.0"},
+		busyboxRootfs(t), "/bin/busybox", "sh", "-c", "echo ran; busybox ls /dev/nvidia0")
+	require.NoError(t, err, "podman run --device %s: %s", c.qualified("0"), stderr)
+	assert.Equal(t, "ran\n/dev/nvidia0\n", stdout)
+}
