@@ -19,3 +19,11 @@ test:
 	$(SUDO) NVC_REQUIRE_PRIVILEGED=1 $(GO) test -count=1 $(PKGS)
 	$(SUDO) NVC_REQUIRE_PRIVILEGED=1 CGO_ENABLED=0 $(GO) test -count=1 $(STATIC_PKGS)
 	$(SUDO) NVC_REQUIRE_PRIVILEGED=1 $(GO) test -count=1 -tags e2e ./e2e
+
+# On a host with an NVIDIA GPU: nvc's info against nvidia-smi -q, configure
+# into a busybox runc container checked with nvidia-smi -L, configure timed
+# with and without NVML (scripts/gpu-check.sh). Without a GPU it prints
+# "skipped: no NVIDIA GPU" and succeeds.
+.PHONY: gpu-check
+gpu-check:
+	$(SUDO) sh scripts/gpu-check.sh
