@@ -12,9 +12,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	cdispecs "tags.cncf.io/container-device-interface/specs-go"
+
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/driver"
+	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/nvcontainer/nvctest"
+	"github.com/go-nvc/nvc/nvcontainer/request"
 	"github.com/go-nvc/nvc/nvcontainer/toolkit"
 )
 
@@ -141,4 +145,71 @@ func TestApplyModeJitCDI(t *testing.T) {
 		_, err = toolkit.ApplyMode(context.Background(), spec, cfg, d, opts)
 		require.ErrorContains(t, err, "unknown device")
 	})
+}
+
+// jit-cdi honours modes.jit-cdi.nvcdi-disable-hooks (unknown names
+// ignored, "all" every hook) and no-additional-gids-for-device-nodes,
+// from [features] or modes.jit-cdi.nvcdi-feature-flags, as the toolkit's
+// runtime does.
+func TestJitSpecConfig(t *testing.T) {
+	testutil.RequireRoot(t) // real device nodes with the video group
+	h := nvctest.NewHost(t, nvctest.DGXA100, &nvctest.Options{RealNodes: true})
+	for _, n := range []string{"nvidia0", "nvidiactl"} {
+		require.NoError(t, os.Chmod(filepath.Join(h.Roots.Dev, n), 0o660))
+		require.NoError(t, os.Chown(filepath.Join(h.Roots.Dev, n), 0, 44))
+	}
+	opts := &toolkit.JitOptions{Roots: &toolkit.HostRoots{Roots: driver.Roots{Proc: h.Roots.Proc, Dev: h.Roots.Dev}, Backend: devices.Procfs}}
+	req, err := request.FromSpec(modeSpec(nil, "NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_DRIVER_CAPABILITIES=compute,utility"), nil)
+	require.NoError(t, err)
+	hooks := func(s *cdispecs.Spec) []string {
+		var names []string
+		for _, hk := range s.ContainerEdits.Hooks {
+			names = append(names, hk.Args[1])
+		}
+		return names
+	}
+	for _, tc := range []struct {
+		name   string
+		set    func(c *toolkit.Config)
+		gone   []string
+		kept   []string
+		noGIDs bool
+	}{
+		{"defaults", func(*toolkit.Config) {}, nil, []string{"update-ldcache", "update-application-profile"}, false},
+		{"disable hooks", func(c *toolkit.Config) {
+			c.Runtime.Modes.JitCDI.NVCDIDisableHooks = []string{"update-application-profile", "no-such-hook"}
+		}, []string{"update-application-profile"}, []string{"update-ldcache"}, false},
+		{"disable all", func(c *toolkit.Config) { c.Runtime.Modes.JitCDI.NVCDIDisableHooks = []string{"all"} },
+			[]string{"update-ldcache", "create-symlinks", "update-application-profile"}, nil, false},
+		{"feature", func(c *toolkit.Config) { c.Features.NoAdditionalGIDsForDeviceNodes = true }, nil, nil, true},
+		{"nvcdi feature flag", func(c *toolkit.Config) {
+			c.Runtime.Modes.JitCDI.NVCDIFeatureFlags = []string{"no-additional-gids-for-device-nodes"}
+		}, nil, nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := withMode("jit-cdi", func(c *toolkit.Config) {
+				c.CLI.Root, c.CLI.Ldcache, c.CLI.NoLoadKmods = h.Roots.Driver, h.Roots.LDCache, true
+				tc.set(c)
+			})
+			spec, err := toolkit.JitSpec(context.Background(), cfg, req, []string{"0"}, opts)
+			require.NoError(t, err)
+			got := hooks(spec)
+			for _, n := range tc.gone {
+				assert.NotContains(t, got, n)
+			}
+			for _, n := range tc.kept {
+				assert.Contains(t, got, n)
+			}
+			var gids []uint32
+			gids = append(gids, spec.ContainerEdits.AdditionalGIDs...)
+			for _, d := range spec.Devices {
+				gids = append(gids, d.ContainerEdits.AdditionalGIDs...)
+			}
+			if tc.noGIDs {
+				assert.Empty(t, gids)
+			} else {
+				assert.Contains(t, gids, uint32(44))
+			}
+		})
+	}
 }

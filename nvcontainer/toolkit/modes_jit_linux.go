@@ -3,6 +3,7 @@ package toolkit
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
 	cdispecs "tags.cncf.io/container-device-interface/specs-go"
@@ -59,7 +60,35 @@ func JitSpec(ctx context.Context, cfg *Config, req *request.Request, ids []strin
 	if err != nil {
 		return nil, fmt.Errorf("jit-cdi: %w", err)
 	}
-	return cdispec.FromPlan(plan, &cdispec.Options{Kind: JitCDIKind, HookPath: o.HookPath})
+	spec, err := cdispec.FromPlan(plan, &cdispec.Options{Kind: JitCDIKind, HookPath: o.HookPath, NoAdditionalGIDs: jitNoAdditionalGIDs(cfg)})
+	if err != nil {
+		return nil, err
+	}
+	if err := cdispec.RemoveHooks(spec, jitDisabledHooks(cfg)); err != nil {
+		return nil, fmt.Errorf("jit-cdi: %w", err)
+	}
+	return spec, nil
+}
+
+// jitNoAdditionalGIDs: features.no-additional-gids-for-device-nodes, or
+// the same nvcdi feature flag in modes.jit-cdi.nvcdi-feature-flags, as the
+// toolkit reads either.
+func jitNoAdditionalGIDs(cfg *Config) bool {
+	return cfg.Features.NoAdditionalGIDsForDeviceNodes ||
+		slices.Contains(cfg.Runtime.Modes.JitCDI.NVCDIFeatureFlags, "no-additional-gids-for-device-nodes")
+}
+
+// jitDisabledHooks are the hooks of modes.jit-cdi.nvcdi-disable-hooks the
+// spec may hold (or "all"); a name no spec holds is ignored, as the
+// toolkit ignores it.
+func jitDisabledHooks(cfg *Config) []string {
+	var out []string
+	for _, h := range cfg.Runtime.Modes.JitCDI.NVCDIDisableHooks {
+		if h == cdispec.HookAll || slices.Contains(cdispec.HookNames(), h) {
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 // jitRequest is req asking for ids ("all" among them: every device).
