@@ -14,7 +14,7 @@ import (
 // configCommand runs `config` (print or edit the toolkit's config.toml
 // with --set) and `config default`.
 func configCommand(args []string, stdout, stderr io.Writer, log *slog.Logger) error {
-	if len(args) > 0 && args[0] == "default" {
+	if len(args) > 0 && (args[0] == "default" || args[0] == "create-default" || args[0] == "generate-default") {
 		return configDefault(args[1:], stdout, stderr)
 	}
 	flags := newFlagSet("nvidia-ctk config", stderr)
@@ -23,7 +23,8 @@ func configCommand(args []string, stdout, stderr io.Writer, log *slog.Logger) er
 	var inPlace bool
 	flags.StringVarP(&file, "config-file", "c", toolkit.DefaultConfigPath, "the config `FILE` read (missing: the defaults)")
 	flags.StringArrayVar(&sets, "set", nil, "set `KEY=VALUE` (a dotted key; a bool key alone is true; repeatable)")
-	flags.StringVar(&sep, "set-list-separator", ",", "what splits a list value of --set")
+	flags.StringVar(&file, "config", toolkit.DefaultConfigPath, "alias of --config-file")
+	flags.StringVar(&sep, "set-list-separator", ":", "what splits a list value of --set (the toolkit's default)")
 	flags.BoolVarP(&inPlace, "in-place", "i", false, "write the result back to --config-file")
 	flags.StringVarP(&output, "output", "o", "", "write the result to `FILE` (default: stdout)")
 	if err := flags.Parse(args); err != nil {

@@ -47,6 +47,24 @@ func TestConfigSet(t *testing.T) {
 		want.Runtime.Mode = "legacy"
 		assert.Equal(t, want, cfg)
 	})
+	t.Run("list", func(t *testing.T) {
+		for _, tc := range []struct {
+			name string
+			args []string
+			want []string
+		}{
+			{"colon, as the toolkit", []string{"--config", file, "--set", "nvidia-container-runtime.runtimes=crun:runc"}, []string{"crun", "runc"}},
+			{"separator", []string{"-c", file, "--set-list-separator", ",", "--set", "nvidia-container-runtime.runtimes=crun,runc"}, []string{"crun", "runc"}},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				code, out, stderr := ctk(t, append([]string{"config"}, tc.args...)...)
+				require.Equal(t, 0, code, stderr)
+				cfg, err := toolkit.ParseConfig([]byte(out))
+				require.NoError(t, err)
+				assert.Equal(t, tc.want, cfg.Runtime.Runtimes)
+			})
+		}
+	})
 	t.Run("unknown-key", func(t *testing.T) {
 		code, _, stderr := ctk(t, "config", "-c", file, "--set", "nvidia-container-cli.colour=red")
 		assert.Equal(t, 1, code)
@@ -57,6 +75,13 @@ func TestConfigSet(t *testing.T) {
 // TestConfigDefault: config default prints a file that parses to the
 // defaults.
 func TestConfigDefault(t *testing.T) {
+	for _, alias := range []string{"create-default", "generate-default"} {
+		code, out, stderr := ctk(t, "config", alias)
+		require.Equal(t, 0, code, stderr)
+		cfg, err := toolkit.ParseConfig([]byte(out))
+		require.NoError(t, err)
+		assert.Equal(t, toolkit.DefaultConfig(), cfg, "config %s", alias)
+	}
 	code, out, stderr := ctk(t, "config", "default")
 	require.Equal(t, 0, code, stderr)
 	cfg, err := toolkit.ParseConfig([]byte(out))

@@ -19,8 +19,8 @@
 //	                        [--csv.file FILE]... [--csv.ignore-pattern PATTERN]... [--csv.compat-container-root DIR]
 //	nvidia-ctk cdi list [--spec-dir DIR]...
 //	nvidia-ctk cdi transform root --from DIR --to DIR [--relative-to host|container] [--input FILE] [--output FILE]
-//	nvidia-ctk config [--config-file FILE] [--set KEY[=VALUE]]... [--set-list-separator SEP] [--in-place | --output FILE]
-//	nvidia-ctk config default [--output FILE]
+//	nvidia-ctk config [--config-file FILE] [--set KEY[=VALUE]]... [--set-list-separator SEP (default ":")] [--in-place | --output FILE]
+//	nvidia-ctk config default|create-default|generate-default [--output FILE]
 //	nvidia-ctk system create-device-nodes [--driver-root DIR] [--dev-root DIR] [--proc-root DIR] [--load-kernel-modules]
 //	nvidia-ctk system create-dev-char-symlinks [--dev-char-path DIR] [--create-all] [--driver-root DIR] [--dev-root DIR]
 //
@@ -36,11 +36,14 @@
 // line), --csv.ignore-pattern leaves out the sym entries a glob matches,
 // --csv.compat-container-root is accepted and unused. --device-id limits the spec
 // to those devices (indices, UUIDs, MIG GPU:MIG pairs). --disable-hook
-// drops the nvidia-cdi-hook commands named, --enable-hook keeps one
-// --disable-hook=all would drop. --library-search-path and --ldconfig-path
-// are accepted and not used: libraries come from the driver root's loader
-// cache (else its standard dirs), and update-ldcache runs the container's
-// ldconfig. config edits the toolkit's config.toml (package
+// (--disable-hooks) drops the nvidia-cdi-hook commands named,
+// --enable-hook (--enable-hooks) keeps one --disable-hook=all would drop
+// (--enable-hook=all is refused, as by the toolkit); update-application-profile
+// is the last common hook, as the toolkit writes it, except in management
+// mode. --library-search-path names dirs inside the driver root searched,
+// in order, for a driver library the loader cache (else the standard
+// dirs) does not give. --ldconfig-path is accepted and not used: the
+// update-ldcache hook writes the container's cache itself. config edits the toolkit's config.toml (package
 // nvcontainer/toolkit's SetConfig: keys typed as the toolkit's, unknown
 // keys refused, every other key kept, comments not). system
 // create-device-nodes makes the missing nodes as nvidia-modprobe does

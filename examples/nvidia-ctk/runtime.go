@@ -36,6 +36,11 @@ func runtimeCommand(args []string, stdout, stderr io.Writer, log *slog.Logger) e
 	fs.BoolVar(&o.setAsDefault, "set-as-default", false, "make it the engine's default runtime")
 	fs.BoolVar(&o.cdi, "cdi.enabled", false, "turn on the engine's CDI support (CRI-O always has it on)")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "print the config to stdout and write nothing")
+	// The toolkit's aliases.
+	fs.StringVar(&o.path, "runtime-path", toolkit.DefaultRuntimePath, "alias of --nvidia-runtime-path")
+	fs.BoolVar(&o.setAsDefault, "nvidia-set-as-default", false, "alias of --set-as-default")
+	fs.BoolVar(&o.cdi, "cdi.enable", false, "alias of --cdi.enabled")
+	fs.BoolVar(&o.cdi, "enable-cdi", false, "alias of --cdi.enabled")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}

@@ -33,6 +33,17 @@ func TestRuntimeConfigureDocker(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, os.FileMode(0o600), st.Mode().Perm(), "the file's mode is kept")
 	})
+	t.Run("toolkit aliases", func(t *testing.T) {
+		for _, args := range [][]string{
+			{"--runtime-path=/opt/rt", "--nvidia-set-as-default", "--enable-cdi"},
+			{"--runtime-path", "/opt/rt", "--nvidia-set-as-default=true", "--cdi.enable"},
+		} {
+			fresh := filepath.Join(t.TempDir(), "daemon.json")
+			code, out, stderr := ctk(t, append([]string{"runtime", "configure", "--config", fresh, "--dry-run"}, args...)...)
+			require.Equal(t, 0, code, stderr)
+			assert.JSONEq(t, `{"default-runtime": "nvidia", "features": {"cdi": true}, "runtimes": {"nvidia": {"args": [], "path": "/opt/rt"}}}`, out, "%v", args)
+		}
+	})
 	t.Run("new file", func(t *testing.T) {
 		newFile := filepath.Join(t.TempDir(), "etc/docker/daemon.json")
 		code, _, stderr := ctk(t, "runtime", "configure", "--config", newFile)
