@@ -21,8 +21,9 @@
 //	nvidia-ctk cdi transform root --from DIR --to DIR [--relative-to host|container] [--input FILE] [--output FILE]
 //	nvidia-ctk config [--config-file FILE] [--set KEY[=VALUE]]... [--set-list-separator SEP (default ":")] [--in-place | --output FILE]
 //	nvidia-ctk config default|create-default|generate-default [--output FILE]
-//	nvidia-ctk system create-device-nodes [--driver-root DIR] [--dev-root DIR] [--proc-root DIR] [--load-kernel-modules]
+//	nvidia-ctk system create-device-nodes [--driver-root|--root DIR] [--dev-root DIR] [--proc-root DIR] [--load-kernel-modules]
 //	nvidia-ctk system create-dev-char-symlinks [--dev-char-path DIR] [--create-all] [--driver-root DIR] [--dev-root DIR]
+//	                                           [--create-device-nodes] [--load-kernel-modules]
 //
 // cdi generate --mode management discovers through procfs alone and writes
 // the "all" device only (for management containers); nvml discovers

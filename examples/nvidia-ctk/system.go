@@ -33,6 +33,7 @@ func createDeviceNodes(args []string, stderr io.Writer, log *slog.Logger) error 
 	var o devices.NodeOptions
 	var control bool
 	fs.StringVar(&o.Roots.Driver, "driver-root", "/", "the root the driver is installed under (modprobe runs chrooted into it)")
+	fs.StringVar(&o.Roots.Driver, "root", "/", "alias of --driver-root, as the toolkit names it")
 	fs.StringVar(&o.Roots.Dev, "dev-root", "", "where the nodes are made, standing for /dev (default: <driver-root>/dev)")
 	fs.StringVar(&o.Roots.Proc, "proc-root", "/proc", "where the host's procfs is")
 	fs.BoolVar(&o.LoadModules, "load-kernel-modules", false, "load nvidia, nvidia_uvm and nvidia_modeset first")
@@ -43,7 +44,12 @@ func createDeviceNodes(args []string, stderr io.Writer, log *slog.Logger) error 
 	if fs.NArg() > 0 {
 		return fmt.Errorf("system create-device-nodes: unexpected arguments %q", fs.Args())
 	}
-	r, err := devices.CreateNodes(context.Background(), &o)
+	return makeNodes(&o, log)
+}
+
+// makeNodes runs devices.CreateNodes and logs what it did.
+func makeNodes(o *devices.NodeOptions, log *slog.Logger) error {
+	r, err := devices.CreateNodes(context.Background(), o)
 	if r != nil {
 		for _, w := range r.Warnings {
 			log.Warn(w)
@@ -71,11 +77,21 @@ func createCharLinks(args []string, stderr io.Writer, log *slog.Logger) error {
 	fs.StringVar(&o.Roots.Dev, "dev-root", "", "where the nodes are, standing for /dev (default: <driver-root>/dev)")
 	fs.StringVar(&o.Roots.Proc, "proc-root", "/proc", "where the host's procfs is")
 	fs.BoolVar(&o.All, "create-all", false, "link every node the driver has (read from procfs), present or not")
+	var nodes devices.NodeOptions
+	var makeMissing bool
+	fs.BoolVar(&makeMissing, "create-device-nodes", false, "first make the missing device nodes, as create-device-nodes")
+	fs.BoolVar(&nodes.LoadModules, "load-kernel-modules", false, "load nvidia, nvidia_uvm and nvidia_modeset first (and make the missing device nodes)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("system create-dev-char-symlinks: unexpected arguments %q", fs.Args())
+	}
+	if makeMissing || nodes.LoadModules {
+		nodes.Roots = o.Roots
+		if err := makeNodes(&nodes, log); err != nil {
+			return err
+		}
 	}
 	made, err := devices.CreateCharLinks(&o)
 	for _, l := range made {

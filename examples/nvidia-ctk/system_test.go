@@ -74,3 +74,40 @@ func TestSystemCreateDevCharSymlinksAll(t *testing.T) {
 		})
 	}
 }
+
+// TestSystemCreateDevCharSymlinksNodes: with --create-device-nodes, the
+// missing nodes are made under --dev-root first and then linked, as the
+// toolkit's create-dev-char-symlinks does; without it an empty dev root
+// gets no link. create-device-nodes takes the toolkit's --root alias.
+func TestSystemCreateDevCharSymlinksNodes(t *testing.T) {
+	testutil.RequireRoot(t)
+	h := nvctest.NewHost(t, nvctest.DGXA100, nil)
+	for _, tc := range []struct {
+		name  string
+		extra []string
+		made  bool
+	}{{"links only", nil, false}, {"create-device-nodes", []string{"--create-device-nodes"}, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			dev := t.TempDir()
+			links := filepath.Join(dev, "char")
+			args := append([]string{"system", "create-dev-char-symlinks", "--proc-root", h.Roots.Proc, "--dev-root", dev, "--dev-char-path", links}, tc.extra...)
+			code, _, stderr := ctk(t, args...)
+			require.Equal(t, 0, code, stderr)
+			got, err := os.Readlink(filepath.Join(links, "195:3"))
+			if !tc.made {
+				assert.ErrorIs(t, err, os.ErrNotExist)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, "../nvidia3", got)
+			var st unix.Stat_t
+			require.NoError(t, unix.Lstat(filepath.Join(dev, "nvidia3"), &st))
+			assert.Equal(t, uint32(unix.S_IFCHR), st.Mode&unix.S_IFMT)
+		})
+	}
+	dev := t.TempDir()
+	code, _, stderr := ctk(t, "system", "create-device-nodes", "--root", "/", "--proc-root", h.Roots.Proc, "--dev-root", dev)
+	require.Equal(t, 0, code, stderr)
+	_, err := os.Stat(filepath.Join(dev, "nvidiactl"))
+	assert.NoError(t, err, "create-device-nodes --root")
+}
