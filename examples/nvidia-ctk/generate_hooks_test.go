@@ -102,3 +102,13 @@ func TestGenerateLibrarySearchPath(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, `--library-search-path "opt/lib" is not an absolute path`)
 }
+
+// The toolkit's aliases --cdi-vendor, --cdi-class and --nvidia-ctk-path
+// set the kind and the hook path.
+func TestGenerateAliases(t *testing.T) {
+	spec := generateFile(t, "nvidia.json", "--simulate", "dgxa100", "--cdi-vendor", "example.com", "--cdi-class", "acc",
+		"--nvidia-ctk-path", "/opt/nvc/nvidia-cdi-hook")
+	assert.Equal(t, "example.com/acc", spec.Kind)
+	require.NotEmpty(t, spec.ContainerEdits.Hooks)
+	assert.Equal(t, "/opt/nvc/nvidia-cdi-hook", spec.ContainerEdits.Hooks[0].Path)
+}
