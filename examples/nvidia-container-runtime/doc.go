@@ -35,7 +35,11 @@
 // and debug (a log file), [nvidia-container-runtime-hook] path (default:
 // nvidia-container-runtime-hook in PATH). The hook is given an explicit
 // environment (PATH only) and the config file as -config, so nothing of the
-// container's environment (LD_PRELOAD, …) reaches it.
+// container's environment (LD_PRELOAD, …) reaches it. When editing the
+// bundle fails (a jit-cdi requirement the host does not meet, an unknown
+// CDI device), the error also goes to the runtime's --log file in its
+// --log-format, where containerd's shim reads the runtime's error back, as
+// NVIDIA's runtime writes it there.
 //
 // # What it reads and changes
 //
