@@ -155,11 +155,12 @@ func cdiMount(m nvcontainer.Mount) *specs.Mount {
 // cdiHooks are, in the NVIDIA Container Toolkit's order and each only
 // when it has something to do: create-symlinks for the plan's links,
 // enable-cuda-compat for the image's forward-compatibility libraries,
-// update-ldcache for its loader cache dirs (first dirs first),
-// disable-device-node-modification for the /proc/driver/nvidia mask, and
-// last, always, update-application-profile, which limits EGL and Vulkan
-// to the GPUs the container got (where the toolkit's NVML discovery puts
-// it: the last of the common edits).
+// update-ldcache for its loader cache dirs (first dirs first), and on a
+// discrete-GPU host (the plan masks /proc/driver/nvidia: not WSL, not a
+// Tegra CSV plan) disable-device-node-modification and, last,
+// update-application-profile, which limits EGL and Vulkan to the GPUs the
+// container got (where the toolkit's NVML discovery puts it, the last of
+// the common edits; its WSL and CSV discovery have none).
 func cdiHooks(p *nvcontainer.Plan, o *Options) []*specs.Hook {
 	var hooks []*specs.Hook
 	if len(p.Symlinks) > 0 {
@@ -181,9 +182,9 @@ func cdiHooks(p *nvcontainer.Plan, o *Options) []*specs.Hook {
 		hooks = append(hooks, o.hook(args))
 	}
 	if masksProcDriver(p) {
-		hooks = append(hooks, o.hook([]string{hookNoDeviceNodes}))
+		hooks = append(hooks, o.hook([]string{hookNoDeviceNodes}), o.hook([]string{hookAppProfile}))
 	}
-	return append(hooks, o.hook([]string{hookAppProfile}))
+	return hooks
 }
 
 // needsCompatHook reports whether the container must decide on CUDA
