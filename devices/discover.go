@@ -60,7 +60,8 @@ func (o *Options) withDefaults() Options {
 }
 
 // Discover returns the host's GPUs, MIG devices, control nodes and IMEX
-// channels. With NVML it calls Init and Shutdown itself; the device nodes,
+// channels. On WSL2 (<dev root>/dxg exists) it reads neither procfs nor
+// NVML: see the WSL backend. With NVML it calls Init and Shutdown itself; the device nodes,
 // majors and capabilities always come from the proc and dev roots.
 //
 // ctx bounds the NVML part: NVML's calls cannot be interrupted, so when ctx
@@ -71,6 +72,12 @@ func (o *Options) withDefaults() Options {
 func Discover(ctx context.Context, opts *Options) (*Host, error) {
 	o := opts.withDefaults()
 	h := &Host{Roots: o.Roots}
+	if isWSL(h) {
+		if err := discoverWSL(h); err != nil {
+			return nil, err
+		}
+		return h, nil
+	}
 	f, err := readProcFacts(o.Roots.Proc)
 	if err != nil {
 		return nil, fmt.Errorf("discovering devices: %w", err)

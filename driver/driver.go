@@ -110,6 +110,7 @@ type Driver struct {
 	version Version
 	cudaErr error
 	wsl     bool
+	store   string // the NVIDIA driver store dir on WSL (WSLDriverStore)
 	// native and compat32 index the cache's entries of the two
 	// architectures by list name, in file order.
 	native, compat32 cacheIndex
@@ -135,6 +136,9 @@ func Open(opts *Options) (*Driver, error) {
 		return nil, err
 	}
 	d.wsl = exists(filepath.Join(o.Roots.Dev, "dxg"))
+	if d.wsl {
+		d.findDriverStore()
+	}
 	if err := d.findVersion(); err != nil {
 		return nil, err
 	}

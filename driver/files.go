@@ -82,15 +82,22 @@ type Files struct {
 	// which libnvidia-container leaves out and the NVIDIA Container
 	// Toolkit adds.
 	Configs []File `json:"configs"`
+	// DriverStore are, on WSL, the files of the NVIDIA driver store
+	// (Driver.WSLDriverStore) a container gets at their own paths, as the
+	// NVIDIA Container Toolkit mounts them: libcuda.so.1.1, the loaders,
+	// nvcubins.bin, nvidia-smi and the store's other libraries. Empty off
+	// WSL.
+	DriverStore []File `json:"driverStore,omitempty"`
 	// Warnings name the files the capabilities need that are missing.
 	Warnings []Warning `json:"warnings,omitempty"`
 }
 
 // All returns every file in nvidia-container-cli list's order: binaries,
-// libraries, 32-bit libraries, IPCs, firmware, then configs.
+// libraries, 32-bit libraries, IPCs, firmware, then configs and (WSL)
+// the driver store files.
 func (fs *Files) All() []File {
 	var all []File
-	for _, l := range [][]File{fs.Binaries, fs.Libraries, fs.Libraries32, fs.IPCs, fs.Firmware, fs.Configs} {
+	for _, l := range [][]File{fs.Binaries, fs.Libraries, fs.Libraries32, fs.IPCs, fs.Firmware, fs.Configs, fs.DriverStore} {
 		all = append(all, l...)
 	}
 	return all

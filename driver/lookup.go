@@ -65,6 +65,9 @@ func (d *Driver) filesIn(r *rootDir, caps capabilities.Set) *Files {
 		l.firmware()
 	}
 	l.configs(exp)
+	if d.wsl {
+		l.driverStore()
+	}
 	return l.fs
 }
 

@@ -20,6 +20,9 @@ const (
 	FromNVML VersionSource = "nvml"
 	// FromProcfs: the "NVRM version:" line of <proc>/driver/nvidia/version.
 	FromProcfs VersionSource = "procfs"
+	// FromDriverStore: the DriverVer line of nv_dispi.inf in the WSL
+	// driver store (WSL has no /proc/driver/nvidia).
+	FromDriverStore VersionSource = "driver-store"
 	// FromLibrary: the file name libcuda.so.<version> (else
 	// libnvidia-ml.so.<version>) that the ld.so.cache leads to.
 	FromLibrary VersionSource = "library"
@@ -37,7 +40,8 @@ type Version struct {
 	CUDA string `json:"cuda,omitempty"`
 }
 
-// findVersion sets d.version from NVML, else procfs, else the cache.
+// findVersion sets d.version from NVML, else procfs, else (WSL) the
+// driver store, else the cache.
 func (d *Driver) findVersion() error {
 	d.cudaErr = fmt.Errorf("%w: no NVML given", ErrUnknownCUDAVersion)
 	var errs []error
@@ -55,6 +59,10 @@ func (d *Driver) findVersion() error {
 		return nil
 	}
 	errs = append(errs, err)
+	if v, ok := d.storeVersion(); ok {
+		d.version = Version{NVRM: v, Source: FromDriverStore}
+		return nil
+	}
 	if v, ok := d.libraryVersion(); ok {
 		d.version = Version{NVRM: v, Source: FromLibrary}
 		return nil

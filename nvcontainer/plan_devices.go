@@ -126,10 +126,10 @@ func (pl *planner) planNodes() {
 
 // planControlNodes follows nvc_driver_mount: nvidiactl always, nodes of
 // another major (nvidia-uvm, nvidia-uvm-tools) with compute's libraries,
-// nvidia-modeset with display.
+// nvidia-modeset with display; on WSL2, /dev/dxg always.
 func (pl *planner) planControlNodes() {
 	for _, n := range pl.dev.ControlNodes {
-		if n.Major != devices.MajorNvidia && !pl.exp.Has(capabilities.Compute) {
+		if n.Major != devices.MajorNvidia && !isDXG(n) && !pl.exp.Has(capabilities.Compute) {
 			continue
 		}
 		if n.Path == devices.DevNvidiaModeset && !pl.req.Capabilities.Has(capabilities.Display) {

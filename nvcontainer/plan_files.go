@@ -47,16 +47,21 @@ func (pl *planner) mount(m Mount) bool {
 }
 
 // planDriverFiles lists the driver's files in nvidia-container-cli's
-// order: binaries, libraries, 32-bit libraries, the image's compat
+// order: binaries, libraries, 32-bit libraries, (WSL) the driver store
+// files, the image's compat
 // libraries (mount mode), firmware, then the toolkit's configuration
 // files, then IPC sockets and the MPS pipe dir.
 func (pl *planner) planDriverFiles() {
 	l := &pl.p.Layout
 	for _, f := range pl.files.Binaries {
+		if pl.inDriverStore(f) {
+			continue // bound by planDriverStore, linked into BinDir
+		}
 		pl.mount(Mount{Kind: MountBinary, Source: f.HostPath, Target: path.Join(l.BinDir, path.Base(f.ContainerPath))})
 	}
 	pl.planLibraries(MountLibrary, pl.files.Libraries, &l.LibDir)
 	pl.planLibraries(MountLibrary32, pl.files.Libraries32, &l.Lib32Dir)
+	pl.planDriverStore()
 	pl.planCompatMounts()
 	for _, f := range pl.files.Firmware {
 		pl.mount(Mount{Kind: MountFirmware, Source: f.HostPath, Target: f.ContainerPath})

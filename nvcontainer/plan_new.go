@@ -159,6 +159,8 @@ type planner struct {
 	targets map[string]bool
 	rules   map[DeviceNumber]bool
 	libs    []plannedLib // library mounts, for symlinks
+	// storeBins are the WSL driver store programs bound, for their links.
+	storeBins []string
 }
 
 func newPlanner(host *Host, req *request.Request, ctr Container, opts *PlanOptions) (*planner, error) {

@@ -46,6 +46,7 @@ func (pl *planner) planSymlinks() {
 		}
 		pl.extraLinks(lp, l.kind, dir, base, soname)
 	}
+	pl.storeBinLinks(lp)
 	pl.p.Symlinks = lp.links
 }
 

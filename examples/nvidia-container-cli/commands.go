@@ -19,7 +19,11 @@ func (a *app) info(stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if h.Devices.Backend != devices.NVML {
+	switch h.Devices.Backend {
+	case devices.NVML:
+	case devices.WSL:
+		fmt.Fprintf(a.stderr, "%s: WSL2 host: every GPU is behind %s, none is listed; the CUDA version needs NVML\n", a.cmd.Prog, devices.DevDXG)
+	default:
 		fmt.Fprintf(a.stderr, "%s: warning: NVML unavailable (%s): brand, architecture and CUDA version are unknown\n", a.cmd.Prog, h.Devices.NVMLError)
 	}
 	return nvcli.WriteInfo(stdout, h, &a.cmd.Info)

@@ -180,6 +180,9 @@ func (a *app) generate() (*nvctest.Host, error) {
 	if m.IsTegra() {
 		what = "Tegra, L4T " + h.DriverVersion + ", CSV mode"
 	}
+	if m == nvctest.WSL {
+		what = "WSL2, no NVML, driver " + h.DriverVersion
+	}
 	fmt.Fprintf(a.stderr, "%s: SIMULATED host %q (%s) generated in %s; nothing printed describes this machine\n",
 		a.cmd.Prog, a.simulate, what, h.Roots.Driver)
 	return h, nil

@@ -40,7 +40,7 @@ func Machines() []Machine {
 	for _, n := range fakenvml.Machines() {
 		ms = append(ms, Machine(n))
 	}
-	ms = append(ms, JetsonOrin)
+	ms = append(ms, JetsonOrin, WSL)
 	slices.Sort(ms)
 	return ms
 }
@@ -138,6 +138,9 @@ type Host struct {
 func Generate(dir string, m Machine, opts *Options) (*Host, error) {
 	if _, err := ParseMachine(string(m)); err != nil {
 		return nil, err
+	}
+	if m == WSL {
+		return generateWSL(dir, opts)
 	}
 	var o Options
 	if opts != nil {
