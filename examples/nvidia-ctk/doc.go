@@ -14,7 +14,7 @@
 //	                        [--device-name-strategy index|uuid|type-index]... [--no-all-device]
 //	                        [--driver-root DIR] [--dev-root DIR] [--proc-root DIR]
 //	                        [--hook-path PATH] [--simulate MACHINE [--simulate-mig INDEX=PROFILE,...] [--simulate-keep]]
-//	                        [--mode auto|nvml|management|csv] [--device-id ID]... [--disable-hook NAME|all]...
+//	                        [--mode auto|nvml|management|csv|wsl] [--device-id ID]... [--disable-hook NAME|all]...
 //	                        [--enable-hook NAME]... [--library-search-path DIR]... [--ldconfig-path PATH]
 //	                        [--csv.file FILE]... [--csv.ignore-pattern PATTERN]... [--csv.compat-container-root DIR]
 //	nvidia-ctk cdi list [--spec-dir DIR]...
@@ -27,7 +27,10 @@
 //
 // cdi generate --mode management discovers through procfs alone and writes
 // the "all" device only (for management containers); nvml discovers
-// through NVML alone; wsl is refused. --mode csv (and auto on a Tegra
+// through NVML alone; wsl writes a WSL2 host's spec (one "all" device with
+// /dev/dxg; libdxcore.so, the driver store files, their links and loader
+// cache dirs), which auto also writes where /dev/dxg exists (a host
+// without it is refused). --mode csv (and auto on a Tegra
 // host without a procfs driver, --simulate=jetson-orin) writes the
 // Jetson's iGPU, device 0 and all, from the CSV mount specs (package
 // tegra, nvcontainer.NewCSVPlan): --csv.file names the files (default:

@@ -252,8 +252,11 @@ func (o *generateOptions) simulateHost(stderr io.Writer) (*driver.Options, error
 		fate = "kept for the spec; remove it when done"
 	}
 	what := "fake NVML, driver " + h.DriverVersion
-	if m.IsTegra() {
+	switch {
+	case m.IsTegra():
 		what = "Tegra, L4T " + h.DriverVersion + ", CSV mode"
+	case m == nvctest.WSL:
+		what = "WSL2, no NVML, driver " + h.DriverVersion
 	}
 	fmt.Fprintf(stderr, "nvidia-ctk: SIMULATED host %q (%s) generated in %s, %s. "+
 		"Nothing in this spec describes this machine.\n", o.simulate, what, h.Roots.Driver, fate)

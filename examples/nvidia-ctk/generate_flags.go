@@ -17,13 +17,16 @@ import (
 )
 
 // The --mode values of cdi generate: auto (procfs, NVML where MIG UUIDs
-// are needed), nvml (NVML only) and management (procfs only, one "all"
-// device, for management containers that see every GPU).
+// are needed; wsl on a WSL2 host, csv on Tegra), nvml (NVML only),
+// management (procfs only, one "all" device, for management containers
+// that see every GPU), csv (Tegra's mount specs) and wsl (a WSL2 host:
+// /dev/dxg and the driver store, one "all" device).
 const (
 	modeAuto       = "auto"
 	modeNVML       = "nvml"
 	modeManagement = "management"
 	modeCSV        = "csv" // Tegra: from the CSV mount specs (generate_csv.go)
+	modeWSL        = "wsl"
 )
 
 // appProfileHook is the hook the toolkit's NVML discovery adds last to
@@ -41,7 +44,7 @@ type generateExtras struct {
 }
 
 func (e *generateExtras) register(fs *pflag.FlagSet) {
-	fs.StringVar(&e.mode, "mode", modeAuto, "how the host is discovered: auto, nvml, management (procfs alone, one \"all\" device), csv (Tegra mount specs)")
+	fs.StringVar(&e.mode, "mode", modeAuto, "how the host is discovered: auto, nvml, management (procfs alone, one \"all\" device), csv (Tegra mount specs), wsl (/dev/dxg and the driver store; auto picks it where /dev/dxg exists)")
 	fs.StringSliceVar(&e.deviceIDs, "device-id", []string{"all"}, "the devices in the spec: all, or indices, UUIDs, MIG GPU:MIG pairs (repeatable)")
 	fs.StringSliceVar(&e.disableHooks, "disable-hook", nil, "leave out these nvidia-cdi-hook commands, or all (repeatable)")
 	fs.StringSliceVar(&e.disableHooks, "disable-hooks", nil, "alias of --disable-hook")
@@ -53,8 +56,8 @@ func (e *generateExtras) register(fs *pflag.FlagSet) {
 
 // check validates the flags before the host is opened.
 func (e *generateExtras) check() error {
-	if !slices.Contains([]string{modeAuto, modeNVML, modeManagement, modeCSV}, e.mode) {
-		return fmt.Errorf("cdi generate: unsupported --mode %q (want auto, nvml, management or csv)", e.mode)
+	if !slices.Contains([]string{modeAuto, modeNVML, modeManagement, modeCSV, modeWSL}, e.mode) {
+		return fmt.Errorf("cdi generate: unsupported --mode %q (want auto, nvml, management, csv or wsl)", e.mode)
 	}
 	if slices.Contains(e.enableHooks, cdispec.HookAll) {
 		return fmt.Errorf("cdi generate: --enable-hook %s is not supported (name the hooks)", cdispec.HookAll)
@@ -79,13 +82,29 @@ func (e *generateExtras) openHost(d *driver.Options, opts *cdispec.Options) (*nv
 		return nvcontainer.OpenHost(context.Background(), d, devices.NVML)
 	case modeManagement:
 		return nvcontainer.OpenHost(context.Background(), d, devices.Procfs)
+	case modeWSL:
+		return openWSLHost(d)
 	}
 	return openSpecHost(d, opts)
 }
 
-// devices is the selection --device-id asks for.
+// openWSLHost opens a WSL2 host for --mode wsl; a host without /dev/dxg
+// is refused.
+func openWSLHost(d *driver.Options) (*nvcontainer.Host, error) {
+	h, err := nvcontainer.OpenHost(context.Background(), d, devices.Procfs)
+	if err != nil {
+		return nil, err
+	}
+	if h.Devices.Backend != devices.WSL {
+		return nil, fmt.Errorf("--mode %s: no %s under the dev root %s: not a WSL2 host", modeWSL, devices.DevDXG, h.Devices.Roots.Dev)
+	}
+	return h, nil
+}
+
+// devices is the selection --device-id asks for: on WSL2 (one device,
+// "all"), everything.
 func (e *generateExtras) devices() request.Devices {
-	if len(e.deviceIDs) == 0 || slices.Contains(e.deviceIDs, "all") || e.mode == modeManagement {
+	if len(e.deviceIDs) == 0 || slices.Contains(e.deviceIDs, "all") || e.mode == modeManagement || e.mode == modeWSL {
 		return request.Devices{Mode: request.DevicesAll}
 	}
 	return request.Devices{Mode: request.DevicesList, IDs: e.deviceIDs}

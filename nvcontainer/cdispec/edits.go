@@ -65,6 +65,9 @@ func commonEdits(p *nvcontainer.Plan, o *Options) specs.ContainerEdits {
 		if m.For != "" {
 			continue
 		}
+		if isDXGMount(m) {
+			continue // the "all" device's (wslDevice)
+		}
 		if m.Kind == nvcontainer.MountDevice {
 			e.DeviceNodes = append(e.DeviceNodes, cdiNode(m))
 			continue
@@ -189,10 +192,11 @@ func cdiHooks(p *nvcontainer.Plan, o *Options) []*specs.Hook {
 
 // needsCompatHook reports whether the container must decide on CUDA
 // forward compatibility itself: compute is asked for, the mode is not
-// disabled, the driver version is known, and the plan did not already use
-// compat libraries of an image it inspected.
+// disabled, the driver version is known, the plan did not already use
+// compat libraries of an image it inspected, and the host is no WSL2 one
+// (the toolkit's wsl mode has no such hook).
 func needsCompatHook(p *nvcontainer.Plan) bool {
-	return p.Capabilities.Expand().Has(capabilities.Compute) && p.CUDACompat.Mode != request.CompatDisabled &&
+	return !isWSLPlan(p) && p.Capabilities.Expand().Has(capabilities.Compute) && p.CUDACompat.Mode != request.CompatDisabled &&
 		!p.CUDACompat.Used && p.Driver.Version != ""
 }
 

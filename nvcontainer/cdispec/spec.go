@@ -204,7 +204,9 @@ func cdiDevices(p *nvcontainer.Plan, o *Options) ([]specs.Device, error) {
 			}
 		}
 	}
-	if !o.NoAllDevice && len(all.DeviceNodes) > 0 {
+	if d, ok := wslDevice(p, o); ok {
+		devs = append(devs, d)
+	} else if !o.NoAllDevice && len(all.DeviceNodes) > 0 {
 		devs = append(devs, specs.Device{Name: "all", ContainerEdits: *all})
 	}
 	slices.SortStableFunc(devs, func(a, b specs.Device) int { return strings.Compare(a.Name, b.Name) })
