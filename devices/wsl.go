@@ -16,8 +16,9 @@ const DevDXG = "/dev/dxg"
 // no /proc/driver/nvidia and no /dev/nvidia* nodes, and Discover neither
 // reads procfs nor loads NVML. It lists no GPU one by one: every GPU is
 // behind DevDXG, the one control node, as in the NVIDIA Container
-// Toolkit's wsl mode (one device, "all"). Discover takes it whatever
-// Options.Backend says.
+// Toolkit's wsl mode (one device, "all"): Select then selects no GPU for
+// any ID, as on any host without GPUs, and a container gets every GPU
+// through DevDXG. Discover takes it whatever Options.Backend says.
 const WSL Backend = "wsl"
 
 // isWSL reports whether the dev root has dxg, as libnvidia-container and

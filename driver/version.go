@@ -62,6 +62,8 @@ func (d *Driver) findVersion() error {
 	if v, ok := d.storeVersion(); ok {
 		d.version = Version{NVRM: v, Source: FromDriverStore}
 		return nil
+	} else if d.wsl {
+		errs = append(errs, fmt.Errorf("no DriverVer in %s of an NVIDIA driver store dir (one of %s with %s)", wslStoreINF, wslDriverStore, wslStoreLibcuda))
 	}
 	if v, ok := d.libraryVersion(); ok {
 		d.version = Version{NVRM: v, Source: FromLibrary}

@@ -77,8 +77,9 @@ func TestGenerateHooks(t *testing.T) {
 }
 
 // TestGenerateMode: nvml and management discover the simulated host,
-// management writing the "all" device alone; other modes are refused;
-// --ldconfig-path and --library-search-path are accepted.
+// management writing the "all" device alone; wsl is refused on a host
+// without /dev/dxg; unknown modes are refused; --ldconfig-path and
+// --library-search-path are accepted.
 func TestGenerateMode(t *testing.T) {
 	spec := generateFile(t, "nvidia.json", "--simulate", "dgxa100", "--mode", "nvml", "--device-name-strategy", "index")
 	assert.Equal(t, []string{"0", "1", "2", "3", "4", "5", "6", "7", "all"}, deviceNames(spec.Spec))
@@ -88,5 +89,8 @@ func TestGenerateMode(t *testing.T) {
 	generateFile(t, "nvidia.json", "--simulate", "dgxa100", "--ldconfig-path", "/sbin/ldconfig", "--library-search-path", "/opt/lib")
 	code, _, stderr := ctk(t, "cdi", "generate", "--simulate", "dgxa100", "--mode", "wsl")
 	assert.Equal(t, 1, code)
-	assert.Contains(t, stderr, `unsupported --mode "wsl"`)
+	assert.Contains(t, stderr, "--mode wsl: no /dev/dxg under the dev root")
+	code, _, stderr = ctk(t, "cdi", "generate", "--simulate", "dgxa100", "--mode", "bogus")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, `unsupported --mode "bogus"`)
 }

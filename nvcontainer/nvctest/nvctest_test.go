@@ -19,10 +19,10 @@ import (
 // its fake NVML, and both see the same GPUs with the machine's stable
 // UUIDs.
 func TestMachines(t *testing.T) {
-	require.Equal(t, []nvctest.Machine{nvctest.DGXA100, nvctest.DGXB200, nvctest.DGXH100, nvctest.DGXH200, nvctest.JetsonOrin}, nvctest.Machines())
+	require.Equal(t, []nvctest.Machine{nvctest.DGXA100, nvctest.DGXB200, nvctest.DGXH100, nvctest.DGXH200, nvctest.JetsonOrin, nvctest.WSL}, nvctest.Machines())
 	for _, m := range nvctest.Machines() {
-		if m.IsTegra() {
-			continue // no NVML, no procfs driver: TestJetsonOrin
+		if m.IsTegra() || m == nvctest.WSL {
+			continue // no NVML, no procfs driver: TestJetsonOrin, TestWSLMachine
 		}
 		for _, mig := range []bool{false, true} {
 			t.Run(string(m)+map[bool]string{false: "", true: "/mig"}[mig], func(t *testing.T) {
@@ -92,7 +92,7 @@ func TestParseMachine(t *testing.T) {
 	assert.Equal(t, nvctest.DGXH200, m)
 	_, err = nvctest.ParseMachine("dgx1")
 	require.ErrorIs(t, err, nvctest.ErrUnknownMachine)
-	assert.EqualError(t, err, `unknown simulated machine "dgx1" (want one of dgxa100, dgxb200, dgxh100, dgxh200, jetson-orin)`)
+	assert.EqualError(t, err, `unknown simulated machine "dgx1" (want one of dgxa100, dgxb200, dgxh100, dgxh200, jetson-orin, wsl)`)
 	_, err = nvctest.Generate(t.TempDir(), "dgx1", nil)
 	require.ErrorIs(t, err, nvctest.ErrUnknownMachine)
 }
