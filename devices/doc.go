@@ -19,7 +19,9 @@
 //     directories the driver creates for live instances.
 //
 // [Auto] uses NVML when the library loads and initialises, Procfs otherwise,
-// and records in Host.Backend which one it used. Both backends take the
+// and records in Host.Backend which one it used. On WSL2 (/dev/dxg under the
+// dev root) every backend gives way to [WSL]: no procfs, no NVML, /dev/dxg
+// the one control node. Both backends take the
 // device majors from /proc/devices, the nvidia-caps minors from
 // /proc/driver/nvidia-caps/mig-minors, and the presence of nvidia-uvm,
 // nvidia-modeset and IMEX channel nodes from /dev. The proc, dev and driver

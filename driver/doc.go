@@ -12,8 +12,11 @@
 // note if it is libnvidia-tls, and needs libnvidia-glcore or
 // libnvidia-eglcore if it is a non-GLVND GL library (so Mesa's libGL is
 // never taken). On WSL (/dev/dxg exists) the first candidate is taken
-// without checks and one from /usr/lib/wsl/lib is never replaced. Missing
-// files are warnings in the result, not errors.
+// without checks and one from /usr/lib/wsl/lib is never replaced; the
+// driver store files (Files.DriverStore, see Driver.WSLDriverStore) are
+// added whatever the capabilities, and without NVML the version comes from
+// the store's nv_dispi.inf. Missing files are warnings in the result, not
+// errors.
 //
 // With graphics it also gives what the NVIDIA Container Toolkit adds and
 // libnvidia-container lacks: the EGL external platform libraries
