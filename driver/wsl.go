@@ -15,9 +15,6 @@ import (
 // the loader stubs. There is no /proc/driver/nvidia and no /dev/nvidia*:
 // every GPU is reached through /dev/dxg.
 const (
-	// WSLLibDir is the dir of WSL's own libraries (libdxcore.so, the
-	// libcuda.so stubs), listed in the host's ld.so.conf.
-	WSLLibDir = "/usr/lib/wsl/lib"
 	// wslStoreLibcuda marks the NVIDIA driver store dir, as the NVIDIA
 	// Container Toolkit finds it among the adapters' driver stores.
 	wslStoreLibcuda = "libcuda.so.1.1"
