@@ -61,8 +61,9 @@ func (o *Options) withDefaults() Options {
 
 // Discover returns the host's GPUs, MIG devices, control nodes and IMEX
 // channels. On WSL2 (<dev root>/dxg exists) it reads neither procfs nor
-// NVML: see the WSL backend. With NVML it calls Init and Shutdown itself; the device nodes,
-// majors and capabilities always come from the proc and dev roots.
+// NVML: see the WSL backend. With NVML it calls Init and Shutdown itself;
+// the device nodes, majors and capabilities always come from the proc and
+// dev roots.
 //
 // ctx bounds the NVML part: NVML's calls cannot be interrupted, so when ctx
 // is done first Discover stops waiting for them (they finish in the

@@ -34,7 +34,8 @@ var simulatedRoot = regexp.MustCompile(`generated in (/\S+?),? `)
 // TestWSLGolden compares info, list, configure --dry-run and cdi generate
 // --mode=wsl on --simulate=wsl byte for byte with testdata (rewrite with
 // -update); the generated host's dir, the rootfs and the pid read as
-// $HOST, $ROOTFS and $PID.
+// $HOST, $ROOTFS and $PID. The goldens with /dev/dxg's device number need
+// root (--simulate makes a real node only then).
 func TestWSLGolden(t *testing.T) {
 	rootfs := busyboxRootfs(t)
 	pid := strconv.Itoa(os.Getpid())
@@ -50,6 +51,9 @@ func TestWSLGolden(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.name != "wsl-info" && tc.name != "wsl-list" {
+				testutil.RequireRoot(t) // /dev/dxg's number: a real node as root only
+			}
 			var out, stderr string
 			var code int
 			if tc.ctk {

@@ -48,9 +48,8 @@ func (pl *planner) mount(m Mount) bool {
 
 // planDriverFiles lists the driver's files in nvidia-container-cli's
 // order: binaries, libraries, 32-bit libraries, (WSL) the driver store
-// files, the image's compat
-// libraries (mount mode), firmware, then the toolkit's configuration
-// files, then IPC sockets and the MPS pipe dir.
+// files, the image's compat libraries (mount mode), firmware, then the
+// toolkit's configuration files, then IPC sockets and the MPS pipe dir.
 func (pl *planner) planDriverFiles() {
 	l := &pl.p.Layout
 	for _, f := range pl.files.Binaries {
