@@ -29,7 +29,7 @@ func wslHost(tb testing.TB) *fakehost.Host {
 }
 
 // simulatedRoot is the host dir --simulate names on stderr.
-var simulatedRoot = regexp.MustCompile(`generated in (/\S+?),? `)
+var simulatedRoot = regexp.MustCompile(`generated in (/[^\s,;]+)`)
 
 // TestWSLGolden compares info, list, configure --dry-run and cdi generate
 // --mode=wsl on --simulate=wsl byte for byte with testdata (rewrite with
