@@ -255,7 +255,7 @@ func TestCLIErrors(t *testing.T) {
 		{"mig-config", cat(hf, "list", "--mig-config=0"), "mig-config error: 0: only 'all' devices are currently supported"},
 		{"mig-monitor", cat(hf, "list", "--mig-monitor=1", "--mig-monitor=all"), "mig-monitor error: 1: only 'all' devices are currently supported"},
 		{"no driver", []string{"--root=" + fh.Root, "--proc-root=" + t.TempDir(), "info"}, "initialization error: "},
-		{"unknown machine", []string{"--simulate=dgx1", "info"}, `input error: unknown --simulate machine "dgx1" (want one of dgxa100, dgxb200, dgxh100, dgxh200, jetson-orin)`},
+		{"unknown machine", []string{"--simulate=dgx1", "info"}, `input error: unknown --simulate machine "dgx1" (want one of dgxa100, dgxb200, dgxh100, dgxh200, jetson-orin, wsl)`},
 		{"simulate and root", []string{"--simulate=dgxa100", "--root=/", "info"}, "input error: --simulate cannot be combined with --root, --proc-root or --dev-root"},
 	}
 	for _, tc := range tests {
