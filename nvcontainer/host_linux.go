@@ -17,7 +17,9 @@ import (
 // then opens the driver and discovers the devices ([OpenHost]). The node
 // report is for the caller to log; it is nil without LoadModules, and
 // returned even when a later step fails. ctx bounds the modprobe runs
-// (see devices.CreateNodes).
+// (see devices.CreateNodes). On WSL2 (/dev/dxg under the dev root) nothing
+// is loaded or made, as libnvidia-container skips it there: the report
+// says so.
 func PrepareHost(ctx context.Context, opts *HostOptions) (*Host, *devices.NodeReport, error) {
 	var o HostOptions
 	if opts != nil {
@@ -28,7 +30,9 @@ func PrepareHost(ctx context.Context, opts *HostOptions) (*Host, *devices.NodeRe
 		d = &driver.Options{}
 	}
 	var rep *devices.NodeReport
-	if o.LoadModules {
+	if o.LoadModules && onWSL(d.Roots) {
+		rep = &devices.NodeReport{Skipped: "WSL2 host (" + devices.DevDXG + "): no NVIDIA kernel modules or nodes to make"}
+	} else if o.LoadModules {
 		var err error
 		rep, err = devices.CreateNodes(ctx, &devices.NodeOptions{Roots: d.Roots, LoadModules: true, IMEXChannels: o.IMEXChannels})
 		if err != nil {

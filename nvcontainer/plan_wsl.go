@@ -1,7 +1,9 @@
 package nvcontainer
 
 import (
+	"os"
 	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/go-nvc/nvc/devices"
@@ -53,3 +55,9 @@ func (pl *planner) storeBinLinks(lp *linkPlan) {
 // isDXG reports whether n is WSL2's /dev/dxg, bound whatever the
 // capabilities (libnvidia-container: "always on WSL").
 func isDXG(n devices.Node) bool { return n.Path == devices.DevDXG }
+
+// onWSL reports whether roots' dev root has dxg: a WSL2 host.
+func onWSL(roots driver.Roots) bool {
+	_, err := os.Stat(filepath.Join(roots.WithDefaults().Dev, "dxg"))
+	return err == nil
+}

@@ -3,6 +3,7 @@ package nvcontainer_test
 import (
 	"context"
 	"path"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -80,4 +81,20 @@ func TestPlanWSLNoDevbind(t *testing.T) {
 	_, ok = findMount(p, devices.DevDXG)
 	assert.True(t, ok, "/dev/dxg not bound with NoCgroups")
 	assert.Empty(t, p.CgroupRules, "cgroup rules with NoCgroups")
+}
+
+// TestPrepareHostWSL: --load-kmods on a WSL2 host loads and makes
+// nothing (no modprobe, no /dev/nvidia* nodes), saying why, and opens the
+// host.
+func TestPrepareHostWSL(t *testing.T) {
+	fh, err := fakehost.GenerateWSL(t.TempDir(), nil)
+	require.NoError(t, err)
+	roots := driver.Roots{Driver: fh.Root, Proc: fh.ProcRoot, Dev: fh.DevRoot}
+	h, rep, err := nvcontainer.PrepareHost(context.Background(), &nvcontainer.HostOptions{Driver: &driver.Options{Roots: roots}, LoadModules: true})
+	require.NoError(t, err)
+	require.NotNil(t, rep)
+	assert.Contains(t, rep.Skipped, "WSL2")
+	assert.Empty(t, rep.Created)
+	assert.NoFileExists(t, filepath.Join(fh.DevRoot, "nvidiactl"))
+	assert.Equal(t, devices.WSL, h.Devices.Backend)
 }
