@@ -15,15 +15,11 @@ import (
 // and what is there, and matches rootfs.ErrWrongType.
 func Place(root *rootfs.Root, target, linkPath string, soname bool) (kept string, err error) {
 	if soname {
-		e, err := root.ReplaceSymlink(target, linkPath) // its error names the path and the type there
-		if err != nil {
-			return "", err
-		}
-		return "", e.Close()
+		return "", root.Link(target, linkPath, true) // its error names the path and the type there
 	}
-	e, err := root.Symlink(target, linkPath)
+	err = root.Link(target, linkPath, false)
 	if err == nil {
-		return "", e.Close()
+		return "", nil
 	}
 	if !errors.Is(err, fs.ErrExist) && !errors.Is(err, rootfs.ErrWrongType) {
 		return "", err

@@ -130,7 +130,7 @@ func (r *Root) openExisting(comps []string) (*handle, error) {
 func (r *Root) MkdirAll(unsafePath string, perm fs.FileMode) (*Entry, error) {
 	e, err := r.create(unsafePath, unix.S_IFDIR, func(dir int, name string) (int, error) {
 		return -1, unix.Mkdirat(dir, name, uint32(perm))
-	}, perm, "")
+	}, perm, "", false)
 	if err != nil {
 		return nil, fmt.Errorf("creating directory %q in rootfs %q: %w", unsafePath, r.Path(), err)
 	}
@@ -143,7 +143,7 @@ func (r *Root) MkdirAll(unsafePath string, perm fs.FileMode) (*Entry, error) {
 func (r *Root) CreateFile(unsafePath string, perm fs.FileMode) (*Entry, error) {
 	e, err := r.create(unsafePath, unix.S_IFREG, func(dir int, name string) (int, error) {
 		return unix.Openat(dir, name, unix.O_RDONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm))
-	}, perm, "")
+	}, perm, "", false)
 	if err != nil {
 		return nil, fmt.Errorf("creating file %q in rootfs %q: %w", unsafePath, r.Path(), err)
 	}
@@ -155,9 +155,12 @@ func (r *Root) CreateFile(unsafePath string, perm fs.FileMode) (*Entry, error) {
 // recorded as created); anything else there is an error matching
 // fs.ErrExist, or [ErrWrongType] when it is not a symlink.
 func (r *Root) Symlink(target, unsafePath string) (*Entry, error) {
-	e, err := r.create(unsafePath, unix.S_IFLNK, func(dir int, name string) (int, error) {
-		return -1, unix.Symlinkat(target, dir, name)
-	}, 0, target)
+	return r.symlink(target, unsafePath, false)
+}
+
+// symlink is Symlink; lean leaves the link unopened (see Link).
+func (r *Root) symlink(target, unsafePath string, lean bool) (*Entry, error) {
+	e, err := r.create(unsafePath, unix.S_IFLNK, makeLink(target), 0, target, lean)
 	if err != nil {
 		return nil, fmt.Errorf("creating symlink %q -> %q in rootfs %q: %w", unsafePath, target, r.Path(), err)
 	}
@@ -171,7 +174,7 @@ func (r *Root) Mknod(unsafePath string, perm fs.FileMode, major, minor uint32) (
 	dev := unix.Mkdev(major, minor)
 	e, err := r.create(unsafePath, unix.S_IFCHR, func(dir int, name string) (int, error) {
 		return -1, unix.Mknodat(dir, name, unix.S_IFCHR|uint32(perm), int(dev))
-	}, perm, "")
+	}, perm, "", false)
 	if err == nil && e.st.Rdev != dev {
 		e.Close()
 		err = fmt.Errorf("%q is device %d:%d, want %d:%d: %w", unsafePath,
@@ -187,11 +190,17 @@ func (r *Root) Mknod(unsafePath string, perm fs.FileMode, major, minor uint32) (
 // creating opened it (else -1), or unix.EEXIST when something is there.
 type makeFunc func(dir int, name string) (int, error)
 
+// makeLink is the makeFunc of a symlink to target.
+func makeLink(target string) makeFunc {
+	return func(dir int, name string) (int, error) { return -1, unix.Symlinkat(target, dir, name) }
+}
+
 // create makes unsafePath's parents, then calls mk to create the entry
 // of type typ in the parent, then verifies, owns and records it. If mk
 // finds something there, that is accepted when it has type typ (and, for a
-// symlink, target).
-func (r *Root) create(unsafePath string, typ uint32, mk makeFunc, perm fs.FileMode, target string) (*Entry, error) {
+// symlink, target). Lean (for a symlink, see Link) reads the entry by
+// name instead of opening it, unless it must be given an owner.
+func (r *Root) create(unsafePath string, typ uint32, mk makeFunc, perm fs.FileMode, target string, lean bool) (*Entry, error) {
 	parent, name, err := splitLast(unsafePath)
 	if err != nil {
 		return nil, err
@@ -207,14 +216,14 @@ func (r *Root) create(unsafePath string, typ uint32, mk makeFunc, perm fs.FileMo
 	if err != nil {
 		return nil, err
 	}
-	e, err := r.createIn(dir, name, unsafePath, typ, mk, perm, target)
+	e, err := r.createIn(dir, name, unsafePath, typ, mk, perm, target, lean)
 	if err != nil {
 		dir.release()
 	}
 	return e, err
 }
 
-func (r *Root) createIn(dir *handle, name, unsafePath string, typ uint32, mk makeFunc, perm fs.FileMode, target string) (*Entry, error) {
+func (r *Root) createIn(dir *handle, name, unsafePath string, typ uint32, mk makeFunc, perm fs.FileMode, target string, lean bool) (*Entry, error) {
 	fd, err := -1, error(unix.EEXIST) // refused: use what is there, as when mk finds it
 	if refused := r.mayCreate(dir); refused == nil {
 		fd, err = mk(dir.fd, name)
@@ -229,7 +238,10 @@ func (r *Root) createIn(dir *handle, name, unsafePath string, typ uint32, mk mak
 	if created { // recorded before anything else can fail
 		c = r.recordNew(dir, name, unsafePath, typ, target)
 	}
-	e, err := r.openCreated(dir, name, fd, unsafePath, created)
+	e, err := r.openCreated(dir, name, fd, unsafePath, created, lean)
+	if err == nil && e.fd < 0 && created && r.needsChown(&e.st) {
+		err = e.reopen() // chown goes through a descriptor
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -256,7 +268,7 @@ func (e *Entry) verify(typ uint32, target string) error {
 	if typ != unix.S_IFLNK {
 		return nil
 	}
-	got, err := readlinkFd(e.fd, len(target))
+	got, err := e.readlink(len(target))
 	if err != nil {
 		return &os.PathError{Op: "readlinkat", Path: e.path, Err: err}
 	}
@@ -270,11 +282,16 @@ func (e *Entry) verify(typ uint32, target string) error {
 // than want suffices to tell whether it holds want; a link that fills it
 // is read again with PATH_MAX.
 func readlinkFd(fd, want int) (string, error) {
+	return readlinkAt(fd, "", want)
+}
+
+// readlinkAt is readlinkFd of name in the directory dir.
+func readlinkAt(dir int, name string, want int) (string, error) {
 	buf := make([]byte, want+1)
-	n, err := unix.Readlinkat(fd, "", buf)
+	n, err := unix.Readlinkat(dir, name, buf)
 	if err == nil && n == len(buf) {
 		buf = make([]byte, unix.PathMax)
-		n, err = unix.Readlinkat(fd, "", buf)
+		n, err = unix.Readlinkat(dir, name, buf)
 	}
 	if err != nil {
 		return "", err

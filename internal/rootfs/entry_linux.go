@@ -137,10 +137,14 @@ func (e *Entry) Close() error {
 	return e.closeFile()
 }
 
-// closeFile releases the entry's own descriptor only.
+// closeFile releases the entry's own descriptor only (a lean entry has
+// none).
 func (e *Entry) closeFile() error {
-	if e.file != nil {
+	switch {
+	case e.file != nil:
 		return e.file.Close()
+	case e.fd < 0:
+		return nil
 	}
 	return unix.Close(e.fd)
 }

@@ -119,18 +119,29 @@ func (c *creation) linksToTarget() bool {
 }
 
 // openCreated opens the entry mk made or found: it wraps fd when mk
-// opened it (>= 0), else opens name in dir; then fstats it.
-func (r *Root) openCreated(dir *handle, name string, fd int, unsafePath string, created bool) (*Entry, error) {
+// opened it (>= 0), else opens name in dir; then fstats it. Lean, without
+// fd, it only stats name in dir (statEntry).
+func (r *Root) openCreated(dir *handle, name string, fd int, unsafePath string, created, lean bool) (*Entry, error) {
 	if err := r.fault("fstat", unsafePath); err != nil {
 		if fd >= 0 {
 			unix.Close(fd)
 		}
 		return nil, err
 	}
-	if fd >= 0 {
+	switch {
+	case fd >= 0:
 		return entryFor(dir, name, fd, unsafePath, created)
+	case lean:
+		return statEntry(dir, name, unsafePath, created)
 	}
 	return newEntry(dir, name, unsafePath, created)
+}
+
+// needsChown reports whether an entry whose stat is st must be given the
+// Root's owner.
+func (r *Root) needsChown(st *unix.Stat_t) bool {
+	o := r.opts.Owner
+	return o != nil && (int(st.Uid) != o.UID || int(st.Gid) != o.GID)
 }
 
 // syscall calls fn, unless a test's fault hook fails op on path first; an

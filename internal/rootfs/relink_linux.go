@@ -27,12 +27,18 @@ import (
 // stack it is removed at once. Like WriteFile, it needs a filesystem with
 // RENAME_EXCHANGE.
 func (r *Root) ReplaceSymlink(target, unsafePath string) (*Entry, error) {
+	return r.replaceSymlink(target, unsafePath, false)
+}
+
+// replaceSymlink is ReplaceSymlink; lean leaves a link it creates (not
+// one it exchanges) unopened (see Link).
+func (r *Root) replaceSymlink(target, unsafePath string, lean bool) (*Entry, error) {
 	parent, name, err := splitLast(unsafePath)
 	var e *Entry
 	if err == nil {
 		var dir *handle
 		if dir, err = r.makeDirs(parent); err == nil {
-			if e, err = r.relinkIn(dir, name, unsafePath, target); err != nil {
+			if e, err = r.relinkIn(dir, name, unsafePath, target, lean); err != nil {
 				dir.release()
 			}
 		}
@@ -45,11 +51,9 @@ func (r *Root) ReplaceSymlink(target, unsafePath string) (*Entry, error) {
 
 // relinkIn creates the link in dir, or replaces a symlink with another
 // target there.
-func (r *Root) relinkIn(dir *handle, name, unsafePath, target string) (*Entry, error) {
+func (r *Root) relinkIn(dir *handle, name, unsafePath, target string, lean bool) (*Entry, error) {
 	r.sweepStale(dir)
-	e, err := r.createIn(dir, name, unsafePath, unix.S_IFLNK, func(d int, n string) (int, error) {
-		return -1, unix.Symlinkat(target, d, n)
-	}, 0, target)
+	e, err := r.createIn(dir, name, unsafePath, unix.S_IFLNK, makeLink(target), 0, target, lean)
 	if !errors.Is(err, fs.ErrExist) { // only a symlink to elsewhere is replaced
 		return e, err
 	}
