@@ -82,15 +82,7 @@ func OpenSourceFd(fd int, name string, attr Attr, opts *Options) (*Source, error
 
 // cloneFd is cloneTree for an open file.
 func (s *Source) cloneFd(fd int) error {
-	tree, err := unix.OpenTree(fd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH)
-	if err != nil {
-		return &Error{Op: "open_tree", Source: s.path, Err: err}
-	}
-	s.tree = tree
-	if err := s.stat(tree); err != nil {
-		return err
-	}
-	return s.setAttr()
+	return s.clone(fd, "", unix.AT_EMPTY_PATH)
 }
 
 // dupFd is open (Legacy's) for an open file.
@@ -149,7 +141,23 @@ func (s *Source) stat(fd int) error {
 // cloneTree makes the detached copy of the host file, checks it and sets
 // its attributes.
 func (s *Source) cloneTree() error {
-	fd, err := unix.OpenTree(unix.AT_FDCWD, s.path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_SYMLINK_NOFOLLOW)
+	return s.clone(unix.AT_FDCWD, s.path, unix.AT_SYMLINK_NOFOLLOW)
+}
+
+// clone makes the detached copy of name in dir with the source's
+// attributes (open_tree_attr, see openTreeAttr), else clones it and sets
+// them, and checks what it got.
+func (s *Source) clone(dir int, name string, flags int) error {
+	flags |= unix.OPEN_TREE_CLONE | unix.OPEN_TREE_CLOEXEC
+	fd, err := openTreeAttr(dir, name, flags, s.attr)
+	if err == nil {
+		s.tree = fd
+		return s.stat(fd)
+	}
+	if err != errNoTreeAttr {
+		return &Error{Op: "open_tree_attr", Source: s.path, Flags: s.attr.String(), Err: err}
+	}
+	fd, err = unix.OpenTree(dir, name, uint(flags))
 	if err != nil {
 		return &Error{Op: "open_tree", Source: s.path, Err: err}
 	}

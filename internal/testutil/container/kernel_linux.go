@@ -115,5 +115,5 @@ func DenySyscalls(nrs ...uintptr) error {
 // fchmodat2 (6.6). Call it in a child ([InChild]).
 func DenyNewerSyscalls() error {
 	return DenySyscalls(unix.SYS_OPEN_TREE, unix.SYS_MOVE_MOUNT, unix.SYS_FSOPEN, unix.SYS_FSCONFIG,
-		unix.SYS_FSMOUNT, unix.SYS_MOUNT_SETATTR, unix.SYS_OPENAT2, unix.SYS_FCHMODAT2)
+		unix.SYS_FSMOUNT, unix.SYS_MOUNT_SETATTR, unix.SYS_OPENAT2, unix.SYS_FCHMODAT2, unix.SYS_OPEN_TREE_ATTR)
 }
