@@ -115,6 +115,7 @@ type applier struct {
 	sources []*mount.Source // one per plan.Mounts
 	under   []underTmpfs    // one per plan.Mounts
 	vol     *volumeGuard    // keeps Apply out of volumes (apply_volumes_linux.go)
+	thread  *mount.Thread   // the confined thread, checked once (inNamespace)
 
 	spare *fdReserve // descriptors kept for undo (EMFILE)
 	host  undo.Stack // changes made from the host (cgroup rules)
@@ -161,6 +162,11 @@ func (a *applier) inNamespace() (err error) {
 	if err := a.at(StepEnter, a.ctr.Rootfs); err != nil {
 		return err
 	}
+	th, err := mount.ConfinedThread() // once, for every mount
+	if err != nil {
+		return stepError(StepEnter, a.ctr.Rootfs, err)
+	}
+	a.thread = th
 	root, err := a.openRoot()
 	if err != nil {
 		return err

@@ -207,7 +207,7 @@ func (a *applier) attachTmpfs(root *rootfs.Root, tm *tmpfsMount) error {
 	if err := a.vol.mayMountOn(e, target); err != nil {
 		return stepError(StepTmpfs, target, err)
 	}
-	mnt, err := tm.src.AttachEntry(e)
+	mnt, err := a.thread.AttachEntry(tm.src, e)
 	if err != nil {
 		return stepError(StepTmpfs, target, err)
 	}
@@ -226,7 +226,7 @@ func (a *applier) attachInTmpfs(tm *tmpfsMount, rel string, src *mount.Source) e
 	if err != nil {
 		return err
 	}
-	mnt, err := src.Attach(dir, name)
+	mnt, err := a.thread.Attach(src, dir, name)
 	if err != nil {
 		return err
 	}

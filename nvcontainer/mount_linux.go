@@ -132,7 +132,7 @@ func (a *applier) attach(root *rootfs.Root, m Mount, src *mount.Source) error {
 	if err := a.vol.mayMountOn(e, m.Target); err != nil {
 		return err
 	}
-	mnt, err := src.AttachEntry(e)
+	mnt, err := a.thread.AttachEntry(src, e)
 	if err != nil {
 		return err
 	}

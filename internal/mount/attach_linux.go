@@ -21,6 +21,13 @@ import (
 // the attributes. A tmpfs made by NewTmpfs is mounted and, with Legacy,
 // populated here.
 func (s *Source) Attach(dir *os.File, name string) (*Mount, error) {
+	if err := s.onConfined(dir.Name() + "/" + name); err != nil {
+		return nil, err
+	}
+	return s.attachAt(dir, name)
+}
+
+func (s *Source) attachAt(dir *os.File, name string) (*Mount, error) {
 	shown := dir.Name() + "/" + name
 	if err := s.canAttach(shown); err != nil {
 		return nil, err
@@ -37,6 +44,13 @@ func (s *Source) Attach(dir *os.File, name string) (*Mount, error) {
 // through e's own descriptor: the target is not opened again by name, and
 // e's fstat (a file's type never changes) is what must fit the source.
 func (s *Source) AttachEntry(e *rootfs.Entry) (*Mount, error) {
+	if err := s.onConfined(e.Path()); err != nil {
+		return nil, err
+	}
+	return s.attachEntry(e)
+}
+
+func (s *Source) attachEntry(e *rootfs.Entry) (*Mount, error) {
 	shown := e.Path()
 	if err := s.canAttach(shown); err != nil {
 		return nil, err
@@ -48,11 +62,16 @@ func (s *Source) AttachEntry(e *rootfs.Entry) (*Mount, error) {
 	return s.attach(e.DirFd(), e.Name(), e.Fd(), shown)
 }
 
-// canAttach refuses to attach outside a confined thread, or twice.
-func (s *Source) canAttach(shown string) error {
+// onConfined refuses to attach outside a confined thread.
+func (s *Source) onConfined(shown string) error {
 	if !ns.OnConfinedThread() {
 		return &Error{Op: "attach", Source: s.path, Target: shown, Err: ErrNotConfined}
 	}
+	return nil
+}
+
+// canAttach refuses to attach twice.
+func (s *Source) canAttach(shown string) error {
 	if s.method == NewAPI && s.tree < 0 {
 		return &Error{Op: "attach", Source: s.path, Target: shown, Err: ErrAttached}
 	}

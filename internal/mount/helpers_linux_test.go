@@ -23,14 +23,29 @@ file proc/driver/nvidia/gpus/0000:01:00.0/information "Model: Test GPU\n"
 
 var methods = []Method{NewAPI, Legacy}
 
-// attachers are the two ways onto a rootfs entry: by its directory and
-// name (Attach), or through its own descriptor (AttachEntry).
+// attachers are the ways onto a rootfs entry: by its directory and name
+// (Attach), or through its own descriptor (AttachEntry), each also through
+// a Thread checked once.
 var attachers = []struct {
 	name string
 	fn   func(*Source, *rootfs.Entry) (*Mount, error)
 }{
 	{"by name", func(s *Source, e *rootfs.Entry) (*Mount, error) { return s.Attach(e.Dir(), e.Name()) }},
 	{"by entry", (*Source).AttachEntry},
+	{"by name, thread checked once", func(s *Source, e *rootfs.Entry) (*Mount, error) {
+		th, err := ConfinedThread()
+		if err != nil {
+			return nil, err
+		}
+		return th.Attach(s, e.Dir(), e.Name())
+	}},
+	{"by entry, thread checked once", func(s *Source, e *rootfs.Entry) (*Mount, error) {
+		th, err := ConfinedThread()
+		if err != nil {
+			return nil, err
+		}
+		return th.AttachEntry(s, e)
+	}},
 }
 
 // ctr is a running test container and a way into it.

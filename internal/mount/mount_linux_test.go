@@ -120,6 +120,8 @@ func TestAttachAndDetachNeedConfinedThread(t *testing.T) {
 			defer dir.Close()
 			_, err = src.Attach(dir, "x")
 			assert.ErrorIs(t, err, ErrNotConfined, "%v: Attach outside Run", method)
+			_, err = ConfinedThread()
+			assert.ErrorIs(t, err, ErrNotConfined, "ConfinedThread outside Run")
 			m := &Mount{fd: int(dir.Fd()), file: dir}
 			assert.ErrorIs(t, m.Detach(), ErrNotConfined, "Detach outside Run")
 		})
