@@ -45,7 +45,10 @@ func (a *applier) openProc() error {
 func (a *applier) openRoot() (*rootfs.Root, error) {
 	root, err := rootfs.Open(a.ctr.Rootfs, &rootfs.Options{Owner: a.owner, Undo: &a.inner, KeepDirs: true, MayCreate: a.vol.mayCreate, RemoveStaleTemps: true})
 	if err == nil {
-		a.vol.rootID, err = a.vol.mountID(int(root.File().Fd()))
+		a.vol.rootID = root.MountID() // read when it was opened
+		if a.vol.rootID == 0 {        // a kernel before 5.8
+			a.vol.rootID, err = a.vol.mountID(int(root.File().Fd()))
+		}
 		if err != nil {
 			root.Close()
 		}

@@ -101,9 +101,14 @@ func (r *Root) mkdirIn(dir *handle, comps []string, perm fs.FileMode) (*handle, 
 	}
 	d := newHandle(fd, shown)
 	var st unix.Stat_t
-	_, err = r.syscall("fstat", shown, func() (int, error) { return 0, unix.Fstat(fd, &st) })
+	_, err = r.syscall("fstat", shown, func() (int, error) {
+		id, err := fstatMount(fd, &st) // its mount ID spares mayCreate a statx
+		d.mntID.Store(id)
+		return 0, err
+	})
 	if err == nil {
 		c.identify(&st)
+		inheritAllowed(dir, d)
 		err = r.finish(fd, &st, shown, perm, "")
 	}
 	if err != nil {
@@ -111,6 +116,16 @@ func (r *Root) mkdirIn(dir *handle, comps []string, perm fs.FileMode) (*handle, 
 		return nil, err
 	}
 	return d, nil
+}
+
+// inheritAllowed marks d, a directory just created in dir, allowed by
+// Options.MayCreate when dir is and d is on dir's mount: a directory
+// mounted over between its mkdirat and its openat is on another mount and
+// is asked about.
+func inheritAllowed(dir, d *handle) {
+	if id := d.mntID.Load(); id != 0 && dir.allowed.Load() && id == dir.mountID() {
+		d.allowed.Store(true)
+	}
 }
 
 // openExisting opens comps, which exists, as a directory. A dangling

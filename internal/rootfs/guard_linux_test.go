@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/internal/testutil/container"
@@ -56,7 +58,41 @@ dir usr`)
 	}
 	d := container.DiffSnapshots(before, container.SnapshotTree(t, dir+"/vol"))
 	assert.Empty(t, d, "created in the refused directory:\n%s", strings.Join(d, "\n"))
-	assert.Contains(t, strings.Join(asked, " "), "/usr/x", "MayCreate was asked about %q, want /usr/x among them", asked)
+	assert.Contains(t, asked, "/usr", "MayCreate was asked about %q, want /usr among them", asked)
+	assert.NotContains(t, asked, "/usr/x", "MayCreate was asked about %q: /usr/x, made in the allowed /usr on its mount, is allowed too", asked)
+}
+
+// TestMayCreateMountedOver: a directory Root creates in an allowed one is
+// not asked about while it is on the same mount; one that something was
+// mounted on between its mkdirat and its openat (a race of the image's
+// processes) is, and its refusal holds.
+func TestMayCreateMountedOver(t *testing.T) {
+	dir := testutil.Tree(t, "dir usr")
+	if !container.InPrivateMountNS(t) {
+		return
+	}
+	t.Cleanup(func() { unix.Unmount(dir+"/usr/vol", unix.MNT_DETACH) })
+	var asked []string
+	r := openRoot(t, dir, &Options{KeepDirs: true, MayCreate: func(fd int, d string) error {
+		asked = append(asked, d)
+		var sfs unix.Statfs_t
+		if err := unix.Fstatfs(fd, &sfs); err != nil || sfs.Type == unix.TMPFS_MAGIC {
+			return errRefused // the "volume"
+		}
+		return nil
+	}})
+	r.opts.fault = func(op, p string) error {
+		if op == "openat" && p == "/usr/vol" {
+			return unix.Mount("tmpfs", dir+p, "tmpfs", 0, "")
+		}
+		return nil
+	}
+	require.NoError(t, closeIt(r.CreateFile("/usr/same/deeper/f", 0o644)))
+	assert.Equal(t, []string{"/usr"}, asked, "MayCreate asked about")
+	err := closeIt(r.CreateFile("/usr/vol/f", 0o644))
+	assert.ErrorIs(t, err, errRefused, "a file in a directory mounted over")
+	assert.Equal(t, []string{"/usr", "/usr/vol"}, asked, "MayCreate asked about")
+	assert.NoFileExists(t, dir+"/usr/vol/f", "created in the mount")
 }
 
 func closeIt(e *Entry, err error) error {

@@ -17,8 +17,9 @@ type handle struct {
 	name string // the path inside the root, for messages
 	refs atomic.Int32
 
-	allowed atomic.Bool // Options.MayCreate allowed creating here
-	swept   atomic.Bool // sweepStale has been here
+	allowed atomic.Bool   // Options.MayCreate allowed creating here
+	mntID   atomic.Uint64 // the ID of the mount it is on; 0: not read yet
+	swept   atomic.Bool   // sweepStale has been here
 
 	mu   sync.Mutex
 	file *os.File // made on demand by File, or the file fd came from
@@ -36,6 +37,21 @@ func handleOf(f *os.File) *handle {
 	h := newHandle(int(f.Fd()), f.Name())
 	h.file = f
 	return h
+}
+
+// mountID is the ID of the mount the directory is on, read once (statx);
+// 0 where the kernel cannot tell.
+func (h *handle) mountID() uint64 {
+	if id := h.mntID.Load(); id != 0 {
+		return id
+	}
+	var st unix.Stat_t
+	id, err := fstatMount(h.fd, &st)
+	if err != nil {
+		return 0
+	}
+	h.mntID.Store(id)
+	return id
 }
 
 // acquire adds a reference.

@@ -74,9 +74,11 @@ type Options struct {
 	// refuses: nothing is created there, the call fails with that error
 	// wrapped, and an entry already there is still used as it is (a
 	// placeholder to mount onto, the same symlink). Nil allows everything.
-	// An answer must depend only on the directory descriptor (its mount,
-	// say), not on when it is asked: a directory allowed once is not asked
-	// about again while the Root holds it open.
+	// An answer must depend only on the directory's mount, not on the
+	// directory nor on when it is asked: a directory allowed once is not
+	// asked about again while the Root holds it open, nor is one the Root
+	// creates in it and finds on the same mount (where the kernel reports
+	// mount IDs; one mounted over meanwhile is asked about).
 	MayCreate func(dirFd int, dir string) error
 	// RemoveStaleTemps makes WriteFile and ReplaceSymlink first remove,
 	// once per directory, the hidden temporaries (".NAME.nvc-" and 12 hex
@@ -122,7 +124,8 @@ func Open(path string, opts *Options) (*Root, error) {
 		return nil, fmt.Errorf("opening rootfs: %w", &os.PathError{Op: "open", Path: path, Err: err})
 	}
 	r.dir, r.fd = os.NewFile(uintptr(fd), path), fd
-	if err := checkType(fd, path, unix.S_IFDIR); err != nil {
+	id, err := checkTypeMount(fd, path, unix.S_IFDIR)
+	if err != nil {
 		r.dir.Close()
 		return nil, fmt.Errorf("opening rootfs %q: %w", path, err)
 	}
@@ -131,8 +134,14 @@ func Open(path string, opts *Options) (*Root, error) {
 		return nil, err
 	}
 	r.top = handleOf(r.dir)
+	r.top.mntID.Store(id)
 	return r, nil
 }
+
+// MountID is the ID of the mount the rootfs directory is on (as in
+// mountinfo), read when it was opened; 0 where the kernel does not say
+// (before Linux 5.8).
+func (r *Root) MountID() uint64 { return r.top.mntID.Load() }
 
 // chooseResolver settles ResolveAuto by probing openat2 once.
 func (r *Root) chooseResolver() error {
@@ -173,6 +182,22 @@ func checkType(fd int, name string, typ uint32) error {
 	if err := unix.Fstat(fd, &st); err != nil {
 		return &os.PathError{Op: "fstat", Path: name, Err: err}
 	}
+	return wantType(&st, name, typ)
+}
+
+// checkTypeMount is checkType that also returns the ID of the mount fd is
+// on (0: unknown), read in the same statx.
+func checkTypeMount(fd int, name string, typ uint32) (uint64, error) {
+	var st unix.Stat_t
+	id, err := fstatMount(fd, &st)
+	if err != nil {
+		return 0, &os.PathError{Op: "fstat", Path: name, Err: err}
+	}
+	return id, wantType(&st, name, typ)
+}
+
+// wantType checks that st, of name, has type typ.
+func wantType(st *unix.Stat_t, name string, typ uint32) error {
 	if st.Mode&unix.S_IFMT != typ {
 		return fmt.Errorf("%q is a %s, want a %s: %w", name, inroot.TypeName(st.Mode), inroot.TypeName(typ), ErrWrongType)
 	}
