@@ -3,7 +3,6 @@ package nvcontainer
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -25,6 +24,7 @@ import (
 type process struct {
 	pid int
 	dir *os.File
+	fd  int // dir's
 }
 
 // pinProcess checks ctr.PID and pins it: the pid is within the kernel's
@@ -38,11 +38,12 @@ func pinProcess(procRoot string, ctr Container) (*process, *ns.Namespace, error)
 		return nil, nil, err
 	}
 	name := filepath.Join(procRoot, strconv.Itoa(ctr.PID))
-	dir, err := os.OpenFile(name, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open(name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, nil, pidError(ctr.PID, "no such process", err)
+		return nil, nil, pidError(ctr.PID, "no such process", &os.PathError{Op: "open", Path: name, Err: err})
 	}
-	p := &process{pid: ctr.PID, dir: dir}
+	dir := os.NewFile(uintptr(fd), name) // not os.OpenFile: no poller, no fcntl at each Fd
+	p := &process{pid: ctr.PID, dir: dir, fd: fd}
 	n, err := p.namespace(ctr.Mode)
 	if err != nil {
 		dir.Close()
@@ -139,14 +140,10 @@ func CheckContainer(ctr Container, procRoot string) error {
 // alive reads the process's state from its stat file: a zombie ('Z') or a
 // dead process ('X', 'x') is not the container's process.
 func (p *process) alive() error {
-	f, err := p.open("stat")
+	var buf [4096]byte
+	b, err := p.read("stat", buf[:])
 	if err != nil {
 		return pidError(p.pid, "not alive", err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, 4096))
-	if err != nil {
-		return pidError(p.pid, "reading its state", err)
 	}
 	// "PID (COMM) S ...": COMM may hold anything, so the state follows the
 	// last ')'.
@@ -163,10 +160,26 @@ func (p *process) alive() error {
 	return nil
 }
 
+// read reads up to len(buf) bytes of a file of the pinned process's
+// directory (one read: procfs gives a small file whole); it fails once the
+// process is gone.
+func (p *process) read(name string, buf []byte) ([]byte, error) {
+	fd, err := unix.Openat(p.fd, name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "openat", Path: filepath.Join(p.dir.Name(), name), Err: err}
+	}
+	defer unix.Close(fd)
+	n, err := unix.Read(fd, buf)
+	if err != nil {
+		return nil, &os.PathError{Op: "read", Path: filepath.Join(p.dir.Name(), name), Err: err}
+	}
+	return buf[:n], nil
+}
+
 // open opens a file of the pinned process's directory; it fails once the
 // process is gone.
 func (p *process) open(name string) (*os.File, error) {
-	fd, err := unix.Openat(int(p.dir.Fd()), name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	fd, err := unix.Openat(p.fd, name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "openat", Path: filepath.Join(p.dir.Name(), name), Err: err}
 	}
@@ -177,7 +190,7 @@ func (p *process) open(name string) (*os.File, error) {
 // takes it from stat("/proc/PID").
 func (p *process) owner() (rootfs.Owner, error) {
 	var st unix.Stat_t
-	if err := unix.Fstat(int(p.dir.Fd()), &st); err != nil {
+	if err := unix.Fstat(p.fd, &st); err != nil {
 		return rootfs.Owner{}, pidError(p.pid, "finding its owner", os.NewSyscallError("fstat", err))
 	}
 	return rootfs.Owner{UID: int(st.Uid), GID: int(st.Gid)}, nil
@@ -205,12 +218,19 @@ func checkPIDMax(procRoot string, pid int) error {
 	return nil
 }
 
+// readInt reads the number in the small file name (one read).
 func readInt(name string) (int, error) {
-	b, err := os.ReadFile(name)
+	fd, err := unix.Open(name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return 0, err
 	}
-	return strconv.Atoi(strings.TrimSpace(string(b)))
+	defer unix.Close(fd)
+	var buf [32]byte
+	n, err := unix.Read(fd, buf[:])
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(strings.TrimSpace(string(buf[:n])))
 }
 
 // pidError is an Apply error matching ErrInvalidPID: "container pid 7: why:

@@ -32,10 +32,11 @@ type volumeGuard struct {
 // openProc opens the host's procfs for the guard, in the caller's
 // namespace: on the confined thread, /proc may be the container's.
 func (a *applier) openProc() error {
-	f, err := os.OpenFile(a.opts.ProcRoot, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open(a.opts.ProcRoot, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return stepError(StepOpen, a.opts.ProcRoot, err)
+		return stepError(StepOpen, a.opts.ProcRoot, &os.PathError{Op: "open", Path: a.opts.ProcRoot, Err: err})
 	}
+	f := os.NewFile(uintptr(fd), a.opts.ProcRoot) // not os.OpenFile: no poller to try
 	a.vol = &volumeGuard{proc: f, mode: a.ctr.Mode, rootfs: path.Clean(a.ctr.Rootfs)}
 	return nil
 }
