@@ -123,8 +123,8 @@
 //     firmware or config source must be a regular file, a directory
 //     source a directory, a device source a character device with the
 //     plan's major:minor. With the new mount API each is cloned into a detached
-//     mount (open_tree) whose flags are set (mount_setattr) before anyone
-//     can see it, and each tmpfs is created (fsopen, fsmount) and filled —
+//     mount whose flags are set before anyone can see it (one
+//     open_tree_attr; open_tree and mount_setattr before Linux 6.15), and each tmpfs is created (fsopen, fsmount) and filled —
 //     files and placeholders for the mounts inside it — while detached.
 //     The container's process is pinned and checked first (see Plan.Apply),
 //     then its mount namespace and device cgroup are opened. The

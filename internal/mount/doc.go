@@ -4,8 +4,9 @@
 // The work is split the way the kernel allows it. In the host namespace,
 // [OpenSource] opens the host file and, with the new mount API, clones it
 // into a detached mount (open_tree(OPEN_TREE_CLONE)) whose attributes
-// (read-only, nosuid, nodev, noexec) are set with mount_setattr before
-// anything can see it. Then, on a thread confined to the container's mount
+// (read-only, nosuid, nodev, noexec) are set before anything can see it:
+// in the same open_tree_attr call on Linux 6.15 and later, with
+// mount_setattr before. Then, on a thread confined to the container's mount
 // namespace (internal/ns), [Source.Attach] moves it onto a target opened
 // inside the rootfs (internal/rootfs) with move_mount on both descriptors:
 // neither side is named by a path, so neither can be swapped under us.
