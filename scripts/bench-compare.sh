@@ -4,7 +4,9 @@
 # of each and the ratio NEW/OLD (benchstat's table when benchstat is
 # installed, else a small awk summary).
 #
-# Both commits are checked out into temporary worktrees and their test
+# OLD and NEW are resolved to commits once, at the start (a branch that
+# moves meanwhile does not change the run). Both are checked out into
+# temporary worktrees and their test
 # binaries built first (go test -c); the binaries are then run in
 # alternation, ROUNDS times (OLD, NEW, OLD, NEW …), so that a machine
 # shared with other work loads both alike. Run it as root from anywhere
@@ -33,11 +35,15 @@ OUT=${OUT:-$(mktemp -d /tmp/bench-compare.XXXXXX)}
 mkdir -p "$OUT"
 
 cd "$top"
+trap 'for w in old new; do [ ! -d "$OUT/src-$w" ] || git worktree remove --force "$OUT/src-$w"; done' EXIT
 if [ -z "${PKGS:-}" ]; then
 	PKGS=$(git grep -l '^func Benchmark' "$new" -- '*_test.go' | sed "s|^$new:||" |
 		xargs -n1 dirname | grep -v '^e2e$' | sort -u | sed 's|^|./|' | tr '\n' ' ')
 fi
 [ "${E2E:-}" = 1 ] && PKGS="$PKGS ./e2e"
+
+# bin PKG: the name of PKG's test binary (./internal/ns: internal_ns.test).
+bin() { echo "${1#./}" | tr / _ | sed 's/$/.test/'; }
 
 # build REV NAME: test binaries of REV's packages into $OUT/NAME/.
 build() {
@@ -49,7 +55,7 @@ build() {
 		tags=""
 		[ "$p" = ./e2e ] && tags="-tags e2e"
 		# shellcheck disable=SC2086 # tags is a word list
-		(cd "$wt" && go test $tags -c -o "$OUT/$2/$(echo "$p" | tr / _).test" "$p") ||
+		(cd "$wt" && go test $tags -c -o "$OUT/$2/$(bin "$p")" "$p") ||
 			echo "bench-compare: $p does not build at $2" >&2
 	done
 }
@@ -59,9 +65,9 @@ build "$new" new
 # run NAME PKG: one round of PKG's benchmarks with NAME's binary, run in
 # the package's directory of that tree (the tests read testdata there).
 run() {
-	bin="$OUT/$1/$(echo "$2" | tr / _).test"
-	[ -x "$bin" ] || return 0
-	(cd "$OUT/src-$1/$2" && "$bin" -test.run '^$' -test.bench "$BENCH" \
+	b="$OUT/$1/$(bin "$2")"
+	[ -x "$b" ] || return 0
+	(cd "$OUT/src-$1/$2" && "$b" -test.run '^$' -test.bench "$BENCH" \
 		-test.benchtime "$BENCHTIME" -test.benchmem 2>&1) |
 		grep -E '^(Benchmark|goos|goarch|pkg|cpu)' >>"$OUT/$1.txt" || true
 }
@@ -76,7 +82,6 @@ while [ "$i" -le "$ROUNDS" ]; do
 	echo "bench-compare: round $i of $ROUNDS done" >&2
 	i=$((i + 1))
 done
-for w in old new; do git worktree remove --force "$OUT/src-$w"; done
 
 echo "old $old, new $new; $ROUNDS rounds, -benchtime $BENCHTIME; results in $OUT"
 bs=${BENCHSTAT:-$(command -v benchstat || true)}
