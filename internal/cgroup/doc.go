@@ -34,7 +34,11 @@
 // attached before the old one is detached: for that moment both run and
 // access is what the old program alone allowed, never more. Before Linux 5.11
 // loading a program is charged to RLIMIT_MEMLOCK, which this package does not
-// raise (see github.com/cilium/ebpf/rlimit).
+// raise.
+//
+// The programs are assembled and loaded here with bpf(2) directly (no cgo,
+// no BPF library): the instructions are the few ALU, load and jump forms
+// the prefix needs, and the kernel's own translated instructions.
 //
 // # Limits
 //

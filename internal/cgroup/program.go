@@ -3,8 +3,7 @@ package cgroup
 import (
 	"errors"
 	"fmt"
-
-	"github.com/cilium/ebpf/asm"
+	"slices"
 )
 
 // Values of struct bpf_cgroup_dev_ctx (include/uapi/linux/bpf.h): the low 16
@@ -22,14 +21,14 @@ const (
 // test, the layout of opencontainers/cgroups' generator: R2 type, R3 access,
 // R4 major, R5 minor. R1 (the context) is left intact for the original
 // program that follows.
-func prefixHeader() asm.Instructions {
-	return asm.Instructions{
-		asm.LoadMem(asm.R2, asm.R1, 0, asm.Word),
-		asm.And.Imm32(asm.R2, 0xFFFF),
-		asm.LoadMem(asm.R3, asm.R1, 0, asm.Word),
-		asm.RSh.Imm32(asm.R3, 16),
-		asm.LoadMem(asm.R4, asm.R1, 4, asm.Word),
-		asm.LoadMem(asm.R5, asm.R1, 8, asm.Word),
+func prefixHeader() []insn {
+	return []insn{
+		ldxW(r2, r1, 0),
+		alu32Imm(aluAND, r2, 0xFFFF),
+		ldxW(r3, r1, 0),
+		alu32Imm(aluRSH, r3, 16),
+		ldxW(r4, r1, 4),
+		ldxW(r5, r1, 8),
 	}
 }
 
@@ -37,36 +36,32 @@ func prefixHeader() asm.Instructions {
 // type, major and minor equal the rule's and its access is a subset of the
 // rule's, return 1 (allow); otherwise fall through past the block. Unlike
 // the generator it is modelled on, it uses R0, not R1, as scratch.
-func ruleBlock(r Rule) asm.Instructions {
+func ruleBlock(r Rule) []insn {
 	typ := int32(devcgDevChar)
 	if r.Type == 'b' {
 		typ = devcgDevBlock
 	}
 	acc := accessBits(r.Access)
-	b := asm.Instructions{jneImm(asm.R2, typ)}
+	b := []insn{jneImm(r2, typ, 0)}
 	if acc != devcgAccAll {
 		b = append(b,
-			asm.Mov.Reg32(asm.R0, asm.R3),
-			asm.And.Imm32(asm.R0, acc),
-			asm.Instruction{OpCode: asm.JNE.Op(asm.RegSource), Dst: asm.R0, Src: asm.R3},
+			movReg32(r0, r3),
+			alu32Imm(aluAND, r0, acc),
+			jneReg(r0, r3, 0),
 		)
 	}
 	b = append(b,
-		jneImm(asm.R4, int32(r.Major)),
-		jneImm(asm.R5, int32(r.Minor)),
-		asm.Mov.Imm32(asm.R0, 1),
-		asm.Return(),
+		jneImm(r4, int32(r.Major), 0),
+		jneImm(r5, int32(r.Minor), 0),
+		alu32Imm(aluMOV, r0, 1),
+		exit(),
 	)
 	for i := range b {
-		if b[i].OpCode.JumpOp() == asm.JNE {
-			b[i].Offset = int16(len(b) - 1 - i) // to the first instruction after b
+		if b[i].class() == clsJMP && b[i].jumpOp() == jmpJNE {
+			b[i].off = int16(len(b) - 1 - i) // to the first instruction after b
 		}
 	}
 	return b
-}
-
-func jneImm(dst asm.Register, v int32) asm.Instruction {
-	return asm.Instruction{OpCode: asm.JNE.Op(asm.ImmSource), Dst: dst, Constant: int64(v)}
 }
 
 func accessBits(access string) int32 {
@@ -92,7 +87,7 @@ func accessBits(access string) int32 {
 // which attaches what it makes), and its access check uses R1 as scratch,
 // so its output could not be followed by another program that reads the
 // context. The prefix therefore follows its block layout with R0 as scratch.
-func allowPrefix(rules []Rule) asm.Instructions {
+func allowPrefix(rules []Rule) []insn {
 	insns := prefixHeader()
 	for _, r := range rules {
 		insns = append(insns, ruleBlock(r)...)
@@ -103,58 +98,62 @@ func allowPrefix(rules []Rule) asm.Instructions {
 // rebuild returns a program that accepts the normalized rules and otherwise
 // behaves as original, the translated instructions of an attached program.
 // Jumps in original are relative, so they keep their targets.
-func rebuild(rules []Rule, original asm.Instructions) (asm.Instructions, error) {
-	body, err := sanitize(original)
-	if err != nil {
+func rebuild(rules []Rule, original []insn) ([]insn, error) {
+	if err := sanitize(original); err != nil {
 		return nil, err
 	}
-	return append(allowPrefix(rules), body...), nil
+	return append(allowPrefix(rules), original...), nil
 }
 
-// sanitize copies translated instructions without their metadata (symbols,
-// BTF) and refuses what cannot be loaded again as it stands: helper and
-// subprogram calls (the kernel rewrites their targets), map references (IDs
-// in place of file descriptors), the JIT's blinding register, and anything
-// outside plain ALU, jump, memory and constant instructions.
-func sanitize(insns asm.Instructions) (asm.Instructions, error) {
+// sanitize refuses translated instructions that cannot be loaded again as
+// they stand: helper and subprogram calls (the kernel rewrites their
+// targets), map references (IDs in place of file descriptors), the JIT's
+// blinding register, and anything outside plain ALU, jump, memory and
+// constant instructions.
+func sanitize(insns []insn) error {
 	if len(insns) == 0 {
-		return nil, fmt.Errorf("reading back the program: no instructions: %w", ErrNotSupported)
+		return fmt.Errorf("reading back the program: no instructions: %w", ErrNotSupported)
 	}
-	out := make(asm.Instructions, len(insns))
-	for i, ins := range insns {
-		if err := checkInstruction(ins); err != nil {
-			return nil, fmt.Errorf("reading back the program: instruction %d (%v): %w", i, ins, err)
+	for i := 0; i < len(insns); i++ {
+		in := insns[i]
+		if err := checkInstruction(in); err != nil {
+			return fmt.Errorf("reading back the program: instruction %d (%v): %w", i, in, err)
 		}
-		out[i] = asm.Instruction{OpCode: ins.OpCode, Dst: ins.Dst, Src: ins.Src, Offset: ins.Offset, Constant: ins.Constant}
+		if in.op == opLoadImm64 {
+			if i+1 == len(insns) || insns[i+1].op != 0 || insns[i+1].dst != 0 || insns[i+1].src != 0 {
+				return fmt.Errorf("reading back the program: instruction %d (%v): 64-bit constant without its second half: %w", i, in, ErrNotSupported)
+			}
+			i++
+		}
 	}
-	last := out[len(out)-1].OpCode
-	if last.JumpOp() != asm.Exit && last.JumpOp() != asm.Ja {
-		return nil, fmt.Errorf("reading back the program: last instruction %v is not an exit or jump: %w", out[len(out)-1], ErrNotSupported)
+	last := insns[len(insns)-1]
+	if !last.isJump() || (last.jumpOp() != jmpEXIT && last.jumpOp() != jmpJA) {
+		return fmt.Errorf("reading back the program: last instruction %v is not an exit or jump: %w", last, ErrNotSupported)
 	}
-	return out, nil
+	return nil
 }
 
-func checkInstruction(ins asm.Instruction) error {
-	if ins.Dst > asm.R10 || ins.Src > asm.R10 {
+func checkInstruction(in insn) error {
+	if in.dst > r10 || in.src > r10 {
 		return fmt.Errorf("uses a register beyond R10, as JIT constant blinding (net.core.bpf_jit_harden) does: %w", ErrNotSupported)
 	}
-	switch cls := ins.OpCode.Class(); {
-	case cls.IsALU():
+	switch cls := in.class(); {
+	case in.isALU():
 		return nil
-	case cls.IsJump():
-		if ins.OpCode.JumpOp() == asm.Call {
+	case in.isJump():
+		if in.jumpOp() == jmpCALL {
 			return fmt.Errorf("calls a helper or subprogram: %w", ErrNotSupported)
 		}
 		return nil
-	case cls == asm.LdXClass, cls == asm.StClass, cls == asm.StXClass:
-		if ins.OpCode.Mode() != asm.MemMode {
-			return fmt.Errorf("memory access mode %v: %w", ins.OpCode.Mode(), ErrNotSupported)
+	case cls == clsLDX, cls == clsST, cls == clsSTX:
+		if in.mode() != modeMEM {
+			return fmt.Errorf("memory access mode %#02x: %w", in.mode(), ErrNotSupported)
 		}
 		return nil
-	case ins.IsConstantLoad(asm.DWord) && ins.Src == 0:
+	case in.op == opLoadImm64 && in.src == 0:
 		return nil
 	}
-	return fmt.Errorf("opcode %v (a map reference or packet load): %w", ins.OpCode, ErrNotSupported)
+	return fmt.Errorf("opcode %#02x (a map reference or packet load): %w", in.op, ErrNotSupported)
 }
 
 // errAllowedAlready says that an attached program already starts with the
@@ -164,16 +163,7 @@ func checkInstruction(ins asm.Instruction) error {
 var errAllowedAlready = errors.New("rules allowed already")
 
 // startsWith reports whether the translated instructions insns begin with
-// prefix, compared as sanitize copies them.
-func startsWith(insns, prefix asm.Instructions) bool {
-	if len(insns) < len(prefix) {
-		return false
-	}
-	for i, p := range prefix {
-		in := insns[i]
-		if in.OpCode != p.OpCode || in.Dst != p.Dst || in.Src != p.Src || in.Offset != p.Offset || in.Constant != p.Constant {
-			return false
-		}
-	}
-	return true
+// prefix.
+func startsWith(insns, prefix []insn) bool {
+	return len(insns) >= len(prefix) && slices.Equal(insns[:len(prefix)], prefix)
 }

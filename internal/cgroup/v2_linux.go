@@ -6,18 +6,19 @@ import (
 	"os"
 	"slices"
 	"sync"
-
-	"github.com/cilium/ebpf"
 )
 
 // programLicense is the license string of the programs Allow loads. They
 // call no helpers, so it has no effect on what they may do.
 const programLicense = "Apache-2.0"
 
+// programName is the name of the programs Allow loads (bpftool shows it).
+const programName = "nvc_devices"
+
 // swap is one program replaced on the cgroup.
 type swap struct {
-	id       ebpf.ProgramID
-	old, new *ebpf.Program
+	id       uint32
+	old, new *program
 }
 
 func (s swap) close() {
@@ -48,8 +49,8 @@ func (c *Cgroup) allowV2(rules []Rule) (func() error, error) {
 }
 
 // replaceProgram reads program id back, loads its rebuilt form and swaps it in.
-func (c *Cgroup) replaceProgram(fd int, flags uint32, id ebpf.ProgramID, rules []Rule) (swap, error) {
-	old, err := ebpf.NewProgramFromID(id)
+func (c *Cgroup) replaceProgram(fd int, flags uint32, id uint32, rules []Rule) (swap, error) {
+	old, err := openProgram(id)
 	if err != nil {
 		return swap{}, fmt.Errorf("opening the attached program: %w", err)
 	}
@@ -66,19 +67,9 @@ func (c *Cgroup) replaceProgram(fd int, flags uint32, id ebpf.ProgramID, rules [
 }
 
 // loadRebuilt loads a program that accepts rules and otherwise runs old.
-func loadRebuilt(old *ebpf.Program, rules []Rule) (*ebpf.Program, error) {
-	info, err := old.Info()
+func loadRebuilt(old *program, rules []Rule) (*program, error) {
+	insns, err := old.instructions()
 	if err != nil {
-		return nil, fmt.Errorf("reading the attached program: %w", err)
-	}
-	insns, err := info.Instructions()
-	if err != nil {
-		switch {
-		case errors.Is(err, ebpf.ErrRestrictedKernel):
-			err = fmt.Errorf("%w: %w", err, ErrNotSupported)
-		case errors.Is(err, ebpf.ErrNotSupported):
-			err = fmt.Errorf("%w (needs CAP_SYS_ADMIN, Linux 4.15): %w", err, ErrNotSupported)
-		}
 		return nil, fmt.Errorf("reading the attached program's instructions: %w", err)
 	}
 	if startsWith(insns, allowPrefix(rules)) {
@@ -88,8 +79,7 @@ func loadRebuilt(old *ebpf.Program, rules []Rule) (*ebpf.Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	spec := &ebpf.ProgramSpec{Name: "nvc_devices", Type: ebpf.CGroupDevice, Instructions: combined, License: programLicense}
-	p, err := ebpf.NewProgram(spec)
+	p, err := loadDeviceProgram(programName, combined)
 	if err != nil {
 		return nil, fmt.Errorf("loading the rebuilt program: %w", err)
 	}

@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/link"
 	"github.com/opencontainers/cgroups"
 	_ "github.com/opencontainers/cgroups/devices" // sets cgroups.DevicesSetV2
 	devconfig "github.com/opencontainers/cgroups/devices/config"
@@ -29,7 +27,7 @@ var runcRules = []*devconfig.Rule{
 // attachRunc attaches the device program opencontainers/cgroups (runc's
 // library) generates for rules, as runc does for a container, and returns
 // the IDs attached to dir afterwards.
-func attachRunc(t testing.TB, dir string, rules []*devconfig.Rule) []ebpf.ProgramID {
+func attachRunc(t testing.TB, dir string, rules []*devconfig.Rule) []uint32 {
 	t.Helper()
 	if err := cgroups.DevicesSetV2(dir, &cgroups.Resources{Devices: rules}); err != nil {
 		testutil.RequireKernel(t, "BPF_CGROUP_DEVICE programs (opencontainers/cgroups DevicesSetV2)", err)
@@ -37,7 +35,7 @@ func attachRunc(t testing.TB, dir string, rules []*devconfig.Rule) []ebpf.Progra
 	return attachedIDs(t, dir)
 }
 
-func attachedIDs(t testing.TB, dir string) []ebpf.ProgramID {
+func attachedIDs(t testing.TB, dir string) []uint32 {
 	t.Helper()
 	f, err := os.Open(dir)
 	require.NoError(t, err)
@@ -49,7 +47,7 @@ func attachedIDs(t testing.TB, dir string) []ebpf.ProgramID {
 
 // v2Cgroup makes a cgroup2 child with runc's program for runcRules attached
 // and an opener process in it.
-func v2Cgroup(t *testing.T) (string, *opener, []ebpf.ProgramID) {
+func v2Cgroup(t *testing.T) (string, *opener, []uint32) {
 	t.Helper()
 	dir := newCgroup(t, v2Mount(t))
 	ids := attachRunc(t, dir, runcRules)
@@ -104,29 +102,43 @@ func TestAllowV2(t *testing.T) {
 }
 
 // programByID opens an attached program for the test to move around.
-func programByID(t *testing.T, id ebpf.ProgramID) *ebpf.Program {
+func programByID(t *testing.T, id uint32) *program {
 	t.Helper()
-	p, err := ebpf.NewProgramFromID(id)
+	p, err := openProgram(id)
 	require.NoError(t, err)
 	t.Cleanup(func() { p.Close() })
 	return p
 }
 
-func rawAttach(t *testing.T, dir string, p *ebpf.Program, flags uint32) {
+func rawAttach(t *testing.T, dir string, p *program, flags uint32) {
 	t.Helper()
 	f, err := os.Open(dir)
 	require.NoError(t, err)
 	defer f.Close()
-	err = link.RawAttachProgram(link.RawAttachProgramOptions{Target: int(f.Fd()), Program: p, Attach: ebpf.AttachCGroupDevice, Flags: flags})
-	require.NoError(t, err, "attaching with flags %#x", flags)
+	require.NoError(t, attachDevice(int(f.Fd()), p, flags, nil), "attaching with flags %#x", flags)
 }
 
-func rawDetach(t *testing.T, dir string, p *ebpf.Program) {
+func rawDetach(t *testing.T, dir string, p *program) {
 	t.Helper()
 	f, err := os.Open(dir)
 	require.NoError(t, err)
 	defer f.Close()
-	require.NoError(t, link.RawDetachProgram(link.RawDetachProgramOptions{Target: int(f.Fd()), Program: p, Attach: ebpf.AttachCGroupDevice}))
+	require.NoError(t, detachDevice(int(f.Fd()), p))
+}
+
+// linkAttach attaches p to dir through a BPF link (BPF_LINK_CREATE, as
+// systemd does where it can) and returns the link's descriptor.
+func linkAttach(t *testing.T, dir string, p *program) int {
+	t.Helper()
+	f, err := os.Open(dir)
+	require.NoError(t, err)
+	defer f.Close()
+	attr := struct{ progFd, targetFd, attachType, flags uint32 }{uint32(p.fd), uint32(f.Fd()), unix.BPF_CGROUP_DEVICE, 0}
+	fd, err := bpf(unix.BPF_LINK_CREATE, &attr)
+	if err != nil {
+		testutil.RequireKernel(t, "BPF links for cgroup programs (Linux 5.7)", err)
+	}
+	return fd
 }
 
 // TestAllowV2Exclusive: a program attached without BPF_F_ALLOW_MULTI (the
@@ -246,10 +258,9 @@ func TestAllowV2Link(t *testing.T) {
 	dir, _, orig := v2Cgroup(t)
 	p := programByID(t, orig[0])
 	rawDetach(t, dir, p)
-	l, err := link.AttachCgroup(link.CgroupOptions{Path: dir, Attach: ebpf.AttachCGroupDevice, Program: p})
-	require.NoError(t, err)
-	defer l.Close()
-	_, err = openV2(t, dir).Allow([]Rule{{Major: 195, Minor: 255}})
+	l := linkAttach(t, dir, p)
+	defer unix.Close(l)
+	_, err := openV2(t, dir).Allow([]Rule{{Major: 195, Minor: 255}})
 	assert.ErrorIs(t, err, ErrNotSupported, "Allow with a linked program")
 	assert.ErrorContains(t, err, "BPF link", "Allow with a linked program")
 	assert.Equal(t, orig, attachedIDs(t, dir), "programs after Allow")
