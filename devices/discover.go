@@ -164,8 +164,11 @@ func readProcFacts(root string) (*procFacts, error) {
 		return nil, fmt.Errorf("reading %s: %w", filepath.Join(root, "devices"), err)
 	}
 	mm := filepath.Join(root, "driver/nvidia-caps/mig-minors")
-	if data, err = os.ReadFile(mm); err == nil {
-		f.migMinors, err = parseMIGMinors(data)
+	if file, e := os.Open(mm); e == nil {
+		f.migMinors, err = readMIGMinors(file)
+		file.Close()
+	} else {
+		err = e
 	}
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("reading %s: %w", mm, err)

@@ -88,10 +88,7 @@ func deviceFileMinor(kv map[string]string) (uint32, bool) {
 // gpuMIGMinors lists the mig-minors entries "gpu<minor>/…", as
 // libnvidia-container's setup_mig_minor_cgroups selects them.
 func (f *procFacts) gpuMIGMinors(minor uint32) []uint32 {
-	if f.migMinors == nil {
-		return nil
-	}
-	return slices.Sorted(slices.Values(f.migMinors.byGPU[minor]))
+	return f.migMinors.gpuMinors(minor)
 }
 
 // globalCap is capabilities/mig/<name>, or nil when the driver lacks it.

@@ -1,9 +1,13 @@
 package devices
 
 import (
+	"bufio"
 	"bytes"
+	"cmp"
 	"fmt"
+	"io"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -12,28 +16,49 @@ import (
 // "gpuN/giG/ciC/access") and the nvidia-caps minor of its node. The file
 // has some 4300 lines, so entries are keyed by numbers, not names.
 type minorTable struct {
-	minors map[capKey]uint32
-	global map[string]uint32   // config, monitor, and what later drivers add
-	byGPU  map[uint32][]uint32 // minors of each GPU's entries, in file order
+	// entries are the "gpu…" lines sorted by key (the driver writes them
+	// in that order); a slice, not a map: a quarter of the memory for the
+	// file's some 4300 lines, which configure reads at every start.
+	entries []migEntry
+	global  map[string]uint32 // config, monitor, and what later drivers add
+}
+
+type migEntry struct {
+	key   capKey
+	minor uint32
 }
 
 // capKey identifies a GPU instance's access capability (ci < 0) or a
 // compute instance's.
 type capKey struct{ gpu, gi, ci int32 }
 
+func (k capKey) compare(o capKey) int {
+	return cmp.Or(cmp.Compare(k.gpu, o.gpu), cmp.Compare(k.gi, o.gi), cmp.Compare(k.ci, o.ci))
+}
+
 // parseMIGMinors reads mig-minors ("name minor" lines).
 func parseMIGMinors(data []byte) (*minorTable, error) {
-	t := &minorTable{
-		minors: make(map[capKey]uint32, bytes.Count(data, []byte("\n"))),
-		global: map[string]uint32{},
-		byGPU:  map[uint32][]uint32{},
-	}
-	n := 0
-	for line := range strings.SplitSeq(string(data), "\n") {
-		n++
-		if err := t.add(strings.TrimSpace(line)); err != nil {
-			return nil, fmt.Errorf("%w: mig-minors line %d %q", ErrInvalid, n, line)
+	return readMIGMinors(bytes.NewReader(data))
+}
+
+// readMIGMinors reads mig-minors line by line, without holding the file.
+func readMIGMinors(r io.Reader) (*minorTable, error) {
+	t := &minorTable{global: map[string]uint32{}}
+	sc := bufio.NewScanner(r)
+	sorted := true
+	for n := 1; sc.Scan(); n++ {
+		if err := t.add(strings.TrimSpace(string(sc.Bytes()))); err != nil {
+			return nil, fmt.Errorf("%w: mig-minors line %d %q", ErrInvalid, n, sc.Bytes())
 		}
+		if k := len(t.entries); k > 1 && t.entries[k-2].key.compare(t.entries[k-1].key) > 0 {
+			sorted = false
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%w: mig-minors: %w", ErrInvalid, err)
+	}
+	if !sorted {
+		slices.SortStableFunc(t.entries, func(a, b migEntry) int { return a.key.compare(b.key) })
 	}
 	return t, nil
 }
@@ -48,19 +73,19 @@ func (t *minorTable) add(line string) error {
 		return ErrInvalid
 	}
 	if !strings.HasPrefix(name, "gpu") {
-		t.global[name] = uint32(m)
+		t.global[strings.Clone(name)] = uint32(m)
 		return nil
 	}
 	k, ok := capKeyOf(name)
 	if !ok {
 		return ErrInvalid
 	}
-	t.minors[k] = uint32(m)
-	t.byGPU[uint32(k.gpu)] = append(t.byGPU[uint32(k.gpu)], uint32(m))
+	t.entries = append(t.entries, migEntry{k, uint32(m)})
 	return nil
 }
 
-// lookup returns the minor of the capability named as in mig-minors.
+// lookup returns the minor of the capability named as in mig-minors (of
+// a name listed twice, the later line's, as a map would keep).
 func (t *minorTable) lookup(name string) (uint32, bool) {
 	if t == nil {
 		return 0, false
@@ -73,8 +98,29 @@ func (t *minorTable) lookup(name string) (uint32, bool) {
 	if !ok {
 		return 0, false
 	}
-	m, ok := t.minors[k]
-	return m, ok
+	i, found := slices.BinarySearchFunc(t.entries, k, func(e migEntry, k capKey) int { return e.key.compare(k) })
+	if !found {
+		return 0, false
+	}
+	for i+1 < len(t.entries) && t.entries[i+1].key == k {
+		i++
+	}
+	return t.entries[i].minor, true
+}
+
+// gpuMinors returns the minors of the entries "gpu<gpu>/…", sorted.
+func (t *minorTable) gpuMinors(gpu uint32) []uint32 {
+	if t == nil || gpu > math.MaxInt32 {
+		return nil
+	}
+	g := int32(gpu)
+	i, _ := slices.BinarySearchFunc(t.entries, g, func(e migEntry, g int32) int { return cmp.Compare(e.key.gpu, g) })
+	var out []uint32
+	for ; i < len(t.entries) && t.entries[i].key.gpu == g; i++ {
+		out = append(out, t.entries[i].minor)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // capKeyOf parses "gpuN/giG/access" and "gpuN/giG/ciC/access" (numbers

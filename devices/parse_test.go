@@ -67,7 +67,20 @@ func TestParseMIGMinors(t *testing.T) {
 		m, ok := got.lookup(absent)
 		assert.False(t, ok, "lookup(%q) = %d", absent, m)
 	}
-	assert.Equal(t, map[uint32][]uint32{0: {3, 11}, 12: {1756}}, got.byGPU, "by GPU")
+	for gpu, want := range map[uint32][]uint32{0: {3, 11}, 12: {1756}, 1: nil} {
+		assert.Equal(t, want, got.gpuMinors(gpu), "minors of GPU %d", gpu)
+	}
+	// Out of order, and a name listed twice: the later line wins, as a map
+	// would keep it.
+	got, err = parseMIGMinors([]byte("gpu1/gi0/access 5\ngpu0/gi0/access 3\ngpu0/gi1/access 6\ngpu0/gi0/access 4\n"))
+	require.NoError(t, err)
+	m, ok := got.lookup("gpu0/gi0/access")
+	assert.True(t, ok, "lookup of a name listed twice")
+	assert.Equal(t, uint32(4), m, "lookup of a name listed twice")
+	m, _ = got.lookup("gpu0/gi1/access")
+	assert.Equal(t, uint32(6), m, "lookup in an unsorted file")
+	assert.Equal(t, []uint32{3, 4, 6}, got.gpuMinors(0), "minors of GPU 0 in an unsorted file")
+	assert.Equal(t, []uint32{5}, got.gpuMinors(1), "minors of GPU 1 in an unsorted file")
 	for _, bad := range []string{"config\n", "config x\n", "a b 3\n", "config -1\n", "gpu0/gi0/acces 3\n", "gpu/gi0/access 3\n", "gpu0/gi0/ci/access 3\n"} {
 		_, err := parseMIGMinors([]byte(bad))
 		assert.ErrorIs(t, err, ErrInvalid, "%q", bad)
@@ -123,7 +136,7 @@ func FuzzParseMIGMinors(f *testing.F) {
 		m, err := parseMIGMinors(data)
 		require.Equal(t, err != nil, m == nil, "result %v with error %v", m, err)
 		if m != nil {
-			require.LessOrEqual(t, len(m.minors), len(data), "result %v", m)
+			require.LessOrEqual(t, len(m.entries), len(data), "result %v", m)
 		}
 	})
 }
