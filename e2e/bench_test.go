@@ -160,26 +160,35 @@ func execLoop(b *testing.B, prog string, args ...string) {
 // host path as during a prestart hook), a fresh one per iteration (made
 // with the timer stopped). --no-cgroups: the test container has no device
 // cgroup of its own. dry-run is the same command with --dry-run: process,
-// discovery and planning only.
+// discovery and planning only. peak-rss-KB is the CLI's maximum resident
+// set size in one more run (see peakRSSKB).
 //
 //	nvidia-container-cli --root=H --proc-root=H/proc --dev-root=H/dev configure --pid=PID --device=0 --compute --utility --no-cgroups ROOTFS
 func BenchmarkConfigure(b *testing.B) {
-	cli := buildExample(b, "nvidia-container-cli", false)
+	cli := benchCLI(b)
 	fh := simHost(b, nil)
 	for _, dry := range []bool{true, false} {
 		name := map[bool]string{true: "nvc-cli-dry-run", false: "nvc-cli"}[dry]
+		// args starts a fresh container and returns the command line for it.
+		args := func(b *testing.B) []string {
+			c := container.Start(b, &container.Options{Spec: "file etc/debian_version \"12.5\\n\"\ndir " + libDir[1:] + "\ndir usr/bin\ndir proc/driver/nvidia\n"})
+			args := append(hostFlags(fh), "configure", fmt.Sprintf("--pid=%d", c.PID), "--device=0", "--compute", "--utility", "--no-cgroups", c.Rootfs)
+			if dry {
+				args = append(args, "--dry-run")
+			}
+			return args
+		}
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
 				b.StopTimer()
-				c := container.Start(b, &container.Options{Spec: "file etc/debian_version \"12.5\\n\"\ndir " + libDir[1:] + "\ndir usr/bin\ndir proc/driver/nvidia\n"})
-				args := append(hostFlags(fh), "configure", fmt.Sprintf("--pid=%d", c.PID), "--device=0", "--compute", "--utility", "--no-cgroups", c.Rootfs)
-				if dry {
-					args = append(args, "--dry-run")
-				}
-				cmd := exec.Command(cli, args...)
+				cmd := exec.Command(cli, args(b)...)
 				b.StartTimer()
 				out, err := cmd.CombinedOutput()
 				require.NoError(b, err, "configure: %s", out)
+			}
+			b.StopTimer()
+			if rss := peakRSSKB(b, cli, args(b)...); rss > 0 {
+				b.ReportMetric(float64(rss), "peak-rss-KB")
 			}
 		})
 	}

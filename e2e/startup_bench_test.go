@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -117,4 +119,23 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 		l.buf = append(l.buf, p[:min(n, len(p))]...)
 	}
 	return len(p), nil
+}
+
+// peakRSSKB runs prog with args under GNU time and returns its maximum
+// resident set size in KiB, or 0 without /usr/bin/time. Not from the
+// rusage of a child of this process: Go starts children with vfork, so
+// the child's ru_maxrss starts at this (large) test binary's.
+func peakRSSKB(b *testing.B, prog string, args ...string) int64 {
+	if _, err := os.Stat("/usr/bin/time"); err != nil {
+		b.Logf("no peak-rss-KB: %v", err)
+		return 0
+	}
+	f := filepath.Join(b.TempDir(), "rss")
+	out, err := exec.Command("/usr/bin/time", append([]string{"-f", "%M", "-o", f, prog}, args...)...).CombinedOutput()
+	require.NoError(b, err, "%s: %s", prog, out)
+	data, err := os.ReadFile(f)
+	require.NoError(b, err)
+	kb, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+	require.NoError(b, err, "GNU time's %%M: %q", data)
+	return kb
 }
