@@ -7,7 +7,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 
@@ -44,8 +43,6 @@ func IsTegra(root string) (bool, string) {
 	return false, fam + " does not start with tegra"
 }
 
-var releaseRE = regexp.MustCompile(`^# R(\d+) \(release\), REVISION: (\d+)\.(\d+)`)
-
 // Release is the L4T release in root's /etc/nv_tegra_release, as
 // "MAJOR.MINOR.PATCH" ("36.3.0" for "# R36 (release), REVISION: 3.0, …").
 func Release(root string) (string, error) {
@@ -55,11 +52,38 @@ func Release(root string) (string, error) {
 		return "", err
 	}
 	first, _, _ := strings.Cut(string(b), "\n")
-	m := releaseRE.FindStringSubmatch(first)
-	if m == nil {
+	rel, ok := parseRelease(first)
+	if !ok {
 		return "", fmt.Errorf("%s: %q is not \"# R<major> (release), REVISION: <minor>.<patch>\"", f, first)
 	}
-	return m[1] + "." + m[2] + "." + m[3], nil
+	return rel, nil
+}
+
+// parseRelease reads "# R<major> (release), REVISION: <minor>.<patch>" at
+// the start of line (decimal numbers; anything may follow). By hand, not
+// with a regular expression: this package is linked into the CLI, and a
+// package-level regexp is compiled at every start of it.
+func parseRelease(line string) (string, bool) {
+	rest, ok := strings.CutPrefix(line, "# R")
+	major, rest, okMajor := leadingDigits(rest)
+	rest, okText := strings.CutPrefix(rest, " (release), REVISION: ")
+	minor, rest, okMinor := leadingDigits(rest)
+	rest, okDot := strings.CutPrefix(rest, ".")
+	patch, _, okPatch := leadingDigits(rest)
+	if !ok || !okMajor || !okText || !okMinor || !okDot || !okPatch {
+		return "", false
+	}
+	return major + "." + minor + "." + patch, true
+}
+
+// leadingDigits splits s after its leading ASCII digits, of which there
+// must be one at least.
+func leadingDigits(s string) (string, string, bool) {
+	i := 0
+	for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+		i++
+	}
+	return s[:i], s[i:], i > 0
 }
 
 // Roots say where the host is: Driver is its file system image (""

@@ -127,3 +127,27 @@ func withoutEntries(ls []Link) []Link {
 	}
 	return out
 }
+
+func TestParseRelease(t *testing.T) {
+	for _, tc := range []struct{ line, want string }{
+		{"# R36 (release), REVISION: 3.0, GCID: 36106755, BOARD: generic, EABI: aarch64, DATE: Thu Apr 25 03:14:05 UTC 2024", "36.3.0"},
+		{"# R35 (release), REVISION: 4.1", "35.4.1"},
+		{"# R32 (release), REVISION: 7.12x", "32.7.12"},
+		{"# R36 (release), REVISION: 3", ""},
+		{"# R36 (release), REVISION: 3.", ""},
+		{"# R36 (release), REVISION: .0", ""},
+		{"# Rx (release), REVISION: 3.0", ""},
+		{"# R (release), REVISION: 3.0", ""},
+		{"R36 (release), REVISION: 3.0", ""},
+		{" # R36 (release), REVISION: 3.0", ""},
+		{"# R36 (beta), REVISION: 3.0", ""},
+		{"# R٣6 (release), REVISION: 3.0", ""},
+		{"", ""},
+	} {
+		t.Run(tc.line, func(t *testing.T) {
+			got, ok := parseRelease(tc.line)
+			assert.Equal(t, tc.want != "", ok, "ok")
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}
