@@ -84,7 +84,7 @@ func CreateCharLinks(opts *CharLinkOptions) ([]CharLink, error) {
 func charLinkNodes(o *CharLinkOptions) ([]Node, error) {
 	if o.All {
 		no := &NodeOptions{Roots: o.Roots}
-		want, err := nodesToCreate(no, loadedModules(o.Roots.Proc)["nvidia_modeset"], &NodeReport{})
+		want, err := nodesToCreate(no, loadedModules(o.Roots), &NodeReport{})
 		nodes := make([]Node, len(want))
 		for i, w := range want {
 			nodes[i] = w.Node

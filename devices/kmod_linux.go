@@ -9,41 +9,77 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/go-nvc/nvc/driver"
 )
 
 // nvidiaModules are the kernel modules --load-kmods loads, in order.
 var nvidiaModules = []string{"nvidia", "nvidia_uvm", "nvidia_modeset"}
 
-// loadModules runs modprobe for each NVIDIA module <proc root>/modules does
-// not list, when asked to, and reports whether nvidia_modeset is loaded
-// afterwards. A missing, failing or timed-out modprobe is a warning, not an
-// error; ctx done is an error.
-func loadModules(ctx context.Context, o *NodeOptions, r *NodeReport) (bool, error) {
-	loaded := loadedModules(o.Roots.Proc)
+// loadModules loads the NVIDIA modules that are not loaded, when asked
+// to, by nvidia-modprobe's rules, and returns the set loaded afterwards. A
+// module is loaded when <proc root>/modules lists it or
+// <sys root>/module/<name>/initstate exists. modprobe runs only when sysfs
+// lists an NVIDIA PCI display controller (vendor 0x10de, class 0x03xxxx),
+// or when sysfs cannot be enumerated (then nvidia-modprobe tries anyway),
+// or for nvidia_modeset on a Tegra SoC. A missing, failing or timed-out
+// modprobe is a warning, not an error; ctx done is an error.
+func loadModules(ctx context.Context, o *NodeOptions, r *NodeReport) (map[string]bool, error) {
+	loaded := loadedModules(o.Roots)
 	if !o.LoadModules {
-		return loaded["nvidia_modeset"], nil
+		return loaded, nil
+	}
+	want := modulesToLoad(o.Roots.Sys, loaded, r)
+	if len(want) == 0 {
+		return loaded, nil
 	}
 	prog := modprobePath(o)
 	if err := findProgram(o.Roots.Driver, prog); err != nil {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("kernel modules not loaded: modprobe unavailable: %v", err))
-		return loaded["nvidia_modeset"], nil
+		return loaded, nil
 	}
-	for _, m := range nvidiaModules {
-		if loaded[m] {
-			continue
-		}
+	for _, m := range want {
 		out, err := runModprobe(ctx, o, prog, m)
 		if ctx.Err() != nil {
-			return false, fmt.Errorf("loading kernel module %s: %w", m, context.Cause(ctx))
+			return nil, fmt.Errorf("loading kernel module %s: %w", m, context.Cause(ctx))
 		}
-		if loaded = loadedModules(o.Roots.Proc); loaded[m] {
+		if loaded = loadedModules(o.Roots); loaded[m] {
 			r.Loaded = append(r.Loaded, m)
 			continue
 		}
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%s %s did not load the module (%v): %s",
 			prog, m, err, strings.TrimSpace(string(out))))
 	}
-	return loaded["nvidia_modeset"], nil
+	return loaded, nil
+}
+
+// modulesToLoad lists the modules not loaded that nvidia-modprobe would
+// try to load: all of them when sysfs lists an NVIDIA display controller
+// or cannot be read, only nvidia_modeset on Tegra, none otherwise.
+func modulesToLoad(sysRoot string, loaded map[string]bool, r *NodeReport) []string {
+	var missing []string
+	for _, m := range nvidiaModules {
+		if !loaded[m] {
+			missing = append(missing, m)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	present, err := nvidiaDisplayPresent(sysRoot)
+	switch {
+	case err != nil:
+		r.Warnings = append(r.Warnings, fmt.Sprintf("no NVIDIA PCI device found, loading the modules anyway: %v", err))
+		return missing
+	case present:
+		return missing
+	}
+	r.Warnings = append(r.Warnings, fmt.Sprintf("kernel modules not loaded: no NVIDIA PCI display controller (vendor 0x%04x, class 0x03xxxx) in %s",
+		PCIVendorNVIDIA, filepath.Join(sysRoot, "bus/pci/devices")))
+	if isTegra(sysRoot) && !loaded["nvidia_modeset"] {
+		return []string{"nvidia_modeset"}
+	}
+	return nil
 }
 
 // runModprobe runs prog for module m, killed after o.ModprobeTimeout
@@ -101,13 +137,21 @@ func modprobePath(o *NodeOptions) string {
 	return "/sbin/modprobe"
 }
 
-// loadedModules reads the module names of /proc/modules.
-func loadedModules(procRoot string) map[string]bool {
-	data, _ := os.ReadFile(filepath.Join(procRoot, "modules"))
+// loadedModules is the set of modules <proc root>/modules lists or
+// <sys root>/module/<name>/initstate says are loaded (nvidia-modprobe's
+// test), among the NVIDIA modules.
+func loadedModules(roots driver.Roots) map[string]bool {
+	roots = roots.WithDefaults()
+	data, _ := os.ReadFile(filepath.Join(roots.Proc, "modules"))
 	loaded := map[string]bool{}
 	for line := range strings.SplitSeq(string(data), "\n") {
 		if f := strings.Fields(line); len(f) > 0 {
 			loaded[f[0]] = true
+		}
+	}
+	for _, m := range nvidiaModules {
+		if _, err := os.Stat(filepath.Join(roots.Sys, "module", m, "initstate")); err == nil {
+			loaded[m] = true
 		}
 	}
 	return loaded

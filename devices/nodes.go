@@ -27,8 +27,12 @@ type NodeOptions struct {
 	// by driver.Roots.WithDefaults (the dev root is <driver root>/dev).
 	Roots driver.Roots
 	// LoadModules runs modprobe for nvidia, nvidia_uvm and nvidia_modeset
-	// when <proc root>/modules does not list them. False: no module is
-	// loaded and nodes are made for what is already loaded.
+	// when they are not loaded (neither <proc root>/modules nor
+	// <sys root>/module/<name>/initstate says so), by nvidia-modprobe's
+	// rules: only when <sys root>/bus/pci/devices lists an NVIDIA display
+	// controller (vendor 0x10de, class 0x03xxxx) or cannot be read, and
+	// nvidia_modeset also on a Tegra SoC. False: no module is loaded. Either
+	// way nodes are made only for the modules loaded.
 	LoadModules bool
 	// ModprobeTimeout bounds each modprobe run: it is killed after that
 	// long, and that is a warning like a failing modprobe. Zero:
@@ -147,34 +151,49 @@ func want(n Node, p fileParams) wantNode {
 }
 
 // plannedNodes lists the nodes nvidia-modprobe would make for this driver
-// state: nvidiactl and a node per GPU minor, nvidia-uvm and -tools when
-// nvidia-uvm is registered, nvidia-modeset when its module is loaded, and
-// the IMEX channels asked for. Capabilities come from capNodes.
-func plannedNodes(f *procFacts, params fileParams, minors []uint32, modeset bool, imex []uint32) ([]wantNode, []string) {
-	nodes := []wantNode{want(Node{DevNvidiactl, MajorNvidia, 255}, params)}
-	for _, m := range minors {
-		nodes = append(nodes, want(Node{fmt.Sprintf("/dev/nvidia%d", m), MajorNvidia, m}, params))
-	}
+// state, each only once its module is loaded: with nvidia, nvidiactl, a
+// node per GPU minor and the IMEX channels asked for (the capabilities come
+// from capNodes); with nvidia_uvm, nvidia-uvm and -tools (major from
+// /proc/devices, uid, gid and mode the driver's defaults: nvidia-modprobe
+// reads no params file for them); with nvidia_modeset, nvidia-modeset.
+func plannedNodes(f *procFacts, params fileParams, minors []uint32, loaded map[string]bool, imex []uint32) ([]wantNode, []string) {
+	var nodes []wantNode
 	var warn []string
-	if uvm, ok := f.majors["nvidia-uvm"]; ok {
+	if loaded["nvidia"] {
+		nodes = append(nodes, want(Node{DevNvidiactl, MajorNvidia, 255}, params))
+		for _, m := range minors {
+			nodes = append(nodes, want(Node{fmt.Sprintf("/dev/nvidia%d", m), MajorNvidia, m}, params))
+		}
+		var w []string
+		nodes, w = imexNodes(f, params, imex, nodes)
+		warn = append(warn, w...)
+	}
+	if uvm, ok := f.majors["nvidia-uvm"]; ok && loaded["nvidia_uvm"] {
 		nodes = append(nodes, want(Node{DevNvidiaUVM, uvm, 0}, defaultParams),
 			want(Node{DevNvidiaUVMTool, uvm, 1}, defaultParams))
-	} else {
+	} else if loaded["nvidia_uvm"] {
 		warn = append(warn, "no nvidia-uvm major in /proc/devices: /dev/nvidia-uvm not created")
 	}
-	if modeset {
+	if loaded["nvidia_modeset"] {
 		nodes = append(nodes, want(Node{DevNvidiaModeset, MajorNvidia, 254}, params))
 	}
+	return nodes, warn
+}
+
+// imexNodes appends the IMEX channel nodes asked for, with the major of
+// nvidia-caps-imex-channels in /proc/devices.
+func imexNodes(f *procFacts, params fileParams, imex []uint32, nodes []wantNode) ([]wantNode, []string) {
 	major, ok := f.majors["nvidia-caps-imex-channels"]
-	if !ok && len(imex) > 0 {
-		warn = append(warn, "no nvidia-caps-imex-channels major in /proc/devices: IMEX channels not created")
+	if !ok {
+		if len(imex) > 0 {
+			return nodes, []string{"no nvidia-caps-imex-channels major in /proc/devices: IMEX channels not created"}
+		}
+		return nodes, nil
 	}
 	for _, id := range imex {
-		if ok {
-			nodes = append(nodes, want(Node{fmt.Sprintf("%s/channel%d", DevIMEXChannels, id), major, id}, params))
-		}
+		nodes = append(nodes, want(Node{fmt.Sprintf("%s/channel%d", DevIMEXChannels, id), major, id}, params))
 	}
-	return nodes, warn
+	return nodes, nil
 }
 
 // capNodes lists a node for every capability file present under

@@ -43,11 +43,11 @@ func CreateNodes(ctx context.Context, opts *NodeOptions) (*NodeReport, error) {
 		r.Skipped = "inside a user namespace (" + why + ")"
 		return r, nil
 	}
-	modeset, err := loadModules(ctx, &o, r)
+	loaded, err := loadModules(ctx, &o, r)
 	if err != nil {
 		return r, err
 	}
-	nodes, err := nodesToCreate(&o, modeset, r)
+	nodes, err := nodesToCreate(&o, loaded, r)
 	if err != nil {
 		return r, fmt.Errorf("creating device nodes: %w", err)
 	}
@@ -68,7 +68,7 @@ func withNodeDefaults(opts *NodeOptions) NodeOptions {
 	return o
 }
 
-func nodesToCreate(o *NodeOptions, modeset bool, r *NodeReport) ([]wantNode, error) {
+func nodesToCreate(o *NodeOptions, loaded map[string]bool, r *NodeReport) ([]wantNode, error) {
 	f, err := readProcFacts(o.Roots.Proc)
 	if err != nil {
 		return nil, err
@@ -93,8 +93,11 @@ func nodesToCreate(o *NodeOptions, modeset bool, r *NodeReport) ([]wantNode, err
 	for i, in := range infos {
 		minors[i] = in.minor
 	}
-	nodes, warn := plannedNodes(f, params, minors, modeset, o.IMEXChannels)
+	nodes, warn := plannedNodes(f, params, minors, loaded, o.IMEXChannels)
 	r.Warnings = append(r.Warnings, warn...)
+	if !loaded["nvidia"] {
+		return nodes, nil
+	}
 	caps, err := capNodes(f)
 	return append(nodes, caps...), err
 }

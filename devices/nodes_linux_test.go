@@ -173,12 +173,12 @@ func TestCreateNodesModprobe(t *testing.T) {
 	testutil.RequireRoot(t)
 	h := migHost(t)
 	modules := h.ProcRoot + "/modules"
-	require.NoError(t, os.Remove(modules))
+	unloadModules(t, h)
 	script := filepath.Join(t.TempDir(), "modprobe")
 	require.NoError(t, os.WriteFile(script, []byte("#!/bin/sh\n[ \"$1\" = nvidia_modeset ] && [ -e \"$0.fail\" ] && { echo \"FATAL: Module $1 not found\"; exit 1; }\necho \"$1 1 0 - Live 0x0 (PO)\" >> "+modules+"\n"), 0o755))
 
 	// Missing modprobe: nodes for what is there, no modeset, a warning.
-	opts := &devices.NodeOptions{Roots: driver.Roots{Proc: h.ProcRoot, Dev: t.TempDir()}, LoadModules: true, Modprobe: script + ".missing"}
+	opts := &devices.NodeOptions{Roots: driver.Roots{Proc: h.ProcRoot, Sys: h.SysRoot, Dev: t.TempDir()}, LoadModules: true, Modprobe: script + ".missing"}
 	r, err := devices.CreateNodes(t.Context(), opts)
 	require.NoError(t, err, "missing modprobe")
 	assert.Empty(t, r.Loaded, "missing modprobe: loaded")
@@ -238,14 +238,14 @@ func TestCreateNodesDriverRoot(t *testing.T) {
 		testutil.Unavailable(t, "needs a static busybox at /bin/busybox: %v", err)
 	}
 	h := migHost(t)
-	require.NoError(t, os.Remove(h.ProcRoot+"/modules"))
+	unloadModules(t, h)
 	require.NoError(t, os.MkdirAll(h.Root+"/bin", 0o755))
 	require.NoError(t, os.WriteFile(h.Root+"/bin/busybox", bb, 0o755))
 	require.NoError(t, os.MkdirAll(h.Root+"/nvc-test", 0o755))
 	script := "#!/bin/busybox sh\necho \"$1 1 0 - Live 0x0 (PO)\" >> /proc/modules\necho \"$1\" >> /nvc-test/ran\n"
 	require.NoError(t, os.WriteFile(h.Root+"/nvc-test/modprobe", []byte(script), 0o755))
 
-	opts := &devices.NodeOptions{Roots: driver.Roots{Driver: h.Root, Proc: h.ProcRoot}, LoadModules: true, Modprobe: "/nvc-test/modprobe"}
+	opts := &devices.NodeOptions{Roots: driver.Roots{Driver: h.Root, Proc: h.ProcRoot, Sys: h.SysRoot}, LoadModules: true, Modprobe: "/nvc-test/modprobe"}
 	r, err := devices.CreateNodes(t.Context(), opts)
 	require.NoError(t, err, "CreateNodes")
 	require.Equal(t, []string{"nvidia", "nvidia_uvm", "nvidia_modeset"}, r.Loaded, "CreateNodes: loaded")
@@ -337,10 +337,10 @@ func TestCreateNodesParamsNotRegular(t *testing.T) {
 func TestCreateNodesModprobeBounded(t *testing.T) {
 	testutil.RequireRoot(t)
 	h := migHost(t)
-	require.NoError(t, os.Remove(h.ProcRoot+"/modules"))
+	unloadModules(t, h)
 	script := filepath.Join(t.TempDir(), "modprobe")
 	require.NoError(t, os.WriteFile(script, []byte("#!/bin/sh\nexec sleep 60\n"), 0o755))
-	opts := &devices.NodeOptions{Roots: driver.Roots{Proc: h.ProcRoot, Dev: t.TempDir()}, LoadModules: true, Modprobe: script,
+	opts := &devices.NodeOptions{Roots: driver.Roots{Proc: h.ProcRoot, Sys: h.SysRoot, Dev: t.TempDir()}, LoadModules: true, Modprobe: script,
 		ModprobeTimeout: 100 * time.Millisecond}
 	start := time.Now()
 	r, err := devices.CreateNodes(t.Context(), opts)

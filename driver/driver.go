@@ -22,6 +22,7 @@ const (
 	DefaultRoot     = "/"
 	DefaultLDCache  = "/etc/ld.so.cache"
 	DefaultProcRoot = "/proc"
+	DefaultSysRoot  = "/sys"
 	// DefaultPath is the binary search path when Options.Path is empty.
 	DefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 	// DefaultMPSPipeDir is where the MPS control daemon keeps its pipes

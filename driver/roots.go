@@ -2,8 +2,8 @@ package driver
 
 import "path/filepath"
 
-// Roots say where the host's driver, procfs, /dev and ld.so.cache are. It
-// is the one spelling of the host's roots: driver.Options,
+// Roots say where the host's driver, procfs, /dev, ld.so.cache and sysfs
+// are. It is the one spelling of the host's roots: driver.Options,
 // devices.Options, devices.NodeOptions and nvcontainer's host options all
 // carry a Roots, and all default it with [Roots.WithDefaults], so a
 // fixture or a driver installed under another root is named once. The
@@ -22,11 +22,16 @@ type Roots struct {
 	// LDCache is the ld.so.cache path inside Driver (--ldcache). Empty:
 	// "/etc/ld.so.cache".
 	LDCache string `json:"ldCache,omitempty"`
+	// Sys stands for the host's sysfs (a host path, not inside Driver:
+	// sysfs is the running kernel's), where the PCI devices
+	// (bus/pci/devices), their DRM nodes and the loaded modules (module/)
+	// are read. Empty: "/sys".
+	Sys string `json:"sys,omitempty"`
 }
 
 // WithDefaults returns r with every empty root set to its default: Driver
 // DefaultRoot, Proc DefaultProcRoot, Dev <Driver>/dev and LDCache
-// DefaultLDCache. It is the one defaulting rule of the host's roots;
+// DefaultLDCache and Sys DefaultSysRoot. It is the one defaulting rule of the host's roots;
 // paths that are set are returned as they are.
 func (r Roots) WithDefaults() Roots {
 	if r.Driver == "" {
@@ -40,6 +45,9 @@ func (r Roots) WithDefaults() Roots {
 	}
 	if r.LDCache == "" {
 		r.LDCache = DefaultLDCache
+	}
+	if r.Sys == "" {
+		r.Sys = DefaultSysRoot
 	}
 	return r
 }

@@ -19,11 +19,11 @@ func TestRootsWithDefaults(t *testing.T) {
 		name     string
 		in, want driver.Roots
 	}{
-		{"zero is the running host", driver.Roots{}, driver.Roots{Driver: "/", Proc: "/proc", Dev: "/dev", LDCache: "/etc/ld.so.cache"}},
+		{"zero is the running host", driver.Roots{}, driver.Roots{Driver: "/", Proc: "/proc", Dev: "/dev", LDCache: "/etc/ld.so.cache", Sys: "/sys"}},
 		{"dev inside the driver root", driver.Roots{Driver: "/run/nvidia/driver"},
-			driver.Roots{Driver: "/run/nvidia/driver", Proc: "/proc", Dev: "/run/nvidia/driver/dev", LDCache: "/etc/ld.so.cache"}},
-		{"set roots are kept", driver.Roots{Driver: "/d", Proc: "/host/proc", Dev: "/host/dev", LDCache: "/c"},
-			driver.Roots{Driver: "/d", Proc: "/host/proc", Dev: "/host/dev", LDCache: "/c"}},
+			driver.Roots{Driver: "/run/nvidia/driver", Proc: "/proc", Dev: "/run/nvidia/driver/dev", LDCache: "/etc/ld.so.cache", Sys: "/sys"}},
+		{"set roots are kept", driver.Roots{Driver: "/d", Proc: "/host/proc", Dev: "/host/dev", LDCache: "/c", Sys: "/host/sys"},
+			driver.Roots{Driver: "/d", Proc: "/host/proc", Dev: "/host/dev", LDCache: "/c", Sys: "/host/sys"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, tc.want, tc.in.WithDefaults())
@@ -46,5 +46,5 @@ func TestOneDevRoot(t *testing.T) {
 	assert.Equal(t, filepath.Join(h.Root, "dev"), d.Roots().Dev, "driver's dev root")
 	assert.Equal(t, d.Roots().Dev, g.Roots.Dev, "devices' dev root")
 	assert.True(t, d.WSL(), "driver: <driver root>/dev/dxg exists")
-	assert.Equal(t, driver.Roots{Driver: h.Root, Proc: h.ProcRoot, Dev: h.DevRoot, LDCache: driver.DefaultLDCache}, d.Roots(), "driver roots")
+	assert.Equal(t, driver.Roots{Driver: h.Root, Proc: h.ProcRoot, Dev: h.DevRoot, LDCache: driver.DefaultLDCache, Sys: driver.DefaultSysRoot}, d.Roots(), "driver roots")
 }

@@ -52,7 +52,13 @@
 //   - the dev tree (Host.DevRoot = Root/dev): nvidia<minor> per GPU,
 //     nvidiactl, nvidia-modeset, nvidia-uvm and nvidia-uvm-tools, the
 //     nvidia-caps nodes of the MIG config and monitor capabilities and of
-//     every MIG device's instances, and the IMEX channel nodes.
+//     every MIG device's instances, the IMEX channel nodes, and /dev/dri:
+//     a card and a render node per GPU with their by-path links;
+//   - the sysfs tree (Host.SysRoot = Root/sys): bus/pci/devices/<bus id>
+//     (vendor, device, class, drm/cardN and renderDN) per GPU, a decoy
+//     VGA controller of another vendor (with card0) and a decoy NVIDIA
+//     bridge that is no display controller, and module/<name>/initstate of
+//     the loaded NVIDIA modules.
 //
 // # Options
 //

@@ -53,6 +53,9 @@ type Host struct {
 	Root string
 	// ProcRoot and DevRoot are Root/proc and Root/dev.
 	ProcRoot, DevRoot string
+	// SysRoot is Root/sys, the generated sysfs (PCI devices, DRM nodes,
+	// loaded modules).
+	SysRoot string
 	// NVML describes the same GPUs as the procfs and dev trees.
 	NVML devices.NVMLInterface
 	// DriverVersion is the NVRM version; CUDAVersion the driver's CUDA
@@ -91,6 +94,7 @@ func newHost(dir string, o Options) (*Host, error) {
 		Root:          dir,
 		ProcRoot:      filepath.Join(dir, "proc"),
 		DevRoot:       filepath.Join(dir, "dev"),
+		SysRoot:       filepath.Join(dir, "sys"),
 		NVML:          o.NVML,
 		DriverVersion: o.DriverVersion,
 		Layout:        o.Layout,

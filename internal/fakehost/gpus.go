@@ -48,6 +48,8 @@ func writeGPUs(h *Host, o Options) error {
 	}
 	entries := procEntries(h.DriverVersion, gpus)
 	entries = append(entries, devEntries(gpus, imexCount(o.IMEXChannels))...)
+	entries = append(entries, sysEntries(gpus)...)
+	entries = append(entries, driEntries(gpus)...)
 	err = fstree.Build(h.Root, entries, &fstree.Options{CharAsFile: !o.RealNodes})
 	if err != nil {
 		return fmt.Errorf("writing GPU trees: %w", err)

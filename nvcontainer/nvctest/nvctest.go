@@ -161,7 +161,7 @@ func Generate(dir string, m Machine, opts *Options) (*Host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("nvctest: %w", err)
 	}
-	roots := driver.Roots{Driver: fh.Root, Proc: fh.ProcRoot, Dev: fh.DevRoot, LDCache: driver.DefaultLDCache}
+	roots := driver.Roots{Driver: fh.Root, Proc: fh.ProcRoot, Dev: fh.DevRoot, LDCache: driver.DefaultLDCache, Sys: fh.SysRoot}
 	return &Host{Machine: m, Roots: roots, LibDir: fh.LibDir, Lib32Dir: fh.Lib32Dir,
 		DriverVersion: fh.DriverVersion, CUDAVersion: fh.CUDAVersion, NVML: fh.NVML}, nil
 }
