@@ -65,7 +65,7 @@
 //	requirements? ["cuda>=12.4 brand=tesla", …] (all hold)
 //	tmpfs         [{target, mode, options, files: [{name, mode, content}], mounts?: [MOUNT]}]
 //	mounts        [MOUNT] (in the order they are applied)
-//	symlinks?     [{path, target, replace?}] (replace: a SONAME link, see Symlink)
+//	symlinks?     [{path, target, replace?, for?}] (replace: a SONAME link, see Symlink; for: as a mount's)
 //	cgroupRules?  [{type: "c", major, minor, access: "rw"}]
 //	ldcache       {firstDirs?, dirs}
 //	cudaCompat    {mode, dir?, libraries?, used, reason?}

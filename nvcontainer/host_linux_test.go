@@ -78,8 +78,11 @@ func TestPrepareHostDriverRoot(t *testing.T) {
 	if err := os.Remove(filepath.Join(fh.ProcRoot, "modules")); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.RemoveAll(filepath.Join(fh.SysRoot, "module")); err != nil {
+		t.Fatal(err)
+	}
 	guardHostDev(t)
-	d := &driver.Options{Roots: driver.Roots{Driver: fh.Root, Proc: fh.ProcRoot}}
+	d := &driver.Options{Roots: driver.Roots{Driver: fh.Root, Proc: fh.ProcRoot, Sys: fh.SysRoot}}
 	h, rep, err := nvcontainer.PrepareHost(t.Context(), &nvcontainer.HostOptions{Driver: d, Backend: "procfs", LoadModules: true})
 	if err != nil || rep == nil || !slices.Equal(rep.Loaded, []string{"nvidia", "nvidia_uvm", "nvidia_modeset"}) {
 		t.Fatalf("PrepareHost: %v, report %+v", err, rep)

@@ -240,6 +240,9 @@ type Symlink struct {
 	// whatever the image has at Path is kept, as libnvidia-container keeps
 	// it (Mesa's libGLX_indirect.so.0, a CUDA image's libcuda.so stub link).
 	Replace bool `json:"replace,omitempty"`
+	// For names the device a link belongs to ("0"), as Mount.For: a GPU's
+	// /dev/dri/by-path links. Empty: every device's (a library link).
+	For string `json:"for,omitempty"`
 }
 
 // DeviceRule allows access to a character device in the device cgroup.

@@ -112,13 +112,15 @@ func (pl *planner) unknownReason() string {
 
 // planNodes lists the device nodes (bind mounts unless NoDevbind), their
 // cgroup rules (unless NoCgroups) and the procfs binds that go with them:
-// control nodes, the selected GPUs, MIG capabilities, IMEX channels.
+// control nodes, the selected GPUs (with their DRM nodes and by-path links
+// for graphics and display), MIG capabilities, IMEX channels.
 func (pl *planner) planNodes() {
 	pl.planControlNodes()
 	for _, g := range pl.sel.GPUs {
 		id := strconv.Itoa(g.Index)
 		pl.node(g.Node, id)
 		pl.procBind(g.ProcDir, true, id)
+		pl.planDRM(g, id)
 	}
 	pl.planMIG()
 	pl.planIMEX()

@@ -50,7 +50,7 @@ func newTestHost(tb testing.TB, opts *fakehost.Options) *testHost {
 
 func openTestHost(tb testing.TB, fh *fakehost.Host, backend devices.Backend) *testHost {
 	tb.Helper()
-	host, err := nvcontainer.OpenHost(context.Background(), &driver.Options{Roots: driver.Roots{Driver: fh.Root, Proc: fh.ProcRoot, Dev: fh.DevRoot}, NVML: fh.NVML}, backend)
+	host, err := nvcontainer.OpenHost(context.Background(), &driver.Options{Roots: driver.Roots{Driver: fh.Root, Proc: fh.ProcRoot, Dev: fh.DevRoot, Sys: fh.SysRoot}, NVML: fh.NVML}, backend)
 	require.NoError(tb, err)
 	return &testHost{fake: fh, host: host}
 }

@@ -24,18 +24,17 @@ const (
 
 // sysEntries is the sysfs tree a loaded driver leaves: a PCI device
 // directory (vendor, device, class) per GPU with its DRM nodes under drm/
-// (cardN and renderDN, N counting from 1 after the decoy VGA's card0), the
+// (cardN and renderDN with their dev attribute, N counting from 1 after the decoy VGA's card0), the
 // two decoy PCI devices, and module/<name>/initstate for the loaded NVIDIA
 // modules.
 func sysEntries(gpus []gpuFacts) []fstree.Entry {
 	e := pciDevice(DecoyVGABusID, 0x1a03, 0x2000, 0x030000)
-	e = append(e, fstree.Entry{Kind: fstree.Dir, Path: pciDir(DecoyVGABusID) + "/drm/card0", Mode: 0o755})
+	e = append(e, drmSysNode(DecoyVGABusID, "card0", 0))
 	e = append(e, pciDevice(DecoyBridgeBusID, PCIVendorNVIDIA, 0x1af1, 0x068000)...)
 	for i, g := range gpus {
 		card, render := drmNames(i)
 		e = append(e, pciDevice(g.procName, PCIVendorNVIDIA, 0x20b0, PCIClass3D)...)
-		e = append(e, fstree.Entry{Kind: fstree.Dir, Path: pciDir(g.procName) + "/drm/" + card, Mode: 0o755},
-			fstree.Entry{Kind: fstree.Dir, Path: pciDir(g.procName) + "/drm/" + render, Mode: 0o755})
+		e = append(e, drmSysNode(g.procName, card, i+1), drmSysNode(g.procName, render, 128+i))
 	}
 	for _, m := range []string{"nvidia", "nvidia_uvm", "nvidia_modeset", "nvidia_drm"} {
 		e = append(e, fstree.Entry{Kind: fstree.File, Path: "sys/module/" + m + "/initstate", Mode: 0o444, Content: []byte("live\n")})
@@ -47,6 +46,13 @@ func sysEntries(gpus []gpuFacts) []fstree.Entry {
 // the decoy VGA's) and renderD<128+i>.
 func drmNames(i int) (card, render string) {
 	return fmt.Sprintf("card%d", i+1), fmt.Sprintf("renderD%d", 128+i)
+}
+
+// drmSysNode is a DRM node's sysfs directory under its PCI device, with
+// the dev attribute ("226:1") the kernel gives it.
+func drmSysNode(busID, name string, minor int) fstree.Entry {
+	return fstree.Entry{Kind: fstree.File, Path: pciDir(busID) + "/drm/" + name + "/dev", Mode: 0o444,
+		Content: fmt.Appendf(nil, "%d:%d\n", MajorDRM, minor)}
 }
 
 func pciDir(busID string) string { return "sys/bus/pci/devices/" + busID }

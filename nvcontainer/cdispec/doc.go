@@ -19,7 +19,11 @@
 //     IDs the plan was made for gives what the plan gives: a GPU in MIG
 //     mode is listed too, with its /dev/nvidiaN only (what the plan gives a
 //     GPU selected whole); a MIG device gets its parent's node and the
-//     nvidia-caps access nodes of its GPU and compute instance; device
+//     nvidia-caps access nodes of its GPU and compute instance; a GPU
+//     planned with graphics or display also gets its /dev/dri card and
+//     render nodes and a create-symlinks hook for its
+//     /dev/dri/by-path/pci-<bus id>-card and -render links, as the NVIDIA
+//     Container Toolkit's per-device edits have them; device
 //     nodes carry hostPath, type, major and minor, "rwm" access, and the
 //     host node's fileMode and gid (no uid: the runtime gives the node to
 //     the container's user); the group of a node that is not world
@@ -33,7 +37,7 @@
 //     environment ([DefaultHookEnv]: a hook without one inherits the
 //     container's, LD_PRELOAD included, CVE-2025-23266), in the NVIDIA
 //     Container Toolkit's order: create-symlinks --link TARGET::LINK for
-//     the plan's symlinks; enable-cuda-compat --host-driver-version
+//     the plan's library symlinks; enable-cuda-compat --host-driver-version
 //     VERSION with compute, unless the compat mode is disabled or the plan
 //     already used an image's compat libraries (the hook decides on the
 //     container's /usr/local/cuda/compat and adds an ld.so.conf.d entry);

@@ -80,7 +80,8 @@ func commonEdits(p *nvcontainer.Plan, o *Options) specs.ContainerEdits {
 }
 
 // deviceEdits are one device's nodes: the plan's device mounts made for
-// it (and, for a MIG device, for its parent GPU). A MIG device without
+// it (and, for a MIG device, for its parent GPU), and a create-symlinks
+// hook for its links (a GPU's /dev/dri/by-path links). A MIG device without
 // access nodes of its own is refused: the spec would give it a GPU node a
 // container cannot use it through.
 func deviceEdits(p *nvcontainer.Plan, d cdiDevice, o *Options) (*specs.ContainerEdits, error) {
@@ -99,6 +100,9 @@ func deviceEdits(p *nvcontainer.Plan, d cdiDevice, o *Options) (*specs.Container
 		}
 	}
 	e.AdditionalGIDs = nodeGroups(e.DeviceNodes, o)
+	if h := linksHook(p, o, func(l nvcontainer.Symlink) bool { return l.For != "" && slices.Contains(d.fors, l.For) }); h != nil {
+		e.Hooks = []*specs.Hook{h}
+	}
 	if len(e.DeviceNodes) == 0 {
 		return nil, fmt.Errorf("writing CDI device %s: the plan has no device node for it (made with NoDevbind?): %w", d.index, ErrInvalid)
 	}
@@ -156,7 +160,8 @@ func cdiMount(m nvcontainer.Mount) *specs.Mount {
 }
 
 // cdiHooks are, in the NVIDIA Container Toolkit's order and each only
-// when it has something to do: create-symlinks for the plan's links,
+// when it has something to do: create-symlinks for the plan's links that
+// are every device's (a device's own are in its edits),
 // enable-cuda-compat for the image's forward-compatibility libraries,
 // update-ldcache for its loader cache dirs (first dirs first), and on a
 // discrete-GPU host (the plan masks /proc/driver/nvidia: not WSL, not a
@@ -166,12 +171,8 @@ func cdiMount(m nvcontainer.Mount) *specs.Mount {
 // the common edits; its WSL and CSV discovery have none).
 func cdiHooks(p *nvcontainer.Plan, o *Options) []*specs.Hook {
 	var hooks []*specs.Hook
-	if len(p.Symlinks) > 0 {
-		args := []string{hookCreateLinks}
-		for _, l := range p.Symlinks {
-			args = append(args, "--link", l.Target+"::"+l.Path)
-		}
-		hooks = append(hooks, o.hook(args))
+	if h := linksHook(p, o, func(l nvcontainer.Symlink) bool { return l.For == "" }); h != nil {
+		hooks = append(hooks, h)
 	}
 	if needsCompatHook(p) {
 		hooks = append(hooks, o.hook([]string{hookCUDACompat, "--host-driver-version", p.Driver.Version}))
@@ -188,6 +189,21 @@ func cdiHooks(p *nvcontainer.Plan, o *Options) []*specs.Hook {
 		hooks = append(hooks, o.hook([]string{hookNoDeviceNodes}), o.hook([]string{hookAppProfile}))
 	}
 	return hooks
+}
+
+// linksHook is a create-symlinks hook for the plan's links that keep
+// selects; nil when there are none.
+func linksHook(p *nvcontainer.Plan, o *Options, keep func(nvcontainer.Symlink) bool) *specs.Hook {
+	args := []string{hookCreateLinks}
+	for _, l := range p.Symlinks {
+		if keep(l) {
+			args = append(args, "--link", l.Target+"::"+l.Path)
+		}
+	}
+	if len(args) == 1 {
+		return nil
+	}
+	return o.hook(args)
 }
 
 // needsCompatHook reports whether the container must decide on CUDA
@@ -219,9 +235,14 @@ func (o *Options) hook(args []string) *specs.Hook {
 	return &specs.Hook{HookName: cdiHookName, Path: o.HookPath, Args: argv, Env: slices.Clone(o.HookEnv)}
 }
 
-// mergeEdits adds src's device nodes to dst, each path once, and its
-// additional groups, each once, sorted.
+// mergeEdits adds src's device nodes to dst, each path once, its
+// additional groups, each once, sorted, and its hooks.
 func mergeEdits(dst, src *specs.ContainerEdits) {
+	for _, h := range src.Hooks {
+		c := *h
+		c.Args, c.Env = slices.Clone(h.Args), slices.Clone(h.Env)
+		dst.Hooks = append(dst.Hooks, &c)
+	}
 	for _, n := range src.DeviceNodes {
 		if !slices.ContainsFunc(dst.DeviceNodes, func(d *specs.DeviceNode) bool { return d.Path == n.Path }) {
 			c := *n

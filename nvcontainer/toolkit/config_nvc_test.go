@@ -56,7 +56,7 @@ func TestHostRootsDefaults(t *testing.T) {
 	require.NoError(t, err)
 	roots := r.Roots
 	roots.Driver = "/run/nvidia/driver"
-	assert.Equal(t, driver.Roots{Driver: "/run/nvidia/driver", Proc: "/host/proc", Dev: "/run/nvidia/driver/dev", LDCache: "/etc/ld.so.cache"},
+	assert.Equal(t, driver.Roots{Driver: "/run/nvidia/driver", Proc: "/host/proc", Dev: "/run/nvidia/driver/dev", LDCache: "/etc/ld.so.cache", Sys: "/sys"},
 		roots.WithDefaults())
 }
 
