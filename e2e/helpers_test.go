@@ -95,7 +95,7 @@ func hostFlags(h *fakehost.Host) []string {
 }
 
 // hookConfig writes a config.toml that points the hook (and the runtime
-// wrapper) at a simulated host: its driver root, procfs and /dev, no
+// wrapper) at a simulated host: its driver root, procfs, /dev and sysfs, no
 // kernel modules. cli are more [nvidia-container-cli] lines; extra lines
 // (other tables) are appended. It returns the file.
 func hookConfig(tb testing.TB, h *fakehost.Host, cli []string, extra ...string) string {
@@ -109,6 +109,7 @@ func hookConfig(tb testing.TB, h *fakehost.Host, cli []string, extra ...string) 
 		"[nvc]",
 		fmt.Sprintf("proc-root = %q", h.ProcRoot),
 		fmt.Sprintf("dev-root = %q", h.DevRoot),
+		fmt.Sprintf("sys-root = %q", h.SysRoot),
 		"backend = \"procfs\"",
 	)
 	file := filepath.Join(tb.TempDir(), "config.toml")

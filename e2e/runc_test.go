@@ -40,7 +40,8 @@ type runtimeCase struct {
 // TestRuntimes runs busybox containers on a simulated DGX A100 under runc
 // and crun: with our hook as prestart (and createRuntime) hook, through
 // nvidia-container-runtime, with the hook's cgroup rules off, and without
-// the hook. What the container sees is checked from inside: the device
+// the hook, and with graphics (the GPUs' /dev/dri nodes and by-path
+// links). What the container sees is checked from inside: the device
 // nodes, the masked /proc/driver/nvidia, the driver files, the program
 // that needs libcuda.so.1, and the device cgroup (ENXIO with our rule,
 // EPERM without it).
@@ -54,6 +55,7 @@ func TestRuntimes(t *testing.T) {
 				"[nvidia-container-runtime-hook]", "path = "+quote(c.hook))
 			t.Run("prestart", func(t *testing.T) { c.runHooked(t, "prestart", config) })
 			t.Run("createRuntime", func(t *testing.T) { c.runHooked(t, "createRuntime", config) })
+			t.Run("graphics", func(t *testing.T) { c.runGraphics(t, config) })
 			t.Run("cli", func(t *testing.T) { c.runCLIHook(t) })
 			t.Run("wrapper", func(t *testing.T) { c.runWrapped(t, config) })
 			t.Run("wrapper-non-gpu", func(t *testing.T) { c.runWrappedNonGPU(t, config) })
@@ -118,6 +120,33 @@ func (c *runtimeCase) runWrapped(t *testing.T, config string) {
 		assert.True(t, slices.Equal(pre[1].Args, want.Args), msg, pre, want)
 		assert.NotEmpty(t, pre[1].Env, msg, pre, want)
 	}
+}
+
+// driScript lists what a graphics container sees of /dev/dri.
+const driScript = "cd /\n" + probeFunc + `
+p dri 'busybox ls /dev/dri'
+p card1 'busybox ls -l /dev/dri/card1'
+p render130 'busybox ls -l /dev/dri/renderD130'
+p bypath 'busybox ls /dev/dri/by-path'
+p link0 'busybox readlink /dev/dri/by-path/pci-0000:07:00.0-card'
+p linked 'busybox ls -lL /dev/dri/by-path/pci-0000:47:00.0-render'
+`
+
+// runGraphics asks for GPUs 0 and 2 with graphics: the container gets
+// their DRM card and render nodes (card1, renderD128, card3, renderD130,
+// as the simulated sysfs lists them under each GPU's PCI device), not the
+// decoy VGA's card0 nor GPU 1's, and the by-path links to them.
+func (c *runtimeCase) runGraphics(t *testing.T, config string) {
+	rootfs := busyboxRootfs(t)
+	env := []string{"NVIDIA_VISIBLE_DEVICES=0,2", "NVIDIA_DRIVER_CAPABILITIES=graphics,utility"}
+	hooks := &specs.Hooks{Prestart: []specs.Hook{kernelProcHook(t, c.host, rootfs), ourHook(c.hook, config, "prestart")}}
+	got := c.probe(t, newBundle(t, rootfs, driScript, env, hooks), "", "")
+	assert.Equal(t, "by-path|card1|card3|renderD128|renderD130", got["dri"], "/dev/dri")
+	assert.Regexp(t, `^c.* 226, +1 `, got["card1"], "/dev/dri/card1, want the bound node 226:1")
+	assert.Regexp(t, `^c.* 226, +130 `, got["render130"], "/dev/dri/renderD130, want the bound node 226:130")
+	assert.Equal(t, "pci-0000:07:00.0-card|pci-0000:07:00.0-render|pci-0000:47:00.0-card|pci-0000:47:00.0-render", got["bypath"], "/dev/dri/by-path")
+	assert.Equal(t, "../card1", got["link0"], "by-path link of GPU 0's card")
+	assert.Regexp(t, `^c.* 226, +130 `, got["linked"], "GPU 2's render link, want it to lead to 226:130")
 }
 
 func (c *runtimeCase) runWrappedNonGPU(t *testing.T, config string) {

@@ -157,7 +157,7 @@ func (a *app) simulateHost(ho *nvcontainer.HostOptions) error {
 	if err != nil {
 		return err
 	}
-	d.Roots.Driver, d.Roots.Proc, d.Roots.Dev, d.NVML, d.Path = h.Roots.Driver, h.Roots.Proc, h.Roots.Dev, h.NVML, ""
+	d.Roots.Driver, d.Roots.Proc, d.Roots.Dev, d.Roots.Sys, d.NVML, d.Path = h.Roots.Driver, h.Roots.Proc, h.Roots.Dev, h.Roots.Sys, h.NVML, ""
 	ho.LoadModules = false
 	return nil
 }

@@ -12,7 +12,7 @@
 //	                             [--nvidia-runtime-name NAME] [--nvidia-runtime-path PROGRAM] [--dry-run]
 //	nvidia-ctk cdi generate [--output FILE] [--format json|yaml] [--vendor V] [--class C]
 //	                        [--device-name-strategy index|uuid|type-index]... [--no-all-device]
-//	                        [--driver-root DIR] [--dev-root DIR] [--proc-root DIR]
+//	                        [--driver-root DIR] [--dev-root DIR] [--proc-root DIR] [--sys-root DIR]
 //	                        [--hook-path PATH] [--simulate MACHINE [--simulate-mig INDEX=PROFILE,...] [--simulate-keep]]
 //	                        [--mode auto|nvml|management|csv|wsl] [--device-id ID]... [--disable-hook NAME|all]...
 //	                        [--enable-hook NAME]... [--library-search-path DIR]... [--ldconfig-path PATH]
@@ -21,7 +21,7 @@
 //	nvidia-ctk cdi transform root --from DIR --to DIR [--relative-to host|container] [--input FILE] [--output FILE]
 //	nvidia-ctk config [--config-file FILE] [--set KEY[=VALUE]]... [--set-list-separator SEP (default ":")] [--in-place | --output FILE]
 //	nvidia-ctk config default|create-default|generate-default [--output FILE]
-//	nvidia-ctk system create-device-nodes [--driver-root|--root DIR] [--dev-root DIR] [--proc-root DIR] [--load-kernel-modules]
+//	nvidia-ctk system create-device-nodes [--driver-root|--root DIR] [--dev-root DIR] [--proc-root DIR] [--sys-root DIR] [--load-kernel-modules]
 //	nvidia-ctk system create-dev-char-symlinks [--dev-char-path DIR] [--create-all] [--driver-root DIR] [--dev-root DIR]
 //	                                           [--create-device-nodes] [--load-kernel-modules]
 //
@@ -73,7 +73,9 @@
 // temp dir and writes the spec for it; the dir is removed at exit, on
 // success and on failure, unless --simulate-keep keeps it for the spec,
 // whose host paths point into it. As in NVIDIA's tool, --dev-root is the root /dev is under
-// and defaults to the driver root; --proc-root is where procfs is.
+// and defaults to the driver root; --proc-root is where procfs is,
+// --sys-root where sysfs is (the GPUs' /dev/dri nodes, the PCI devices
+// nvidia-modprobe's rules look for before loading modules).
 //
 // # What it reads and changes
 //

@@ -33,6 +33,7 @@ type generateOptions struct {
 	strategies, featureFlags      []string
 	noAll                         bool
 	driverRoot, devRoot, procRoot string
+	sysRoot                       string
 	hookPath, simulate            string
 	simulateMIG                   []string
 	simulateKeep                  bool
@@ -55,6 +56,7 @@ func generateCommand(args []string, stdout, stderr io.Writer, log *slog.Logger) 
 	fs.StringVar(&o.driverRoot, "driver-root", "/", "the root the driver is installed under")
 	fs.StringVar(&o.devRoot, "dev-root", "", "the root /dev is under (default: the driver root)")
 	fs.StringVar(&o.procRoot, "proc-root", "/proc", "where the host's procfs is")
+	fs.StringVar(&o.sysRoot, "sys-root", "/sys", "where the host's sysfs is (the GPUs' /dev/dri nodes)")
 	fs.StringVar(&o.hookPath, "hook-path", cdispec.DefaultHookPath, "host path of the createContainer hook (examples/nvidia-cdi-hook)")
 	fs.StringVar(&o.hookPath, "nvidia-cdi-hook-path", cdispec.DefaultHookPath, "alias of --hook-path, as NVIDIA's tool names it")
 	fs.StringVar(&o.hookPath, "nvidia-ctk-path", cdispec.DefaultHookPath, "alias of --hook-path (NVIDIA's older name)")
@@ -224,15 +226,15 @@ func (o *generateOptions) driverOptions(stderr io.Writer) (*driver.Options, erro
 	if devRoot == "" {
 		devRoot = o.driverRoot
 	}
-	return &driver.Options{Roots: driver.Roots{Driver: o.driverRoot, Proc: o.procRoot, Dev: filepath.Join(devRoot, "dev")}, ToolkitLibraries: true}, nil
+	return &driver.Options{Roots: driver.Roots{Driver: o.driverRoot, Proc: o.procRoot, Dev: filepath.Join(devRoot, "dev"), Sys: o.sysRoot}, ToolkitLibraries: true}, nil
 }
 
 // simulateHost generates the --simulate machine into a new temp dir,
 // which cleanup removes unless --simulate-keep keeps it (the spec's host
 // paths point into it).
 func (o *generateOptions) simulateHost(stderr io.Writer) (*driver.Options, error) {
-	if o.driverRoot != "/" || o.devRoot != "" || o.procRoot != "/proc" {
-		return nil, errors.New("cdi generate: --simulate cannot be combined with --driver-root, --dev-root or --proc-root")
+	if o.driverRoot != "/" || o.devRoot != "" || o.procRoot != "/proc" || o.sysRoot != "/sys" {
+		return nil, errors.New("cdi generate: --simulate cannot be combined with --driver-root, --dev-root, --proc-root or --sys-root")
 	}
 	mig, err := parseSimulateMIG(o.simulateMIG)
 	if err != nil {

@@ -36,6 +36,7 @@ func createDeviceNodes(args []string, stderr io.Writer, log *slog.Logger) error 
 	fs.StringVar(&o.Roots.Driver, "root", "/", "alias of --driver-root, as the toolkit names it")
 	fs.StringVar(&o.Roots.Dev, "dev-root", "", "where the nodes are made, standing for /dev (default: <driver-root>/dev)")
 	fs.StringVar(&o.Roots.Proc, "proc-root", "/proc", "where the host's procfs is")
+	fs.StringVar(&o.Roots.Sys, "sys-root", "/sys", "where the host's sysfs is (PCI devices, loaded modules)")
 	fs.BoolVar(&o.LoadModules, "load-kernel-modules", false, "load nvidia, nvidia_uvm and nvidia_modeset first")
 	fs.BoolVar(&control, "control-devices", true, "accepted for NVIDIA's tool; the control devices and the GPU nodes are always made")
 	if err := fs.Parse(args); err != nil {

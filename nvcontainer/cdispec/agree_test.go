@@ -30,6 +30,10 @@ type grant struct {
 	mounts map[string]string // container path -> "hostPath options"
 	env    []string
 	hooks  []string // each hook's args after the program name
+	// devHooks are the devices' own hooks (a GPU's /dev/dri/by-path
+	// links), sorted, each once: a runtime runs them in the order the
+	// devices are named, and twice for a device named twice.
+	devHooks []string
 	rules  []string // "major:minor", sorted
 }
 
@@ -59,13 +63,22 @@ func planGrant(p *nvcontainer.Plan) *grant {
 	if len(libDirs) > 0 {
 		g.env = append(g.env, "NVIDIA_CTK_LIBCUDA_DIR="+strings.Join(libDirs, ":"))
 	}
-	if len(p.Symlinks) > 0 {
-		h := "create-symlinks"
-		for _, l := range p.Symlinks {
-			h += " --link " + l.Target + "::" + l.Path
+	links := map[string]string{} // For -> hook
+	for _, l := range p.Symlinks {
+		if links[l.For] == "" {
+			links[l.For] = "create-symlinks"
 		}
+		links[l.For] += " --link " + l.Target + "::" + l.Path
+	}
+	if h, ok := links[""]; ok {
 		g.hooks = append(g.hooks, h)
 	}
+	for id, h := range links {
+		if id != "" {
+			g.devHooks = append(g.devHooks, h)
+		}
+	}
+	slices.Sort(g.devHooks)
 	if p.CUDACompat.Mode != request.CompatDisabled && p.Capabilities.Expand().Has(capabilities.Compute) {
 		g.hooks = append(g.hooks, "enable-cuda-compat --host-driver-version "+p.Driver.Version)
 	}
@@ -110,7 +123,13 @@ func (g *grant) add(tb testing.TB, e *specs.ContainerEdits) {
 		}
 	}
 	for _, h := range e.Hooks {
-		g.hooks = append(g.hooks, strings.Join(h.Args[1:], " "))
+		args := strings.Join(h.Args[1:], " ")
+		if !strings.Contains(args, devices.DevDRIByPath+"/") {
+			g.hooks = append(g.hooks, args)
+		} else if !slices.Contains(g.devHooks, args) {
+			g.devHooks = append(g.devHooks, args)
+			slices.Sort(g.devHooks)
+		}
 	}
 }
 
@@ -124,6 +143,9 @@ func (g *grant) diff(want *grant) string {
 	}
 	if !slices.Equal(g.hooks, want.hooks) {
 		out = append(out, fmt.Sprintf("hooks %q, plan %q", g.hooks, want.hooks))
+	}
+	if !slices.Equal(g.devHooks, want.devHooks) {
+		out = append(out, fmt.Sprintf("device hooks %q, plan %q", g.devHooks, want.devHooks))
 	}
 	if !slices.Equal(g.rules, want.rules) {
 		out = append(out, fmt.Sprintf("cgroup rules %q, plan %q", g.rules, want.rules))
@@ -250,7 +272,7 @@ func checkAgreement(t *testing.T, machine nvctest.Machine, opts *nvctest.Options
 		if failures >= 10 {
 			return
 		}
-		if !assert.Empty(t, agreement(t, h, hostSpec, ids), "selection %s", strings.Join(ids, ",")) {
+		if !assert.Empty(t, agreement(t, h, hostSpec, ids, agreeCaps), "selection %s", strings.Join(ids, ",")) {
 			failures++
 		}
 	})
@@ -265,8 +287,8 @@ var agreeCaps = capabilities.Of(capabilities.Compute, capabilities.Utility)
 
 // agreement compares the plan for ids with its own spec and the host's;
 // empty when all three agree.
-func agreement(t *testing.T, h *testHost, hostSpec *specs.Spec, ids []string) string {
-	req := listRequest(ids, agreeCaps)
+func agreement(t *testing.T, h *testHost, hostSpec *specs.Spec, ids []string, caps capabilities.Set) string {
+	req := listRequest(ids, caps)
 	if ids[0] == "all" {
 		req.Devices = request.Devices{Mode: request.DevicesAll}
 	}
@@ -299,6 +321,51 @@ func agreement(t *testing.T, h *testHost, hostSpec *specs.Spec, ids []string) st
 	return ""
 }
 
+// TestPlanAndCDIAgreeDRM checks the agreement with graphics, where each
+// GPU brings its /dev/dri card and render nodes and a create-symlinks hook
+// for their by-path links, on a DGX A100 with and without MIG (a GPU in
+// MIG mode gets none), for every selection of up to three devices by
+// index; and that the host's spec gives GPU 0 its own DRM nodes (card1,
+// renderD128, as the simulated sysfs lists them), not the decoy VGA's
+// card0.
+func TestPlanAndCDIAgreeDRM(t *testing.T) {
+	graphics := capabilities.Of(capabilities.Graphics)
+	for _, mig := range []bool{false, true} {
+		t.Run(fmt.Sprintf("mig=%v", mig), func(t *testing.T) {
+			opts := &nvctest.Options{}
+			if mig {
+				opts.MIG = migLayouts[nvctest.DGXA100]
+			}
+			h := openTestHost(t, nvctest.NewHost(t, nvctest.DGXA100, opts), devices.NVML)
+			hostSpec, err := cdispec.FromHost(h.host, graphics, nil)
+			require.NoError(t, err, "FromHost")
+			var ids []string
+			for _, id := range deviceIDs(h.host.Devices) {
+				if !strings.HasPrefix(id, "GPU-") && !strings.HasPrefix(id, "MIG-") {
+					ids = append(ids, id)
+				}
+			}
+			selections(ids, func(ids []string) {
+				assert.Empty(t, agreement(t, h, hostSpec, ids, graphics), "selection %s", strings.Join(ids, ","))
+			})
+			d := cdiDevice(hostSpec, "0")
+			require.NotNil(t, d, "device 0")
+			assert.Subset(t, nodePaths(d.ContainerEdits), []string{"/dev/nvidia0", "/dev/dri/card1", "/dev/dri/renderD128"}, "device 0's nodes")
+			if assert.Len(t, d.ContainerEdits.Hooks, 1, "device 0's hooks") {
+				assert.Equal(t, []string{"nvidia-cdi-hook", "create-symlinks",
+					"--link", "../card1::/dev/dri/by-path/pci-0000:07:00.0-card",
+					"--link", "../renderD128::/dev/dri/by-path/pci-0000:07:00.0-render"}, d.ContainerEdits.Hooks[0].Args, "device 0's hook")
+			}
+			all := cdiDevice(hostSpec, "all")
+			require.NotNil(t, all, "device all")
+			assert.NotContains(t, nodePaths(all.ContainerEdits), "/dev/dri/card0", "the decoy VGA's node")
+			if mig {
+				assert.NotContains(t, nodePaths(cdiDevice(hostSpec, "1").ContainerEdits), "/dev/dri/card2", "a GPU in MIG mode's DRM node")
+			}
+		})
+	}
+}
+
 // TestPlanAndCDIAgreeSharedInstance checks agreement where two MIG devices
 // are compute instances of one GPU instance and so share its access node
 // (the mock makes one compute instance per GPU instance; the discovered
@@ -313,7 +380,7 @@ func TestPlanAndCDIAgreeSharedInstance(t *testing.T) {
 	require.NoError(t, err, "FromHost")
 	ids := []string{"1", gpu.UUID, "1:0", a.UUID, "1:1", b.UUID}
 	selections(ids, func(ids []string) {
-		assert.Empty(t, agreement(t, h, hostSpec, ids), "selection %s", strings.Join(ids, ","))
+		assert.Empty(t, agreement(t, h, hostSpec, ids, agreeCaps), "selection %s", strings.Join(ids, ","))
 	})
 	d := cdiDevice(hostSpec, "1:1")
 	require.NotNil(t, d, "device 1:1")

@@ -21,13 +21,15 @@ import (
 //	[nvc]
 //	proc-root = "/host/proc"
 //	dev-root = "/host/dev"
+//	sys-root = "/host/sys"
 //	backend = "procfs"
 type HostRoots struct {
 	// Roots are the host's roots the table sets: Proc (proc-root) stands
 	// for the host's /proc when GPUs are discovered and the driver
 	// version is read (not for finding the container's process, which is
 	// always in the running kernel's /proc), Dev (dev-root) for the
-	// host's /dev. Driver and LDCache are not keys of the table: the
+	// host's /dev, Sys (sys-root) for the host's /sys (PCI devices and
+	// their DRM nodes, loaded modules). Driver and LDCache are not keys of the table: the
 	// toolkit's [nvidia-container-cli] root and ldcache give them
 	// (Config.CLI). Empty roots take driver.Roots.WithDefaults' defaults.
 	Roots driver.Roots
@@ -40,6 +42,7 @@ type HostRoots struct {
 type nvcTable struct {
 	ProcRoot string          `toml:"proc-root"`
 	DevRoot  string          `toml:"dev-root"`
+	SysRoot  string          `toml:"sys-root"`
 	Backend  devices.Backend `toml:"backend"`
 }
 
@@ -55,7 +58,7 @@ func ParseHostRoots(data []byte) (*HostRoots, error) {
 	t := doc.NVC
 	switch t.Backend {
 	case "", devices.Auto, devices.NVML, devices.Procfs:
-		return &HostRoots{Roots: driver.Roots{Proc: t.ProcRoot, Dev: t.DevRoot}, Backend: t.Backend}, nil
+		return &HostRoots{Roots: driver.Roots{Proc: t.ProcRoot, Dev: t.DevRoot, Sys: t.SysRoot}, Backend: t.Backend}, nil
 	}
 	return nil, fmt.Errorf("parsing [nvc] of config: backend %q is not auto, nvml or procfs: %w", t.Backend, ErrInvalidConfig)
 }

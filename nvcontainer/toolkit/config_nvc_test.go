@@ -23,16 +23,17 @@ root = "/host"
 [nvc]
 proc-root = "/host/proc"
 dev-root = "/host/dev"
+sys-root = "/host/sys"
 backend = "procfs"
 `
 	r, err := toolkit.ParseHostRoots([]byte(file))
 	require.NoError(t, err)
-	assert.Equal(t, toolkit.HostRoots{Roots: driver.Roots{Proc: "/host/proc", Dev: "/host/dev"}, Backend: devices.Procfs}, *r, "ParseHostRoots")
+	assert.Equal(t, toolkit.HostRoots{Roots: driver.Roots{Proc: "/host/proc", Dev: "/host/dev", Sys: "/host/sys"}, Backend: devices.Procfs}, *r, "ParseHostRoots")
 	// The toolkit's parser keeps reading the file and names our keys.
 	cfg, err := toolkit.ParseConfig([]byte(file))
 	require.NoError(t, err)
 	assert.Equal(t, "/host", cfg.CLI.Root, "ParseConfig: root")
-	assert.Subset(t, cfg.Unknown, []string{"nvc.backend", "nvc.dev-root", "nvc.proc-root"}, "ParseConfig: unknown")
+	assert.Subset(t, cfg.Unknown, []string{"nvc.backend", "nvc.dev-root", "nvc.proc-root", "nvc.sys-root"}, "ParseConfig: unknown")
 
 	bad := []struct{ name, toml string }{
 		{"unknown backend", "[nvc]\nbackend = \"cuda\""},
