@@ -34,7 +34,7 @@ type grant struct {
 	// links), sorted, each once: a runtime runs them in the order the
 	// devices are named, and twice for a device named twice.
 	devHooks []string
-	rules  []string // "major:minor", sorted
+	rules    []string // "major:minor", sorted
 }
 
 func newGrant() *grant { return &grant{nodes: map[string]string{}, mounts: map[string]string{}} }
