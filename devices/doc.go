@@ -41,7 +41,11 @@
 // CAP_MKNOD and CAP_CHOWN (and CAP_SYS_MODULE to load modules), and does
 // nothing inside a user namespace; under a driver root other than "/" it
 // runs modprobe chrooted into that root and makes the nodes in its dev
-// directory. Device nodes are Linux concepts; the package targets Linux.
+// directory. It follows nvidia-modprobe's rules: modprobe only when the
+// sysfs root (driver.Roots.Sys) lists an NVIDIA display controller
+// ([PCIDevices], [PCIDevice.NVIDIADisplay]), nodes only for the modules
+// loaded. [Host.DRM] reads a GPU's /dev/dri nodes from the same sysfs.
+// Device nodes are Linux concepts; the package targets Linux.
 //
 // # Building without cgo
 //
