@@ -94,7 +94,8 @@ func TestGenerateSimulatedMIG(t *testing.T) {
 	slices.Sort(byIndex)
 	assert.Equal(t, byIndex, byUUID, "MIG UUID devices' nodes differ from the index devices'")
 	assert.Equal(t, []string{"/dev/nvidia1"}, nodePaths(spec.GetDevice("1").Device.ContainerEdits), "1 nodes")
-	assert.Len(t, nodePaths(spec.GetDevice("all").Device.ContainerEdits), 7+1+4, "all nodes, want 8 GPU nodes and 4 MIG caps")
+	assert.Len(t, nodePaths(spec.GetDevice("all").Device.ContainerEdits), 7+1+4+7*2,
+		"all nodes, want 8 GPU nodes, 4 MIG caps and the card and render nodes of the 7 GPUs not in MIG mode")
 }
 
 func itoa(i int) string { return string(rune('0' + i)) }

@@ -79,8 +79,9 @@ func writeSpec(t *testing.T, spec *specs.Spec) string {
 // TestCDISpecDGX checks a spec for the eight GPUs of a DGX A100: it
 // loads with the CDI module, names devices per strategy in sorted order,
 // and injecting device 0 through a CDI cache (as podman does) gives the
-// container /dev/nvidia0, the shared nodes, the driver files and the four
-// hooks, each with an explicit environment.
+// container /dev/nvidia0 with its DRM nodes, the shared nodes, the driver
+// files, the spec-wide hooks and device 0's by-path links hook, each with
+// an explicit environment.
 func TestCDISpecDGX(t *testing.T) {
 	h := newTestHost(t, nil)
 	spec := fromHost(t, h, allStrategies)
@@ -97,7 +98,7 @@ func TestCDISpecDGX(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			d := cdiDevice(spec, name)
 			require.NotNil(t, d, "device %s", name)
-			require.Equal(t, []string{"/dev/nvidia3"}, nodePaths(d.ContainerEdits))
+			require.Equal(t, []string{"/dev/nvidia3", "/dev/dri/card4", "/dev/dri/renderD131"}, nodePaths(d.ContainerEdits))
 			n := d.ContainerEdits.DeviceNodes[0]
 			assert.Equal(t, filepath.Join(h.sim.Roots.Dev, "nvidia3"), n.HostPath, "hostPath")
 			assert.Equal(t, "c", n.Type, "type")
@@ -108,7 +109,7 @@ func TestCDISpecDGX(t *testing.T) {
 	}
 	all := cdiDevice(spec, "all")
 	require.NotNil(t, all, "device all")
-	assert.Len(t, all.ContainerEdits.DeviceNodes, 8, "all: %v", nodePaths(all.ContainerEdits))
+	assert.Len(t, all.ContainerEdits.DeviceNodes, 8*3, "all: %v", nodePaths(all.ContainerEdits))
 	checkCommonEdits(t, h, spec)
 	checkInjection(t, writeSpec(t, spec))
 }
@@ -175,8 +176,12 @@ func checkInjection(t *testing.T, dir string) {
 		}
 	}
 	assert.Equal(t, 3, rules, "cgroup rules for major 195 (nvidiactl, nvidia-modeset, nvidia0): %+v", ociSpec.Linux.Resources.Devices)
-	if assert.NotNil(t, ociSpec.Hooks, "hooks") && assert.Len(t, ociSpec.Hooks.CreateContainer, 5, "createContainer hooks") {
+	assert.Contains(t, devs, "/dev/dri/card1", "injected devices")
+	assert.NotContains(t, devs, "/dev/dri/card2", "injected devices")
+	if assert.NotNil(t, ociSpec.Hooks, "hooks") && assert.Len(t, ociSpec.Hooks.CreateContainer, 6, "createContainer hooks") {
 		assert.NotEmpty(t, ociSpec.Hooks.CreateContainer[0].Env, "first hook's env")
+		assert.Equal(t, []string{"nvidia-cdi-hook", "create-symlinks", "--link", "../card1::/dev/dri/by-path/pci-0000:07:00.0-card",
+			"--link", "../renderD128::/dev/dri/by-path/pci-0000:07:00.0-render"}, ociSpec.Hooks.CreateContainer[5].Args, "device 0's hook")
 	}
 	assert.Contains(t, ociSpec.Process.Env, "NVIDIA_VISIBLE_DEVICES=void", "env")
 	assert.GreaterOrEqual(t, len(ociSpec.Mounts), 50, "mounts")
