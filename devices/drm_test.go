@@ -74,4 +74,3 @@ func discoverWith(t *testing.T, o *devices.Options) *devices.Host {
 	require.NoError(t, err)
 	return d
 }
-
