@@ -12,8 +12,8 @@
 // config.json, and its config from -config, $NVIDIA_CTK_CONFIG_FILE_PATH,
 // $XDG_CONFIG_HOME/nvidia-container-runtime/config.toml or
 // /etc/nvidia-container-runtime/config.toml, with the toolkit's keys plus
-// an [nvc] table (proc-root, dev-root, backend) for a driver whose procfs
-// and /dev are elsewhere. A container that asks for no GPU is left alone.
+// an [nvc] table (proc-root, dev-root, sys-root, backend) for a driver
+// whose procfs, /dev and sysfs are elsewhere. A container that asks for no GPU is left alone.
 // -dry-run prints the nvidia-container-cli command NVIDIA's hook would run
 // and changes nothing.
 //
