@@ -53,7 +53,7 @@ func newCDICaseOn(t *testing.T, h *fakehost.Host, class string, args ...string) 
 	t.Helper()
 	c := &cdiCase{host: h, ctk: buildExample(t, "nvidia-ctk", false), hook: staticExample(t, "nvidia-cdi-hook")}
 	c.file = cdiSpecPath(t, ".json")
-	args = append([]string{"cdi", "generate", "--driver-root", h.Root, "--proc-root", h.ProcRoot,
+	args = append([]string{"cdi", "generate", "--driver-root", h.Root, "--proc-root", h.ProcRoot, "--sys-root", h.SysRoot,
 		"--hook-path", c.hook, "--class", class, "--output", c.file}, args...)
 	_, stderr, code := run(t, os.Environ(), "", c.ctk, args...)
 	require.Equal(t, 0, code, "nvidia-ctk %s: exit %d\n%s", strings.Join(args, " "), code, stderr)
@@ -114,6 +114,21 @@ func (c *cdiCase) inspect(t *testing.T, runtime string, paths []string, devices 
 	return view(parseProbe(stdout)), rootfs
 }
 
+// deviceLinks are the link paths of e's create-symlinks hooks (a GPU's
+// /dev/dri/by-path links).
+func deviceLinks(e cdispecs.ContainerEdits) []string {
+	var links []string
+	for _, h := range e.Hooks {
+		for i, a := range h.Args {
+			if i > 0 && h.Args[i-1] == "--link" {
+				_, p, _ := strings.Cut(a, "::")
+				links = append(links, p)
+			}
+		}
+	}
+	return links
+}
+
 func charDev(major, minor int64) string {
 	return fmt.Sprintf("character special file %x:%x", major, minor)
 }
@@ -123,7 +138,9 @@ func isMissing(s string) bool { return strings.Contains(s, "No such file") }
 // TestCDIPodman runs podman 4.3 with our generated spec: --device
 // nvidia.com/gpu=0 gives the container exactly device 0's edits and the
 // spec-wide ones (nodes, driver files, our hooks' symlinks and loader
-// cache), --device nvidia.com/gpu=all every GPU. Under runc (state without
+// cache) with GPU 0's /dev/dri nodes and by-path links (the spec is
+// generated with the simulated sysfs), --device nvidia.com/gpu=all every
+// GPU. Under runc (state without
 // a root: the hook reads config.json) and crun (state with "root").
 func TestCDIPodman(t *testing.T) {
 	for _, runtime := range []string{"runc", "crun"} {
@@ -155,8 +172,23 @@ func (c *cdiCase) runDevice0(t *testing.T, runtime string) {
 	for _, m := range common.Mounts {
 		mounts = append(mounts, m.ContainerPath)
 	}
-	t.Logf("checking %d nodes present, %d absent, %d driver files", len(present), len(absent), len(mounts))
-	got, rootfs := c.inspect(t, runtime, slices.Concat(present, absent, mounts), c.qualified("0"))
+	links, otherLinks := deviceLinks(dev0), []string{}
+	for _, d := range c.spec.Devices {
+		for _, l := range deviceLinks(d.ContainerEdits) {
+			if !slices.Contains(links, l) && !slices.Contains(otherLinks, l) {
+				otherLinks = append(otherLinks, l)
+			}
+		}
+	}
+	require.Len(t, links, 2, "device 0's by-path links (card, render)")
+	t.Logf("checking %d nodes present, %d absent, %d driver files, %d links", len(present), len(absent), len(mounts), len(links))
+	got, rootfs := c.inspect(t, runtime, slices.Concat(present, absent, mounts, links, otherLinks), c.qualified("0"))
+	for _, l := range links {
+		assert.True(t, strings.HasPrefix(got[l], "symbolic link"), "%s (device 0's by-path link) in the container: %q", l, got[l])
+	}
+	for _, l := range otherLinks {
+		assert.True(t, isMissing(got[l]), "%s (another device's link) in the container: %q, want absent", l, got[l])
+	}
 	for _, p := range present {
 		assert.Equal(t, want[p], got[p], "%s in the container", p)
 	}
