@@ -6,10 +6,6 @@ import (
 	"github.com/go-nvc/nvc/internal/fstree"
 )
 
-// MajorDRM is the DRM subsystem's character major: /dev/dri/cardN has
-// minor N, /dev/dri/renderDN minor N (128 and up).
-const MajorDRM = 226
-
 // PCI identities of the generated sysfs: the GPUs are NVIDIA 3D
 // controllers; the decoys are a BMC's VGA controller of another vendor
 // (with a DRM card node, card0, as an ASPEED BMC has) and an NVIDIA device
