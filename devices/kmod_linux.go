@@ -69,7 +69,7 @@ func modulesToLoad(sysRoot string, loaded map[string]bool, r *NodeReport) []stri
 	present, err := nvidiaDisplayPresent(sysRoot)
 	switch {
 	case err != nil:
-		r.Warnings = append(r.Warnings, fmt.Sprintf("no NVIDIA PCI device found, loading the modules anyway: %v", err))
+		r.Warnings = append(r.Warnings, fmt.Sprintf("PCI devices not enumerated, loading the modules anyway: %v", err))
 		return missing
 	case present:
 		return missing

@@ -58,8 +58,9 @@ type NodeReport struct {
 	// Loaded are the kernel modules modprobe loaded.
 	Loaded []string `json:"loaded,omitempty"`
 	// Warnings are the steps that could not be done and are not fatal, as
-	// libnvidia-container only logs them: modprobe missing or failing, a
-	// node whose major the driver does not register.
+	// libnvidia-container only logs them: no NVIDIA display controller in
+	// sysfs (no module loaded), modprobe missing or failing, a node whose
+	// major the driver does not register.
 	Warnings []string `json:"warnings,omitempty"`
 	// Created are the nodes made (or remade, where something else was in
 	// their place); Fixed those whose mode or owner was corrected.
