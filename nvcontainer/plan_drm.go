@@ -11,11 +11,12 @@ import (
 // their /dev/dri/by-path names, as the NVIDIA Container Toolkit does for
 // the graphics and display capabilities: nodes found through sysfs
 // (devices.Host.DRM), links where the host has them pointing at those
-// nodes. A GPU in MIG mode gets none (its DRM nodes are the whole GPU's),
-// nor does a plan made with NoDevbind (the links would dangle). A sysfs
-// the nodes cannot be read from is a warning.
+// nodes. A GPU in MIG mode gets none (its DRM nodes are the whole GPU's).
+// With NoDevbind the nodes are allowed in the cgroup and not bound, as
+// every node, and not linked (the links would dangle). A sysfs the nodes
+// cannot be read from is a warning.
 func (pl *planner) planDRM(g devices.GPU, id string) {
-	if !pl.exp.Has(capabilities.Graphics) && !pl.exp.Has(capabilities.Display) || g.MIGEnabled || pl.opts.NoDevbind {
+	if !pl.exp.Has(capabilities.Graphics) && !pl.exp.Has(capabilities.Display) || g.MIGEnabled {
 		return
 	}
 	d, err := pl.dev.DRM(g)
@@ -25,6 +26,9 @@ func (pl *planner) planDRM(g devices.GPU, id string) {
 	}
 	for _, n := range d.Nodes {
 		pl.node(n, id)
+	}
+	if pl.opts.NoDevbind {
+		return
 	}
 	for _, l := range d.Links {
 		pl.p.Symlinks = append(pl.p.Symlinks, Symlink{Path: l.Path, Target: l.Target, For: id})

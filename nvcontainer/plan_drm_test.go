@@ -1,6 +1,7 @@
 package nvcontainer_test
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -30,8 +31,8 @@ func drmOf(p *nvcontainer.Plan) (nodes, links []string) {
 // TestPlanDRM checks when a plan binds the selected GPUs' DRM nodes and
 // links their by-path names: with graphics or display, for each selected
 // GPU not in MIG mode, the nodes sysfs lists under its PCI device (never
-// the decoy VGA's card0), and not with NoDevbind; a malformed sysfs dev
-// attribute is a warning.
+// the decoy VGA's card0); with NoDevbind only their cgroup rules; a
+// malformed sysfs dev attribute is a warning.
 func TestPlanDRM(t *testing.T) {
 	gpu2 := []string{"/dev/dri/card3:2", "/dev/dri/renderD130:2"}
 	gpu2Links := []string{"/dev/dri/by-path/pci-0000:47:00.0-card->../card3:2", "/dev/dri/by-path/pci-0000:47:00.0-render->../renderD130:2"}
@@ -54,6 +55,17 @@ func TestPlanDRM(t *testing.T) {
 			nodes, links := drmOf(p)
 			assert.Equal(t, tc.nodes, nodes, "DRM nodes")
 			assert.Equal(t, tc.link, links, "by-path links")
+			var rules []string
+			for _, r := range p.CgroupRules {
+				if r.Major == 226 {
+					rules = append(rules, fmt.Sprintf("%d:%d", r.Major, r.Minor))
+				}
+			}
+			want := []string(nil)
+			if tc.nodes != nil || tc.name == "no devbind" {
+				want = []string{"226:3", "226:130"}
+			}
+			assert.Equal(t, want, rules, "DRM cgroup rules")
 		})
 	}
 	t.Run("malformed sysfs", func(t *testing.T) {

@@ -125,12 +125,14 @@ func TestPlanNoCgroupsNoDevbind(t *testing.T) {
 	full := h.plan(t, req, debianRootfs, nil)
 	noCg := h.plan(t, req, debianRootfs, &nvcontainer.PlanOptions{NoCgroups: true})
 	noDev := h.plan(t, req, debianRootfs, &nvcontainer.PlanOptions{NoDevbind: true})
-	assert.Len(t, full.CgroupRules, 12, "rules with cgroups")
+	const nodes = 12 + 8*2 // control nodes, GPUs, and each GPU's DRM card and render node (display)
+	assert.Len(t, full.CgroupRules, nodes, "rules with cgroups")
 	assert.Empty(t, noCg.CgroupRules, "rules without cgroups")
-	assert.Len(t, mountTargets(noCg, nvcontainer.MountDevice), 12, "NoCgroups dropped node mounts")
+	assert.Len(t, mountTargets(noCg, nvcontainer.MountDevice), nodes, "NoCgroups dropped node mounts")
 	assert.Empty(t, mountTargets(noDev, nvcontainer.MountDevice), "NoDevbind kept node mounts")
 	assert.Equal(t, full.CgroupRules, noDev.CgroupRules, "NoDevbind changed the rules")
-	assert.Len(t, noDev.Mounts, len(full.Mounts)-12, "NoDevbind: mounts, full %d", len(full.Mounts))
+	assert.Len(t, noDev.Mounts, len(full.Mounts)-nodes, "NoDevbind: mounts, full %d", len(full.Mounts))
+	assert.Len(t, full.Symlinks, len(noDev.Symlinks)+8*2, "NoDevbind: by-path links")
 }
 
 // TestPlanIMEX binds requested channels that exist and warns about those
