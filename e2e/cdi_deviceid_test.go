@@ -14,7 +14,8 @@ import (
 
 // TestCDIPodmanDeviceID runs podman 4.3 with the spec `nvidia-ctk cdi
 // generate --device-id 2` writes: the spec names GPU 2 alone (its index,
-// its UUID and "all", which holds only GPU 2's node), `podman run --device
+// its UUID and "all", which holds only GPU 2's nodes: /dev/nvidia2 and
+// its DRM card and render nodes), `podman run --device
 // <kind>=2` gives the container GPU 2 (its node, the driver, the program
 // that needs libcuda.so.1 running, the device cgroup allowing it) and no
 // other GPU, and `--device <kind>=0` fails with podman's error naming
@@ -32,7 +33,7 @@ func TestCDIPodmanDeviceID(t *testing.T) {
 	for _, n := range c.device(t, "all").DeviceNodes {
 		allNodes = append(allNodes, n.Path)
 	}
-	assert.Equal(t, []string{"/dev/nvidia2"}, allNodes, "device all of the --device-id 2 spec")
+	assert.Equal(t, []string{"/dev/nvidia2", "/dev/dri/card3", "/dev/dri/renderD130"}, allNodes, "device all of the --device-id 2 spec")
 
 	for _, name := range []string{"2", gpu2} {
 		t.Run(strings.SplitN(name, "-", 2)[0], func(t *testing.T) {
