@@ -46,9 +46,12 @@ type DRMLink struct {
 var drmNodeName = regexp.MustCompile(`^(card|renderD)([0-9]+)$`)
 
 // DRM returns g's DRM nodes and by-path links. A GPU without DRM nodes
-// (the nvidia-drm module not loaded, or no sysfs) has none, and that is
-// not an error; a node whose sysfs dev file is malformed is.
+// (the nvidia-drm module not loaded, no sysfs, or no PCI bus id) has none,
+// and that is not an error; a malformed bus id or sysfs dev file is.
 func (h *Host) DRM(g GPU) (DRM, error) {
+	if g.BusID == "" {
+		return DRM{}, nil
+	}
 	bus := sysfsBusID(g.BusID)
 	if bus == "" {
 		return DRM{}, fmt.Errorf("%w: GPU %d: PCI bus id %q", ErrInvalid, g.Index, g.BusID)
