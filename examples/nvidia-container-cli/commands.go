@@ -77,10 +77,16 @@ func (a *app) configure(stdout io.Writer) error {
 	if err != nil {
 		return nvcli.ErrorFor(err)
 	}
+	return a.run(stdout, plan, ctr, procRoot, "configured", "gpus", len(plan.GPUs))
+}
+
+// run prints plan with --dry-run, or applies it to ctr and logs what
+// with the mount count and attrs.
+func (a *app) run(stdout io.Writer, plan *nvcontainer.Plan, ctr nvcontainer.Container, procRoot, what string, attrs ...any) error {
 	for _, w := range plan.Warnings {
 		a.log.Warn(w)
 	}
-	if o.DryRun {
+	if a.cmd.Configure.DryRun {
 		data, err := plan.JSON()
 		if err != nil {
 			return err
@@ -94,6 +100,6 @@ func (a *app) configure(stdout io.Writer) error {
 		return nvcli.ErrorFor(err) // undone: the simulated host can go
 	}
 	a.applied = true
-	a.log.Info("configured", "pid", ctr.PID, "rootfs", ctr.Rootfs, "mounts", len(plan.Mounts), "gpus", len(plan.GPUs))
+	a.log.Info(what, append([]any{"pid", ctr.PID, "rootfs", ctr.Rootfs, "mounts", len(plan.Mounts)}, attrs...)...)
 	return nil
 }

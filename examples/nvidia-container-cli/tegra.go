@@ -2,15 +2,12 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/go-nvc/nvc/nvcontainer"
 	"github.com/go-nvc/nvc/nvcontainer/nvcli"
@@ -166,23 +163,5 @@ func (a *app) applyCSV(stdout io.Writer, h *nvcontainer.CSVHost, req *request.Re
 	if err != nil {
 		return nvcli.ErrorFor(err)
 	}
-	for _, w := range plan.Warnings {
-		a.log.Warn(w)
-	}
-	if o.DryRun {
-		data, err := plan.JSON()
-		if err != nil {
-			return err
-		}
-		_, err = stdout.Write(data)
-		return err
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	if err := plan.Apply(ctx, ctr, &nvcontainer.ApplyOptions{ProcRoot: procRoot}); err != nil {
-		return nvcli.ErrorFor(err)
-	}
-	a.applied = true
-	a.log.Info("configured (CSV mode)", "pid", ctr.PID, "rootfs", ctr.Rootfs, "mounts", len(plan.Mounts))
-	return nil
+	return a.run(stdout, plan, ctr, procRoot, "configured (CSV mode)")
 }
