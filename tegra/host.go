@@ -26,14 +26,16 @@ const maxLinks = 40
 // IsTegra reports whether the host whose file system image is root ("" or
 // "/": this host) is a Tegra system, as the toolkit tells one: root's
 // /etc/nv_tegra_release is a regular file, or /sys/devices/soc0/family
-// starts with "tegra" (any case). The reason says which.
+// starts with "tegra" (any case), both read inside root as Release reads
+// the release. The reason says which.
 func IsTegra(root string) (bool, string) {
+	root = orRoot(root)
 	rel := filepath.Join(root, ReleaseFile)
-	if fi, err := os.Stat(rel); err == nil && fi.Mode().IsRegular() {
+	if _, err := readInRoot(root, ReleaseFile); err == nil {
 		return true, rel + " found"
 	}
 	fam := filepath.Join(root, familyFile)
-	b, err := os.ReadFile(fam)
+	b, err := readInRoot(root, familyFile)
 	if err != nil {
 		return false, fam + " not readable"
 	}
@@ -43,13 +45,15 @@ func IsTegra(root string) (bool, string) {
 	return false, fam + " does not start with tegra"
 }
 
-// Release is the L4T release in root's /etc/nv_tegra_release, as
+// Release is the L4T release in root's /etc/nv_tegra_release (symlinks
+// followed inside root, at most 64 KiB read), as
 // "MAJOR.MINOR.PATCH" ("36.3.0" for "# R36 (release), REVISION: 3.0, …").
 func Release(root string) (string, error) {
+	root = orRoot(root)
 	f := filepath.Join(root, ReleaseFile)
-	b, err := os.ReadFile(f)
+	b, err := readInRoot(root, ReleaseFile)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("reading %s: %w", f, err)
 	}
 	first, _, _ := strings.Cut(string(b), "\n")
 	rel, ok := parseRelease(first)

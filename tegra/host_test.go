@@ -30,6 +30,26 @@ func TestIsTegraAndRelease(t *testing.T) {
 	assert.False(t, ok)
 }
 
+// TestReleaseStaysInRoot: an absolute link at the root's release file or
+// SoC family names a file of the root, not of the host running the test.
+func TestReleaseStaysInRoot(t *testing.T) {
+	outside := t.TempDir()
+	testutil.BuildTree(t, outside, `
+file nv_tegra_release # R36 (release), REVISION: 3.0
+file family Tegra234
+`)
+	root := testutil.Tree(t, `
+dir etc
+dir sys/devices/soc0
+`)
+	require.NoError(t, os.Symlink(filepath.Join(outside, "nv_tegra_release"), filepath.Join(root, ReleaseFile)))
+	require.NoError(t, os.Symlink(filepath.Join(outside, "family"), filepath.Join(root, familyFile)))
+	_, err := Release(root)
+	require.ErrorIs(t, err, os.ErrNotExist)
+	ok, why := IsTegra(root)
+	assert.False(t, ok, why)
+}
+
 // TestResolve finds the simulated Orin's base files: nodes with their
 // numbers (patterns expanded), libraries at the path their chain ends at,
 // links of sym entries made with their content, the dir, the release
