@@ -8,9 +8,9 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	securejoin "github.com/cyphar/filepath-securejoin"
+	"golang.org/x/sys/unix"
 )
 
 // ReleaseFile is the L4T release file; its presence marks a Tegra host,
@@ -242,12 +242,12 @@ func (r *resolver) node(e Entry, p string) {
 		r.warn(e, err.Error())
 		return
 	}
-	var st syscall.Stat_t
-	if err := syscall.Stat(host, &st); err != nil {
+	var st unix.Stat_t
+	if err := unix.Stat(host, &st); err != nil {
 		r.warn(e, fmt.Sprintf("%s: %v", p, err))
 		return
 	}
-	if st.Mode&syscall.S_IFMT != syscall.S_IFCHR {
+	if st.Mode&unix.S_IFMT != unix.S_IFCHR {
 		r.warn(e, p+" is not a character device")
 		return
 	}
@@ -255,12 +255,9 @@ func (r *resolver) node(e Entry, p string) {
 		return
 	}
 	r.seen[p] = true
-	r.m.Nodes = append(r.m.Nodes, Node{Path: p, Source: host, Major: major(uint64(st.Rdev)), Minor: minor(uint64(st.Rdev)),
+	r.m.Nodes = append(r.m.Nodes, Node{Path: p, Source: host, Major: unix.Major(st.Rdev), Minor: unix.Minor(st.Rdev),
 		Mode: fs.FileMode(st.Mode & 0o777), Entry: e})
 }
-
-func major(dev uint64) uint32 { return uint32((dev>>8)&0xfff) | uint32((dev>>32)&^0xfff) }
-func minor(dev uint64) uint32 { return uint32(dev&0xff) | uint32((dev>>12)&^0xff) }
 
 func (r *resolver) dir(e Entry, p string) {
 	host, err := securejoin.SecureJoin(r.roots.Driver, p)
