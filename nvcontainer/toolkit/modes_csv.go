@@ -17,17 +17,18 @@ import (
 // (tegra.IsTegra: /etc/nv_tegra_release, or a Tegra SoC family) where
 // /proc/driver/nvidia does not exist. The toolkit asks instead whether
 // NVML loads; a Tegra host whose GPU the nvidia driver serves (Thor) has
-// both, and is not csv.
+// both, and is not csv. It runs at every container start in auto mode:
+// the one stat that answers on a discrete-GPU host comes first.
 func IsCSVHost(cfg *Config) bool {
+	if _, err := os.Stat("/proc/driver/nvidia"); err == nil {
+		return false
+	}
 	root := "/"
 	if cfg != nil && cfg.CLI.Root != "" {
 		root = cfg.CLI.Root
 	}
-	if ok, _ := tegra.IsTegra(root); !ok {
-		return false
-	}
-	_, err := os.Stat("/proc/driver/nvidia")
-	return err != nil
+	ok, _ := tegra.IsTegra(root)
+	return ok
 }
 
 // csvDecision is the csv mode decision for req: its devices as names of
