@@ -16,12 +16,10 @@ import (
 // default of nvidia-container-runtime.modes.csv.mount-spec-path.
 const DefaultMountSpecPath = "/etc/nvidia-container-runtime/host-files-for-container.d"
 
-// RequireJetpackVar is the container variable that selects the CSV files
-// beyond the base ones; it is not a requirement to check.
-const RequireJetpackVar = "NVIDIA_REQUIRE_JETPACK"
-
-// The values of RequireJetpackVar. Any other value (and none) means
-// MountsBaseOnly.
+// The values of a container's NVIDIA_REQUIRE_JETPACK
+// (request.EnvRequireJetpack), which selects the CSV files beyond the
+// base ones; it is not a requirement to check. Any other value (and none)
+// means MountsBaseOnly.
 const (
 	MountsAll      = "csv-mounts=all"       // every *.csv file of the directory
 	MountsBaseOnly = "csv-mounts=base-only" // devices.csv, drivers.csv, l4t.csv
