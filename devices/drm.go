@@ -7,7 +7,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -42,8 +41,18 @@ type DRMLink struct {
 	Target string `json:"target"`
 }
 
-// drmNodeName matches the DRM nodes the toolkit injects.
-var drmNodeName = regexp.MustCompile(`^(card|renderD)([0-9]+)$`)
+// drmNodeMinor is the number in name when name is one of the DRM nodes
+// the toolkit injects, "card<N>" or "renderD<N>" (N a minor: below
+// 2^20). By hand, not with a package-level regexp, which would be
+// compiled at every start of the CLI and the hooks.
+func drmNodeMinor(name string) (uint32, bool) {
+	n, ok := strings.CutPrefix(name, "card")
+	if !ok {
+		n, ok = strings.CutPrefix(name, "renderD")
+	}
+	minor, isNum := digits(n, 1<<20-1)
+	return uint32(minor), ok && isNum
+}
 
 // DRM returns g's DRM nodes and by-path links. A GPU without DRM nodes
 // (the nvidia-drm module not loaded, no sysfs, or no PCI bus id) has none,
@@ -83,16 +92,15 @@ func (h *Host) DRM(g GPU) (DRM, error) {
 // (<entry>/dev, "226:1"), else the kernel's rule (major 226, the number
 // in the name as minor).
 func (h *Host) drmNode(dir, name string) (Node, bool, error) {
-	m := drmNodeName.FindStringSubmatch(name)
-	if m == nil {
+	minor, ok := drmNodeMinor(name)
+	if !ok {
 		return Node{}, false, nil
 	}
 	p := DevDRI + "/" + name
 	if _, err := os.Lstat(h.HostPath(p)); err != nil {
 		return Node{}, false, nil
 	}
-	minor, _ := strconv.ParseUint(m[2], 10, 20)
-	n := Node{Path: p, Major: MajorDRM, Minor: uint32(minor)}
+	n := Node{Path: p, Major: MajorDRM, Minor: minor}
 	data, err := os.ReadFile(filepath.Join(dir, name, "dev"))
 	if err != nil {
 		return n, true, nil

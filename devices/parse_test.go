@@ -140,3 +140,33 @@ func FuzzParseMIGMinors(f *testing.F) {
 		}
 	})
 }
+
+// TestDRMNodeMinor: only card<N> and renderD<N> are DRM nodes to inject;
+// connectors, control nodes and malformed numbers are not.
+func TestDRMNodeMinor(t *testing.T) {
+	tests := []struct {
+		name string
+		want uint32
+		ok   bool
+	}{
+		{"card0", 0, true},
+		{"card12", 12, true},
+		{"renderD128", 128, true},
+		{"controlD64", 0, false},
+		{"card0-DP-1", 0, false},
+		{"card", 0, false},
+		{"renderD", 0, false},
+		{"card-1", 0, false},
+		{"card+1", 0, false},
+		{"renderD1048576", 0, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := drmNodeMinor(tc.name)
+			assert.Equal(t, tc.ok, ok)
+			if tc.ok {
+				assert.Equal(t, tc.want, got)
+			}
+		})
+	}
+}
