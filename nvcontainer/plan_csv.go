@@ -3,12 +3,10 @@ package nvcontainer
 import (
 	"fmt"
 	"path"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/go-nvc/nvc/devices"
-	"github.com/go-nvc/nvc/internal/sentinel"
 	"github.com/go-nvc/nvc/nvcontainer/request"
 	"github.com/go-nvc/nvc/tegra"
 )
@@ -85,8 +83,8 @@ func NewCSVPlan(h *CSVHost, req *request.Request, ctr Container, opts *PlanOptio
 	if req == nil || !req.IsGPU() {
 		return nil, stageErr(StageInput, ErrNotGPUContainer)
 	}
-	if r := ctr.Rootfs; r != "" && (!filepath.IsAbs(r) || filepath.Clean(r) == "/") {
-		return nil, stageErr(StageInput, sentinel.Mark(fmt.Errorf("invalid rootfs directory %q: want an absolute path other than /", r), ErrInvalidRootfs))
+	if err := checkRootfs(ctr.Rootfs); err != nil {
+		return nil, err
 	}
 	if err := csvDevices(req.Devices); err != nil {
 		return nil, stageErr(StageDevice, err)

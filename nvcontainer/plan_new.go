@@ -163,6 +163,15 @@ type planner struct {
 	storeBins []string
 }
 
+// checkRootfs refuses a container rootfs that is relative or "/" (empty:
+// no container, planned with host paths).
+func checkRootfs(r string) error {
+	if r != "" && (!filepath.IsAbs(r) || filepath.Clean(r) == "/") {
+		return stageErr(StageInput, sentinel.Mark(fmt.Errorf("invalid rootfs directory %q: want an absolute path other than /", r), ErrInvalidRootfs))
+	}
+	return nil
+}
+
 func newPlanner(host *Host, req *request.Request, ctr Container, opts *PlanOptions) (*planner, error) {
 	if host == nil || host.Driver == nil || host.Devices == nil {
 		return nil, stageErr(StageInput, errors.New("planning needs a host with a driver and devices"))
@@ -173,8 +182,8 @@ func newPlanner(host *Host, req *request.Request, ctr Container, opts *PlanOptio
 	if err := checkCompatMode(req.CUDACompatMode); err != nil {
 		return nil, stageErr(StageInput, err)
 	}
-	if r := ctr.Rootfs; r != "" && (!filepath.IsAbs(r) || filepath.Clean(r) == "/") {
-		return nil, stageErr(StageInput, sentinel.Mark(fmt.Errorf("invalid rootfs directory %q: want an absolute path other than /", r), ErrInvalidRootfs))
+	if err := checkRootfs(ctr.Rootfs); err != nil {
+		return nil, err
 	}
 	pl := &planner{host: host, dev: host.Devices, req: req, ctr: ctr, exp: req.Capabilities.Expand(),
 		proc: -1, targets: map[string]bool{}, rules: map[DeviceNumber]bool{}}
