@@ -15,6 +15,7 @@ import (
 	"github.com/go-nvc/nvc/internal/sentinel"
 
 	"github.com/go-nvc/nvc/internal/inroot"
+	"github.com/go-nvc/nvc/internal/ns"
 )
 
 // CreateNodes makes the NVIDIA device nodes that are missing under the dev
@@ -108,7 +109,7 @@ func nodesToCreate(o *NodeOptions, loaded map[string]bool, r *NodeReport) ([]wan
 func userNamespace(procRoot string) string {
 	for _, m := range []string{"uid_map", "gid_map"} {
 		data, err := os.ReadFile(filepath.Join(procRoot, "self", m))
-		if err == nil && strings.Join(strings.Fields(string(data)), " ") != "0 0 4294967295" {
+		if err == nil && !ns.IdentityMap(string(data)) {
 			return m + " is not the identity"
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-nvc/nvc/internal/ns"
 	"github.com/go-nvc/nvc/internal/rootfs"
 	"github.com/go-nvc/nvc/internal/testutil"
 )
@@ -64,23 +65,6 @@ func TestActAsNil(t *testing.T) {
 	assert.NoError(t, actAs(nil))
 }
 
-func TestIdentityMap(t *testing.T) {
-	tests := []struct {
-		name, m string
-		want    bool
-	}{
-		{"initial namespace", "         0          0 4294967295\n", true},
-		{"rootless podman", "         0       1000          1\n         1     100000      65536\n", false},
-		{"runc user namespace", "0 100000 65536\n", false},
-		{"empty", "", false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, identityMap(tc.m))
-		})
-	}
-}
-
 // envInUserNS marks the child of TestRuntimeOwnsDevices that runs in a
 // user namespace of its own.
 const envInUserNS = "NVC_TEST_IN_USERNS"
@@ -96,7 +80,7 @@ func TestRuntimeOwnsDevices(t *testing.T) {
 	}
 	data, err := os.ReadFile("/proc/self/uid_map")
 	require.NoError(t, err)
-	if !identityMap(string(data)) {
+	if !ns.IdentityMap(string(data)) {
 		testutil.Unavailable(t, "the test runs in a user namespace already (uid_map %q)", data)
 	}
 	assert.False(t, runtimeOwnsDevices(), "in the initial user namespace")

@@ -2,9 +2,9 @@ package nvcontainer
 
 import (
 	"os"
-	"strings"
 
 	"github.com/go-nvc/nvc/internal/cgroup"
+	"github.com/go-nvc/nvc/internal/ns"
 )
 
 // openCgroup finds and opens the container process's device cgroup, seen
@@ -71,15 +71,9 @@ func cgroupRules(rules []DeviceRule) []cgroup.Rule {
 func runtimeOwnsDevices() bool {
 	for _, m := range []string{"/proc/self/uid_map", "/proc/self/gid_map"} {
 		data, err := os.ReadFile(m)
-		if err == nil && !identityMap(string(data)) {
+		if err == nil && !ns.IdentityMap(string(data)) {
 			return true
 		}
 	}
 	return false
-}
-
-// identityMap reports whether an id map (uid_map, gid_map) maps every id
-// to itself, as the initial user namespace's does.
-func identityMap(m string) bool {
-	return strings.Join(strings.Fields(m), " ") == "0 0 4294967295"
 }
