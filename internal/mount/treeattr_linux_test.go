@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/internal/testutil/container"
 )
 
@@ -19,6 +20,9 @@ func TestOpenTreeAttr(t *testing.T) {
 }
 
 func treeAttr(t *testing.T, deny bool) {
+	if !deny {
+		testutil.RequireKernel(t, "open_tree_attr (Linux 6.15)", probeTreeAttr())
+	}
 	host := hostTree(t)
 	if !container.InChild(t) {
 		return
@@ -45,4 +49,14 @@ func treeAttr(t *testing.T, deny bool) {
 	wantOptions(t, c.options(t, maskTarget), "ro", "noexec")
 	require.Equal(t, deny, noTreeAttr.Load(), "open_tree_attr was given up")
 	require.NoError(t, c.undo.Undo())
+}
+
+// probeTreeAttr calls open_tree_attr with no path: a kernel that has the
+// call refuses the arguments (EBADF, EFAULT), one without it answers ENOSYS.
+func probeTreeAttr() error {
+	_, _, errno := unix.Syscall6(unix.SYS_OPEN_TREE_ATTR, ^uintptr(0), 0, 0, 0, 0, 0) // dirfd -1
+	if errno == unix.ENOSYS {
+		return errno
+	}
+	return nil
 }
