@@ -32,10 +32,10 @@ func (a *app) openCSV() (*csvHost, error) {
 	}
 	r := ho.Driver.Roots
 	root, proc := orDefault(r.Driver, "/"), orDefault(r.Proc, "/proc")
-	if ok, _ := tegra.IsTegra(root); !ok {
-		return nil, nil
-	}
 	if _, err := os.Stat(filepath.Join(proc, "driver/nvidia")); err == nil {
+		return nil, nil // a discrete-GPU host: one stat, at every configure
+	}
+	if ok, _ := tegra.IsTegra(root); !ok {
 		return nil, nil
 	}
 	files, err := tegra.Files(filepath.Join(root, tegra.DefaultMountSpecPath))
