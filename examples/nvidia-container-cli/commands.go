@@ -11,6 +11,7 @@ import (
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/nvcontainer"
 	"github.com/go-nvc/nvc/nvcontainer/nvcli"
+	"github.com/go-nvc/nvc/nvcontainer/request"
 )
 
 // info reports the driver and the GPUs, as nvidia-container-cli info does.
@@ -51,18 +52,9 @@ func (a *app) list(stdout io.Writer) error {
 // prints the plan with --dry-run.
 func (a *app) configure(stdout io.Writer) error {
 	o := &a.cmd.Configure
-	ctr, procRoot, err := nvcli.Container(o.PID, o.Rootfs)
+	ctr, procRoot, req, err := a.target()
 	if err != nil {
 		return err
-	}
-	req, err := o.Flags.Request()
-	if err != nil {
-		return err
-	}
-	if !o.DryRun {
-		if err := nvcli.CheckContainer(ctr, procRoot); err != nil {
-			return err
-		}
 	}
 	fast := req // NVML only when needed; --dry-run prints the plan with NVML's CUDA version
 	if o.DryRun {
@@ -78,6 +70,26 @@ func (a *app) configure(stdout io.Writer) error {
 		return nvcli.ErrorFor(err)
 	}
 	return a.run(stdout, plan, ctr, procRoot, "configured", "gpus", len(plan.GPUs))
+}
+
+// target is configure's container (checked unless --dry-run), its
+// procfs root and the request of the command line.
+func (a *app) target() (nvcontainer.Container, string, *request.Request, error) {
+	o := &a.cmd.Configure
+	ctr, procRoot, err := nvcli.Container(o.PID, o.Rootfs)
+	if err != nil {
+		return ctr, "", nil, err
+	}
+	req, err := o.Flags.Request()
+	if err != nil {
+		return ctr, "", nil, err
+	}
+	if !o.DryRun {
+		if err := nvcli.CheckContainer(ctr, procRoot); err != nil {
+			return ctr, "", nil, err
+		}
+	}
+	return ctr, procRoot, req, nil
 }
 
 // run prints plan with --dry-run, or applies it to ctr and logs what

@@ -131,19 +131,9 @@ func (a *app) csvList(stdout io.Writer, c *csvHost) error {
 // hook passes no NVIDIA_REQUIRE_JETPACK); other requirements are not
 // checked in CSV mode.
 func (a *app) csvConfigure(stdout io.Writer, c *csvHost) error {
-	o := &a.cmd.Configure
-	ctr, procRoot, err := nvcli.Container(o.PID, o.Rootfs)
+	ctr, procRoot, req, err := a.target()
 	if err != nil {
 		return err
-	}
-	req, err := o.Flags.Request()
-	if err != nil {
-		return err
-	}
-	if !o.DryRun {
-		if err := nvcli.CheckContainer(ctr, procRoot); err != nil {
-			return err
-		}
 	}
 	jetpack := ""
 	if slices.Contains(req.Requirements, tegra.MountsAll) {
