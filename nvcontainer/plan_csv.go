@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/go-nvc/nvc/devices"
+	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/nvcontainer/request"
 	"github.com/go-nvc/nvc/tegra"
 )
@@ -37,7 +38,7 @@ type CSVHost struct {
 // skipped) and finds their entries on the host roots describe
 // (tegra.Load, tegra.Resolve). A bad line is an error naming its file
 // and line.
-func OpenCSVHost(roots tegra.Roots, files []string) (*CSVHost, error) {
+func OpenCSVHost(roots driver.Roots, files []string) (*CSVHost, error) {
 	root := roots.Driver
 	if root == "" {
 		root = "/"

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/go-nvc/nvc/devices"
+	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/internal/fakehost"
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/internal/testutil/container"
@@ -29,7 +30,7 @@ func csvHost(t *testing.T, jetpack string) (*fakehost.TegraHost, *CSVHost) {
 	require.NoError(t, err)
 	files, err := tegra.Files(fh.SpecDir)
 	require.NoError(t, err)
-	h, err := OpenCSVHost(tegra.Roots{Driver: fh.Root}, tegra.SelectFiles(files, jetpack))
+	h, err := OpenCSVHost(driver.Roots{Driver: fh.Root}, tegra.SelectFiles(files, jetpack))
 	require.NoError(t, err)
 	return fh, h
 }
@@ -93,7 +94,7 @@ func TestOpenCSVHostBadLine(t *testing.T) {
 	dir := t.TempDir()
 	f := filepath.Join(dir, "drivers.csv")
 	require.NoError(t, os.WriteFile(f, []byte("lib, /usr/lib/x.so\nlibs, /usr/lib/y.so\n"), 0o644))
-	_, err := OpenCSVHost(tegra.Roots{Driver: dir}, []string{f})
+	_, err := OpenCSVHost(driver.Roots{Driver: dir}, []string{f})
 	require.ErrorIs(t, err, tegra.ErrSyntax)
 	assert.Contains(t, err.Error(), f+":2:")
 }

@@ -35,7 +35,7 @@
 // # On the host
 //
 // [Resolve] finds the entries on a host whose file system image is
-// Roots.Driver (and whose /dev is Roots.Dev): it expands the patterns,
+// driver.Roots.Driver (and whose /dev is Roots.Dev): it expands the patterns,
 // follows symlinks without leaving the root (an absolute link target is
 // read inside the root), and returns what to bind, which nodes to allow
 // and which links to make ([Mounts]). A missing path is a warning, as the

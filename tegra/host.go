@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	securejoin "github.com/cyphar/filepath-securejoin"
+	"github.com/go-nvc/nvc/driver"
 	"golang.org/x/sys/unix"
 )
 
@@ -90,22 +91,6 @@ func leadingDigits(s string) (string, string, bool) {
 	return s[:i], s[i:], i > 0
 }
 
-// Roots say where the host is: Driver is its file system image (""
-// means "/"), Dev what stands for its /dev ("": Driver/dev).
-type Roots struct {
-	Driver, Dev string
-}
-
-func (r Roots) withDefaults() Roots {
-	if r.Driver == "" {
-		r.Driver = "/"
-	}
-	if r.Dev == "" {
-		r.Dev = filepath.Join(r.Driver, "dev")
-	}
-	return r
-}
-
 // Node is a device node to give the container.
 type Node struct {
 	// Path is the node's path in the container (the entry's, a match of
@@ -154,8 +139,8 @@ type Mounts struct {
 // below roots.Driver, and ".." never climbs out of it. roots.Driver's
 // /etc/nv_tegra_release, when it is a file, is mounted last, as the
 // toolkit does. What is missing or of the wrong type is a warning.
-func Resolve(entries []Entry, roots Roots) (*Mounts, error) {
-	r := &resolver{roots: roots.withDefaults(), m: &Mounts{}, seen: map[string]bool{}}
+func Resolve(entries []Entry, roots driver.Roots) (*Mounts, error) {
+	r := &resolver{roots: roots.WithDefaults(), m: &Mounts{}, seen: map[string]bool{}}
 	for _, e := range entries {
 		if err := r.entry(e); err != nil {
 			return nil, err
@@ -169,7 +154,7 @@ func Resolve(entries []Entry, roots Roots) (*Mounts, error) {
 }
 
 type resolver struct {
-	roots Roots
+	roots driver.Roots
 	m     *Mounts
 	seen  map[string]bool
 }

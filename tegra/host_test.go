@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/internal/fakehost"
 	"github.com/go-nvc/nvc/internal/testutil"
 )
@@ -63,7 +64,7 @@ func TestResolve(t *testing.T) {
 	require.NoError(t, err)
 	es, err := Load(SelectFiles(files, ""))
 	require.NoError(t, err)
-	m, err := Resolve(es, Roots{Driver: h.Root})
+	m, err := Resolve(es, driver.Roots{Driver: h.Root})
 	require.NoError(t, err)
 
 	var nodes []string
@@ -111,7 +112,7 @@ file etc/passwd root-of-fake
 `)
 	es, err := Parse(stringsReader("sym, /usr/lib/abs\nlib, /usr/lib/up/passwd\ndir, /usr/lib/dirlink\nsym, /usr/lib/missing\n"), "t.csv")
 	require.NoError(t, err)
-	m, err := Resolve(es, Roots{Driver: root})
+	m, err := Resolve(es, driver.Roots{Driver: root})
 	require.NoError(t, err)
 	for _, f := range m.Files {
 		assert.Truef(t, filepath.HasPrefix(f.Source, root+"/"), "%s resolves to %s, outside the root", f.Path, f.Source)
@@ -134,7 +135,7 @@ func TestResolvePlainNodes(t *testing.T) {
 	require.NoError(t, err)
 	es, err := Load(DefaultFiles(h.SpecDir))
 	require.NoError(t, err)
-	m, err := Resolve(es, Roots{Driver: h.Root})
+	m, err := Resolve(es, driver.Roots{Driver: h.Root})
 	require.NoError(t, err)
 	assert.Empty(t, m.Nodes)
 	assert.Len(t, m.Warnings, 12)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/nvcontainer"
 	"github.com/go-nvc/nvc/nvcontainer/nvcli"
 	"github.com/go-nvc/nvc/nvcontainer/request"
@@ -18,7 +19,7 @@ import (
 // csvHost is a Tegra host's roots and the mount spec files of its
 // DefaultMountSpecPath.
 type csvHost struct {
-	roots tegra.Roots
+	roots driver.Roots
 	files []string
 }
 
@@ -43,7 +44,7 @@ func (a *app) openCSV() (*csvHost, error) {
 		return nil, &nvcli.Error{Prefix: nvcli.PrefixInput, Err: err}
 	}
 	a.log.Info("Tegra host: CSV mode", "root", root, "mount-specs", len(files))
-	return &csvHost{roots: tegra.Roots{Driver: root, Dev: r.Dev}, files: files}, nil
+	return &csvHost{roots: driver.Roots{Driver: root, Dev: r.Dev}, files: files}, nil
 }
 
 func orDefault(s, def string) string {

@@ -68,7 +68,7 @@ func (o *generateOptions) csvSpec(d *driver.Options, opts *cdispec.Options, stde
 		return nil, fmt.Errorf("cdi generate: --mode csv: no entry in %q: %w", files, tegra.ErrNotTegra)
 	}
 	es = tegra.IgnoreSymlinks(es, o.csv.ignore)
-	m, err := tegra.Resolve(es, tegra.Roots{Driver: d.Roots.Driver, Dev: d.Roots.Dev})
+	m, err := tegra.Resolve(es, driver.Roots{Driver: d.Roots.Driver, Dev: d.Roots.Dev})
 	if err != nil {
 		return nil, fmt.Errorf("cdi generate: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/nvcontainer"
 	"github.com/go-nvc/nvc/nvcontainer/cdispec"
@@ -22,7 +23,7 @@ import (
 func TestFromCSVPlan(t *testing.T) {
 	testutil.RequireRoot(t) // real nodes
 	sim := nvctest.NewHost(t, nvctest.JetsonOrin, &nvctest.Options{RealNodes: true})
-	h, err := nvcontainer.OpenCSVHost(tegra.Roots{Driver: sim.Roots.Driver}, tegra.DefaultFiles(sim.MountSpecDir()))
+	h, err := nvcontainer.OpenCSVHost(driver.Roots{Driver: sim.Roots.Driver}, tegra.DefaultFiles(sim.MountSpecDir()))
 	require.NoError(t, err)
 	req := &request.Request{Devices: request.Devices{Mode: request.DevicesAll}}
 	p, err := nvcontainer.NewCSVPlan(h, req, nvcontainer.Container{}, nil)

@@ -6,6 +6,7 @@ import (
 
 	cdispecs "tags.cncf.io/container-device-interface/specs-go"
 
+	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/nvcontainer"
 	"github.com/go-nvc/nvc/nvcontainer/cdispec"
 	"github.com/go-nvc/nvc/nvcontainer/request"
@@ -77,7 +78,7 @@ func CSVSpec(cfg *Config, req *request.Request, ids []string, opts *JitOptions) 
 	if err != nil {
 		return nil, fmt.Errorf("csv: %w", err)
 	}
-	roots := tegra.Roots{Driver: cfg.CLI.Root}
+	roots := driver.Roots{Driver: cfg.CLI.Root}
 	if o.Roots != nil && o.Roots.Roots.Dev != "" {
 		roots.Dev = o.Roots.Roots.Dev
 	}
