@@ -127,21 +127,10 @@ func runContainerdUnmet(t *testing.T, d *dockerDaemon, ctr, mode, runtime string
 // ctr reaches it. d.stop ends it and whatever is left in its namespace.
 func startContainerd(t *testing.T, d *dockerDaemon, containerd, config, hookConfig string) {
 	t.Helper()
-	require.NoError(t, os.MkdirAll(filepath.Join(d.dir, "etc-ov"), 0o755))
 	d.sock = filepath.Join(d.dir, "containerd.sock")
-	args := []string{"-m", "--propagation", "private", "sh", "-c", dockerNSScript, "containerd-ns", containerd,
+	d.launch(t, hookConfig, "-m", "--propagation", "private", "sh", "-c", dockerNSScript, "containerd-ns", containerd,
 		"--config", config, "--root", filepath.Join(d.dir, "root"), "--state", filepath.Join(d.dir, "state"),
-		"--address", d.sock}
-	d.cmd = exec.Command(testutil.RequireCommand(t, "unshare"), args...)
-	d.cmd.Env = []string{"PATH=" + d.binDir + ":" + os.Getenv("PATH"), "D=" + d.dir, "CONFIG=" + hookConfig}
-	logFile, err := os.Create(filepath.Join(d.dir, "dockerd.log"))
-	require.NoError(t, err)
-	defer logFile.Close()
-	d.cmd.Stdout, d.cmd.Stderr = logFile, logFile
-	require.NoError(t, d.cmd.Start())
-	d.done = make(chan struct{})
-	go func() { d.cmd.Wait(); close(d.done) }()
-	t.Cleanup(func() { d.stop(t) })
+		"--address", d.sock)
 	ctr := testutil.RequireCommand(t, "ctr")
 	waitDaemon(t, "containerd", d.cmd, d.done, d.log, func() ([]byte, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -97,12 +97,22 @@ exec "$@"`
 func (d *dockerDaemon) start(t *testing.T, daemonJSON, config string) {
 	t.Helper()
 	dockerd := testutil.RequireCommand(t, "dockerd")
-	require.NoError(t, os.MkdirAll(filepath.Join(d.dir, "etc-ov"), 0o755))
 	args := []string{"-m", "--propagation", "private", "sh", "-c", dockerNSScript, "dockerd-ns", dockerd,
 		"--config-file", daemonJSON, "--storage-driver", "vfs", "--iptables=false", "--ip6tables=false",
 		"--bridge=none", "--userland-proxy=false", "--data-root", filepath.Join(d.dir, "data"),
 		"--exec-root", filepath.Join(d.dir, "exec"), "-H", "unix://" + d.sock,
 		"--pidfile", filepath.Join(d.dir, "docker.pid")}
+	d.launch(t, config, args...)
+	d.waitReady(t)
+}
+
+// launch starts the daemon of args (unshare's, ending in dockerNSScript's
+// command) in a private mount namespace with the bin dir (installBins)
+// first in its PATH and config as the hook's config.toml, its output in
+// dockerd.log; it stops the daemon at cleanup.
+func (d *dockerDaemon) launch(t *testing.T, config string, args ...string) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(filepath.Join(d.dir, "etc-ov"), 0o755))
 	d.cmd = exec.Command(testutil.RequireCommand(t, "unshare"), args...)
 	d.cmd.Env = []string{"PATH=" + d.binDir + ":" + os.Getenv("PATH"), "D=" + d.dir, "CONFIG=" + config}
 	logFile, err := os.Create(filepath.Join(d.dir, "dockerd.log"))
@@ -113,7 +123,6 @@ func (d *dockerDaemon) start(t *testing.T, daemonJSON, config string) {
 	d.done = make(chan struct{})
 	go func() { d.cmd.Wait(); close(d.done) }()
 	t.Cleanup(func() { d.stop(t) })
-	d.waitReady(t)
 }
 
 // dockerTempDir is a short temp dir: containerd's socket paths under the
