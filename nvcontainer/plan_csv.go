@@ -28,22 +28,26 @@ type CSVHost struct {
 	// Release is the L4T release ("36.3.0"); empty when
 	// /etc/nv_tegra_release cannot be read.
 	Release string
-	// Files are the mount spec files that exist, in the order read.
+	// Files are the mount spec files that exist, in the order read, as
+	// OpenCSVHost was given them.
 	Files []string
 	// Mounts are the entries of Files found on the host.
 	Mounts *tegra.Mounts
 }
 
-// OpenCSVHost reads the mount spec files (those that do not exist are
-// skipped) and finds their entries on the host roots describe
-// (tegra.Load, tegra.Resolve). A bad line is an error naming its file
-// and line.
-func OpenCSVHost(roots driver.Roots, files []string) (*CSVHost, error) {
+// OpenCSVHost reads the mount spec files, paths inside specRoot ("" or
+// "/": host paths), each resolved and read inside it (tegra.Load; those
+// that do not exist are skipped), and finds their entries on the host
+// roots describe (tegra.Resolve). specRoot is roots.Driver where the
+// specs are the driver root's (nvidia-container-cli --root), "/" where
+// they are named as host paths (the toolkit's mount-spec-path). A bad
+// line is an error naming its file and line.
+func OpenCSVHost(roots driver.Roots, specRoot string, files []string) (*CSVHost, error) {
 	root := roots.Driver
 	if root == "" {
 		root = "/"
 	}
-	es, err := tegra.Load(files)
+	es, err := tegra.Load(specRoot, files)
 	if err != nil {
 		return nil, fmt.Errorf("reading CSV mount specs: %w", err)
 	}

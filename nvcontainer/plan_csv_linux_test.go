@@ -28,9 +28,9 @@ func csvHost(t *testing.T, jetpack string) (*fakehost.TegraHost, *CSVHost) {
 	testutil.RequireRoot(t)
 	fh, err := fakehost.GenerateTegra(t.TempDir(), &fakehost.TegraOptions{RealNodes: true})
 	require.NoError(t, err)
-	files, err := tegra.Files(fh.SpecDir)
+	files, err := tegra.Files(fh.Root, tegra.DefaultMountSpecPath)
 	require.NoError(t, err)
-	h, err := OpenCSVHost(driver.Roots{Driver: fh.Root}, tegra.SelectFiles(files, jetpack))
+	h, err := OpenCSVHost(driver.Roots{Driver: fh.Root}, fh.Root, tegra.SelectFiles(files, jetpack))
 	require.NoError(t, err)
 	return fh, h
 }
@@ -94,7 +94,7 @@ func TestOpenCSVHostBadLine(t *testing.T) {
 	dir := t.TempDir()
 	f := filepath.Join(dir, "drivers.csv")
 	require.NoError(t, os.WriteFile(f, []byte("lib, /usr/lib/x.so\nlibs, /usr/lib/y.so\n"), 0o644))
-	_, err := OpenCSVHost(driver.Roots{Driver: dir}, []string{f})
+	_, err := OpenCSVHost(driver.Roots{Driver: dir}, "/", []string{f})
 	require.ErrorIs(t, err, tegra.ErrSyntax)
 	assert.Contains(t, err.Error(), f+":2:")
 }

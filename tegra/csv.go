@@ -124,14 +124,12 @@ func checkPath(e Entry) error {
 	return nil
 }
 
-// ParseFile reads the entries of the mount spec file at file.
+// ParseFile reads the entries of the mount spec file at the host path
+// file (symlinks followed as the host resolves them), which must be a
+// regular file: a FIFO or device node there is refused unopened
+// (internal/inroot). [Load] reads files inside a root instead.
 func ParseFile(file string) ([]Entry, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return Parse(f, file)
+	return parseIn(nil, file)
 }
 
 // baseFiles are the files read without NVIDIA_REQUIRE_JETPACK=csv-mounts=all.
@@ -147,19 +145,24 @@ func DefaultFiles(dir string) []string {
 	return out
 }
 
-// Files lists the mount spec files of dir, sorted: its entries (not
-// recursively) whose name ends in ".csv" (any case), except one named
-// ".csv" and directories. A missing dir has none.
-func Files(dir string) ([]string, error) {
-	ents, err := os.ReadDir(dir)
+// Files lists the mount spec files of dir, a directory inside root (""
+// or "/": this host), sorted: its entries (not recursively) whose name
+// ends in ".csv" (any case), except one named ".csv" and directories. dir
+// is resolved inside root as [Resolve] resolves paths: a symlink on the
+// way, absolute or with "..", never leads out of root (an absolute
+// target is read below root). The files are paths inside root (dir
+// joined with each name), for [Load] with the same root. A missing dir
+// has none.
+func Files(root, dir string) ([]string, error) {
+	names, err := listDir(orRoot(root), dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("listing mount specs: %w", err)
+		return nil, fmt.Errorf("listing mount specs %s in %s: %w", dir, orRoot(root), err)
 	}
 	var out []string
-	for _, e := range ents {
+	for _, e := range names {
 		n := e.Name()
 		if e.IsDir() || n == ".csv" || !strings.EqualFold(filepath.Ext(n), ".csv") {
 			continue
@@ -185,11 +188,20 @@ func SelectFiles(files []string, requireJetpack string) []string {
 	return out
 }
 
-// Load parses files in order; a file that does not exist is skipped.
-func Load(files []string) ([]Entry, error) {
+// Load parses files, paths inside root ("" or "/": this host), in
+// order; each is resolved inside root as [Files] resolves its dir, and
+// read only if it is a regular file (a FIFO or device node is refused
+// unopened). A file that does not exist inside root is skipped. Entries
+// name their file as files gives it.
+func Load(root string, files []string) ([]Entry, error) {
+	dir, err := openRoot(orRoot(root))
+	if err != nil {
+		return nil, err
+	}
+	defer dir.Close()
 	var out []Entry
 	for _, f := range files {
-		es, err := ParseFile(f)
+		es, err := parseIn(dir, f)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}

@@ -61,7 +61,7 @@ func TestFilesAndSelect(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, n), []byte("lib, /x\n"), 0o644))
 	}
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "sub.csv"), 0o755))
-	files, err := Files(dir)
+	files, err := Files("/", dir)
 	require.NoError(t, err)
 	base := func(fs []string) (out []string) {
 		for _, f := range fs {
@@ -73,15 +73,15 @@ func TestFilesAndSelect(t *testing.T) {
 	assert.Equal(t, []string{"devices.csv", "drivers.csv"}, base(SelectFiles(files, "")))
 	assert.Equal(t, []string{"devices.csv", "drivers.csv"}, base(SelectFiles(files, MountsBaseOnly)))
 	assert.Equal(t, []string{"devices.csv", "drivers.csv", "extra.CSV"}, base(SelectFiles(files, MountsAll)))
-	none, err := Files(filepath.Join(dir, "missing"))
+	none, err := Files("", filepath.Join(dir, "missing"))
 	require.NoError(t, err)
 	assert.Empty(t, none)
 
-	es, err := Load(append(DefaultFiles(dir), filepath.Join(dir, "extra.CSV")))
+	es, err := Load("/", append(DefaultFiles(dir), filepath.Join(dir, "extra.CSV")))
 	require.NoError(t, err, "l4t.csv is missing and skipped")
 	assert.Len(t, es, 3)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "drivers.csv"), []byte("lib, /x\nbogus\n"), 0o644))
-	_, err = Load(DefaultFiles(dir))
+	_, err = Load("", DefaultFiles(dir))
 	require.ErrorIs(t, err, ErrSyntax)
 	assert.Contains(t, err.Error(), filepath.Join(dir, "drivers.csv")+":2:")
 }

@@ -30,7 +30,10 @@
 // files (devices.csv, drivers.csv, l4t.csv) unless the container's
 // NVIDIA_REQUIRE_JETPACK is "csv-mounts=all", and [Load] parses a list of
 // files, skipping the ones that do not exist (a JetPack 5 host has no
-// l4t.csv).
+// l4t.csv). Files and Load take the root the directory and files lie in
+// (a host's file system image, "/" for this host) and resolve them inside
+// it, as [Resolve] does: a symlinked spec directory or file never leads
+// out of the root, and only regular files are read.
 //
 // # On the host
 //

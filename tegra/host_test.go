@@ -60,9 +60,9 @@ func TestResolve(t *testing.T) {
 	testutil.RequireRoot(t) // real nodes
 	h, err := fakehost.GenerateTegra(t.TempDir(), &fakehost.TegraOptions{RealNodes: true})
 	require.NoError(t, err)
-	files, err := Files(h.SpecDir)
+	files, err := Files(h.Root, DefaultMountSpecPath)
 	require.NoError(t, err)
-	es, err := Load(SelectFiles(files, ""))
+	es, err := Load(h.Root, SelectFiles(files, ""))
 	require.NoError(t, err)
 	m, err := Resolve(es, driver.Roots{Driver: h.Root})
 	require.NoError(t, err)
@@ -133,7 +133,7 @@ file etc/passwd root-of-fake
 func TestResolvePlainNodes(t *testing.T) {
 	h, err := fakehost.GenerateTegra(t.TempDir(), nil)
 	require.NoError(t, err)
-	es, err := Load(DefaultFiles(h.SpecDir))
+	es, err := Load(h.Root, DefaultFiles(DefaultMountSpecPath))
 	require.NoError(t, err)
 	m, err := Resolve(es, driver.Roots{Driver: h.Root})
 	require.NoError(t, err)

@@ -1,7 +1,10 @@
 package tegra
 
 import (
+	"errors"
 	"os"
+	"slices"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -16,12 +19,49 @@ const maxHostFile = 64 << 10
 // inside it, internal/inroot), at most maxHostFile bytes: a link to a
 // file of the host running us, to /dev/zero or to a FIFO is not read.
 func readInRoot(root, p string) ([]byte, error) {
-	dir, err := os.OpenFile(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	dir, err := openRoot(root)
 	if err != nil {
 		return nil, err
 	}
 	defer dir.Close()
 	return inroot.ReadRegular(dir, p, 0, maxHostFile)
+}
+
+// openRoot opens root to resolve paths inside it (internal/inroot).
+func openRoot(root string) (*os.File, error) {
+	return os.OpenFile(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+}
+
+// listDir is the entries of the directory p inside root, sorted by name.
+func listDir(root, p string) ([]os.DirEntry, error) {
+	dir, err := openRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	defer dir.Close()
+	fd, err := inroot.Open(dir, p, unix.O_RDONLY|unix.O_DIRECTORY)
+	if pe := (*os.PathError)(nil); errors.As(err, &pe) {
+		err = pe.Err // the emulated walk's
+	}
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: p, Err: err}
+	}
+	d := os.NewFile(uintptr(fd), p)
+	defer d.Close()
+	ents, err := d.ReadDir(-1)
+	slices.SortFunc(ents, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return ents, err
+}
+
+// parseIn parses the regular file p inside dir (nil: the host path p),
+// refusing anything else unopened.
+func parseIn(dir *os.File, p string) ([]Entry, error) {
+	f, _, err := inroot.OpenRegular(dir, p, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return Parse(f, p)
 }
 
 // orRoot is root, "/" for "".

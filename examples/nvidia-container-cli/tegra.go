@@ -17,7 +17,7 @@ import (
 )
 
 // csvHost is a Tegra host's roots and the mount spec files of its
-// DefaultMountSpecPath.
+// DefaultMountSpecPath, paths inside roots.Driver (read inside it).
 type csvHost struct {
 	roots driver.Roots
 	files []string
@@ -39,7 +39,7 @@ func (a *app) openCSV() (*csvHost, error) {
 	if ok, _ := tegra.IsTegra(root); !ok {
 		return nil, nil
 	}
-	files, err := tegra.Files(filepath.Join(root, tegra.DefaultMountSpecPath))
+	files, err := tegra.Files(root, tegra.DefaultMountSpecPath)
 	if err != nil {
 		return nil, &nvcli.Error{Prefix: nvcli.PrefixInput, Err: err}
 	}
@@ -57,7 +57,7 @@ func orDefault(s, def string) string {
 // open reads the files selected by jetpack (NVIDIA_REQUIRE_JETPACK's
 // value) and finds their entries.
 func (c *csvHost) open(jetpack string) (*nvcontainer.CSVHost, error) {
-	h, err := nvcontainer.OpenCSVHost(c.roots, tegra.SelectFiles(c.files, jetpack))
+	h, err := nvcontainer.OpenCSVHost(c.roots, c.roots.Driver, tegra.SelectFiles(c.files, jetpack))
 	if err != nil {
 		return nil, &nvcli.Error{Prefix: nvcli.PrefixInput, Err: err}
 	}

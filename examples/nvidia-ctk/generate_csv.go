@@ -51,16 +51,17 @@ func (o *generateOptions) csvMode(d *driver.Options) bool {
 
 // csvSpec writes the spec of the Tegra host d describes: the plan of
 // nvcontainer.NewCSVPlan for --device-id (all, or 0) written as CDI. The
-// default --csv.file lie in the driver root; files given are host paths.
+// default --csv.file lie in the driver root and are read inside it (a
+// link never leads out of it); files given are host paths.
 func (o *generateOptions) csvSpec(d *driver.Options, opts *cdispec.Options, stderr io.Writer, log *slog.Logger) (*specs.Spec, error) {
-	files := o.csv.files
+	files, specRoot := o.csv.files, "/"
 	if !o.csv.filesSet() {
-		files = tegra.DefaultFiles(filepath.Join(d.Roots.Driver, tegra.DefaultMountSpecPath))
+		files, specRoot = tegra.DefaultFiles(tegra.DefaultMountSpecPath), d.Roots.Driver
 	}
 	if o.csv.compatRoot != "" {
 		log.Warn("--csv.compat-container-root is not used: no CUDA compat hook in CSV mode", "root", o.csv.compatRoot)
 	}
-	es, err := tegra.Load(files)
+	es, err := tegra.Load(specRoot, files)
 	if err != nil {
 		return nil, fmt.Errorf("cdi generate: %w", err)
 	}

@@ -23,7 +23,7 @@ import (
 func TestFromCSVPlan(t *testing.T) {
 	testutil.RequireRoot(t) // real nodes
 	sim := nvctest.NewHost(t, nvctest.JetsonOrin, &nvctest.Options{RealNodes: true})
-	h, err := nvcontainer.OpenCSVHost(driver.Roots{Driver: sim.Roots.Driver}, tegra.DefaultFiles(sim.MountSpecDir()))
+	h, err := nvcontainer.OpenCSVHost(driver.Roots{Driver: sim.Roots.Driver}, "/", tegra.DefaultFiles(sim.MountSpecDir()))
 	require.NoError(t, err)
 	req := &request.Request{Devices: request.Devices{Mode: request.DevicesAll}}
 	p, err := nvcontainer.NewCSVPlan(h, req, nvcontainer.Container{}, nil)

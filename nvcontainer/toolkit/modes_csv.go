@@ -48,7 +48,7 @@ func CSVFiles(cfg *Config, req *request.Request) ([]string, error) {
 	if cfg != nil && cfg.Runtime.Modes.CSV.MountSpecPath != "" {
 		dir = cfg.Runtime.Modes.CSV.MountSpecPath
 	}
-	files, err := tegra.Files(dir)
+	files, err := tegra.Files("/", dir)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +82,7 @@ func CSVSpec(cfg *Config, req *request.Request, ids []string, opts *JitOptions) 
 	if o.Roots != nil && o.Roots.Roots.Dev != "" {
 		roots.Dev = o.Roots.Roots.Dev
 	}
-	h, err := nvcontainer.OpenCSVHost(roots, files)
+	h, err := nvcontainer.OpenCSVHost(roots, "/", files)
 	if err != nil {
 		return nil, fmt.Errorf("csv: %w", err)
 	}
