@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-nvc/nvc/driver"
+	"github.com/go-nvc/nvc/internal/tegrahost"
 )
 
 // nvidiaModules are the kernel modules --load-kmods loads, in order.
@@ -29,7 +30,7 @@ func loadModules(ctx context.Context, o *NodeOptions, r *NodeReport) (map[string
 	if !o.LoadModules {
 		return loaded, nil
 	}
-	want := modulesToLoad(o.Roots.Sys, loaded, r)
+	want := modulesToLoad(o.Roots, loaded, r)
 	if len(want) == 0 {
 		return loaded, nil
 	}
@@ -54,9 +55,12 @@ func loadModules(ctx context.Context, o *NodeOptions, r *NodeReport) (map[string
 }
 
 // modulesToLoad lists the modules not loaded that nvidia-modprobe would
-// try to load: all of them when sysfs lists an NVIDIA display controller
-// or cannot be read, only nvidia_modeset on Tegra, none otherwise.
-func modulesToLoad(sysRoot string, loaded map[string]bool, r *NodeReport) []string {
+// try to load: all of them when sysfs (roots.Sys) lists an NVIDIA display
+// controller or cannot be read, only nvidia_modeset on a Tegra host (the
+// module's one rule, internal/tegrahost), none otherwise. roots are
+// defaulted.
+func modulesToLoad(roots driver.Roots, loaded map[string]bool, r *NodeReport) []string {
+	sysRoot := roots.Sys
 	var missing []string
 	for _, m := range nvidiaModules {
 		if !loaded[m] {
@@ -76,7 +80,7 @@ func modulesToLoad(sysRoot string, loaded map[string]bool, r *NodeReport) []stri
 	}
 	r.Warnings = append(r.Warnings, fmt.Sprintf("kernel modules not loaded: no NVIDIA PCI display controller (vendor 0x%04x, class 0x03xxxx) in %s",
 		PCIVendorNVIDIA, filepath.Join(sysRoot, "bus/pci/devices")))
-	if isTegra(sysRoot) && !loaded["nvidia_modeset"] {
+	if isTegra, _ := tegrahost.IsTegra(roots.Driver, roots.Sys); isTegra && !loaded["nvidia_modeset"] {
 		return []string{"nvidia_modeset"}
 	}
 	return nil

@@ -104,11 +104,3 @@ func nvidiaDisplayPresent(sysRoot string) (bool, error) {
 	}
 	return false, nil
 }
-
-// isTegra says whether the platform is a Tegra SoC
-// (<sys root>/devices/soc0/family reads "Tegra"), where nvidia-modprobe
-// loads nvidia-modeset without a PCI GPU.
-func isTegra(sysRoot string) bool {
-	data, err := os.ReadFile(filepath.Join(sysRoot, "devices/soc0/family"))
-	return err == nil && strings.TrimSpace(string(data)) == "Tegra"
-}

@@ -47,7 +47,9 @@
 //
 // [IsTegra] tells a Tegra host as the toolkit's platform detection does:
 // /etc/nv_tegra_release is a file, or /sys/devices/soc0/family starts
-// with "tegra". [Release] reads the L4T release of nv_tegra_release.
+// with "tegra"; [CSVMode] is a Tegra host without /proc/driver/nvidia,
+// configured in CSV mode. [Release] reads the L4T release of
+// nv_tegra_release.
 //
 // The package uses no cgo.
 package tegra

@@ -11,39 +11,50 @@ import (
 
 	securejoin "github.com/cyphar/filepath-securejoin"
 	"github.com/go-nvc/nvc/driver"
+	"github.com/go-nvc/nvc/internal/tegrahost"
 	"golang.org/x/sys/unix"
 )
 
 // ReleaseFile is the L4T release file; its presence marks a Tegra host,
 // and CSV mode mounts it into the container.
-const ReleaseFile = "/etc/nv_tegra_release"
-
-// familyFile is the SoC family, "Tegra…" on a Tegra host.
-const familyFile = "/sys/devices/soc0/family"
+const ReleaseFile = tegrahost.ReleaseFile
 
 // maxLinks bounds a symlink chain, as the kernel's MAXSYMLINKS.
 const maxLinks = 40
 
-// IsTegra reports whether the host whose file system image is root ("" or
-// "/": this host) is a Tegra system, as the toolkit tells one: root's
-// /etc/nv_tegra_release is a regular file, or /sys/devices/soc0/family
-// starts with "tegra" (any case), both read inside root as Release reads
-// the release. The reason says which.
-func IsTegra(root string) (bool, string) {
-	root = orRoot(root)
-	rel := filepath.Join(root, ReleaseFile)
-	if _, err := readInRoot(root, ReleaseFile); err == nil {
-		return true, rel + " found"
+// IsTegra reports whether the host roots describe is a Tegra system, by
+// the module's one rule (internal/tegrahost; devices' --load-kmods asks
+// it too, and [CSVMode] builds on it), the toolkit's platform detection
+// with the roots of driver.Roots: roots.Driver's /etc/nv_tegra_release is
+// a regular file, or roots.Sys's devices/soc0/family (the running
+// kernel's sysfs, as driver.Roots.Sys says) starts with "tegra" in any
+// case, leading space ignored ("Tegra", "tegra234"). Each is read inside
+// its root, at most 64 KiB, as Release reads the release. Empty roots
+// take their defaults (driver.Roots.WithDefaults). The reason says which.
+func IsTegra(roots driver.Roots) (bool, string) {
+	roots = roots.WithDefaults()
+	return tegrahost.IsTegra(roots.Driver, roots.Sys)
+}
+
+// CSVMode reports whether the host roots describe is configured in CSV
+// mode: a Tegra host ([IsTegra]) whose procfs (roots.Proc) has no
+// driver/nvidia. It is the one rule of nvidia-container-cli, the
+// runtime's auto mode and cdi generate's auto mode. The toolkit asks
+// instead whether NVML loads; a Tegra host whose GPU the nvidia driver
+// serves (Thor) has both, and is not in CSV mode. Callers ask at every
+// container start: the stat that answers on a discrete-GPU host comes
+// first. The reason says why.
+func CSVMode(roots driver.Roots) (bool, string) {
+	roots = roots.WithDefaults()
+	proc := filepath.Join(roots.Proc, "driver/nvidia")
+	if _, err := os.Stat(proc); err == nil {
+		return false, proc + " exists"
 	}
-	fam := filepath.Join(root, familyFile)
-	b, err := readInRoot(root, familyFile)
-	if err != nil {
-		return false, fam + " not readable"
+	ok, why := IsTegra(roots)
+	if !ok {
+		return false, why
 	}
-	if strings.HasPrefix(strings.ToLower(string(b)), "tegra") {
-		return true, fam + " starts with tegra"
-	}
-	return false, fam + " does not start with tegra"
+	return true, why + ", no " + proc
 }
 
 // Release is the L4T release in root's /etc/nv_tegra_release (symlinks
@@ -52,7 +63,7 @@ func IsTegra(root string) (bool, string) {
 func Release(root string) (string, error) {
 	root = orRoot(root)
 	f := filepath.Join(root, ReleaseFile)
-	b, err := readInRoot(root, ReleaseFile)
+	b, err := tegrahost.ReadInRoot(root, ReleaseFile)
 	if err != nil {
 		return "", fmt.Errorf("reading %s: %w", f, err)
 	}

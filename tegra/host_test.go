@@ -16,18 +16,20 @@ import (
 func TestIsTegraAndRelease(t *testing.T) {
 	h, err := fakehost.GenerateTegra(t.TempDir(), nil)
 	require.NoError(t, err)
-	ok, why := IsTegra(h.Root)
+	roots := driver.Roots{Driver: h.Root, Sys: filepath.Join(h.Root, "sys")}
+	ok, why := IsTegra(roots)
 	assert.True(t, ok, why)
 	rel, err := Release(h.Root)
 	require.NoError(t, err)
 	assert.Equal(t, fakehost.TegraRelease, rel)
 
 	require.NoError(t, os.Remove(filepath.Join(h.Root, ReleaseFile)))
-	ok, why = IsTegra(h.Root)
+	ok, why = IsTegra(roots)
 	assert.True(t, ok, "soc0/family says Tegra: %s", why)
 	_, err = Release(h.Root)
 	require.Error(t, err)
-	ok, _ = IsTegra(t.TempDir())
+	empty := t.TempDir()
+	ok, _ = IsTegra(driver.Roots{Driver: empty, Sys: empty})
 	assert.False(t, ok)
 }
 
@@ -44,11 +46,41 @@ dir etc
 dir sys/devices/soc0
 `)
 	require.NoError(t, os.Symlink(filepath.Join(outside, "nv_tegra_release"), filepath.Join(root, ReleaseFile)))
-	require.NoError(t, os.Symlink(filepath.Join(outside, "family"), filepath.Join(root, familyFile)))
+	require.NoError(t, os.Symlink(filepath.Join(outside, "family"), filepath.Join(root, "sys/devices/soc0/family")))
 	_, err := Release(root)
 	require.ErrorIs(t, err, os.ErrNotExist)
-	ok, why := IsTegra(root)
+	ok, why := IsTegra(driver.Roots{Driver: root, Sys: filepath.Join(root, "sys")})
 	assert.False(t, ok, why)
+}
+
+// TestCSVMode: CSV mode is a Tegra host without <proc>/driver/nvidia; a
+// Tegra host whose procfs has the driver (Thor) and a host that is not a
+// Tegra are not.
+func TestCSVMode(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		tegra, procfs bool
+		want          bool
+	}{
+		{"Tegra without procfs driver", true, false, true},
+		{"Tegra with procfs driver", true, true, false},
+		{"discrete GPU", false, true, false},
+		{"neither", false, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			roots := driver.Roots{Driver: root, Proc: filepath.Join(root, "proc"), Sys: filepath.Join(root, "sys")}
+			testutil.BuildTree(t, root, "dir etc\ndir proc\ndir sys\n")
+			if tc.tegra {
+				require.NoError(t, os.WriteFile(filepath.Join(root, ReleaseFile), []byte("# R36 (release), REVISION: 3.0\n"), 0o644))
+			}
+			if tc.procfs {
+				require.NoError(t, os.MkdirAll(filepath.Join(roots.Proc, "driver/nvidia"), 0o755))
+			}
+			got, why := CSVMode(roots)
+			assert.Equal(t, tc.want, got, why)
+		})
+	}
 }
 
 // TestResolve finds the simulated Orin's base files: nodes with their

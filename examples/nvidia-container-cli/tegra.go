@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -24,7 +23,7 @@ type csvHost struct {
 }
 
 // openCSV returns the host in CSV mode when it is a Tegra host without a
-// procfs driver (tegra.IsTegra: the simulated Jetson, or a --root naming
+// procfs driver (tegra.CSVMode: the simulated Jetson, or a --root naming
 // one); nil otherwise.
 func (a *app) openCSV() (*csvHost, error) {
 	ho := a.cmd.HostOptions(nil, nil)
@@ -32,18 +31,16 @@ func (a *app) openCSV() (*csvHost, error) {
 		return nil, &nvcli.Error{Prefix: nvcli.PrefixInput, Err: err}
 	}
 	r := ho.Driver.Roots
-	root, proc := orDefault(r.Driver, "/"), orDefault(r.Proc, "/proc")
-	if _, err := os.Stat(filepath.Join(proc, "driver/nvidia")); err == nil {
-		return nil, nil // a discrete-GPU host: one stat, at every configure
-	}
-	if ok, _ := tegra.IsTegra(root); !ok {
+	ok, why := tegra.CSVMode(r) // a discrete-GPU host: one stat, at every configure
+	if !ok {
 		return nil, nil
 	}
+	root := orDefault(r.Driver, "/")
 	files, err := tegra.Files(root, tegra.DefaultMountSpecPath)
 	if err != nil {
 		return nil, &nvcli.Error{Prefix: nvcli.PrefixInput, Err: err}
 	}
-	a.log.Info("Tegra host: CSV mode", "root", root, "mount-specs", len(files))
+	a.log.Info("Tegra host: CSV mode", "root", root, "why", why, "mount-specs", len(files))
 	return &csvHost{roots: driver.Roots{Driver: root, Dev: r.Dev}, files: files}, nil
 }
 

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/pflag"
 	specs "tags.cncf.io/container-device-interface/specs-go"
@@ -33,18 +31,15 @@ func (c *csvFlags) register(fs *pflag.FlagSet) {
 }
 
 // csvMode reports whether the spec comes from the CSV mount specs: --mode
-// csv, or --mode auto on a Tegra host whose procfs has no NVIDIA driver,
-// as NVIDIA's tool resolves auto.
+// csv, or --mode auto on a Tegra host whose procfs has no NVIDIA driver
+// (tegra.CSVMode), as NVIDIA's tool resolves auto.
 func (o *generateOptions) csvMode(d *driver.Options) bool {
 	switch o.extra.mode {
 	case modeCSV:
 		return true
 	case modeAuto:
-		if ok, _ := tegra.IsTegra(d.Roots.Driver); !ok {
-			return false
-		}
-		_, err := os.Stat(filepath.Join(d.Roots.Proc, "driver/nvidia"))
-		return err != nil
+		ok, _ := tegra.CSVMode(d.Roots)
+		return ok
 	}
 	return false
 }

@@ -22,7 +22,7 @@ func TestJetsonOrin(t *testing.T) {
 	h := nvctest.NewHost(t, m, nil)
 	assert.Nil(t, h.NVML)
 	assert.Equal(t, "36.3.0", h.DriverVersion)
-	ok, why := tegra.IsTegra(h.Roots.Driver)
+	ok, why := tegra.IsTegra(h.Roots)
 	assert.True(t, ok, why)
 	_, err = os.Stat(filepath.Join(h.Roots.Proc, "driver/nvidia"))
 	assert.ErrorIs(t, err, os.ErrNotExist)

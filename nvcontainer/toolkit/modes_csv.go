@@ -2,7 +2,6 @@ package toolkit
 
 import (
 	"fmt"
-	"os"
 
 	cdispecs "tags.cncf.io/container-device-interface/specs-go"
 
@@ -14,21 +13,16 @@ import (
 )
 
 // IsCSVHost reports whether auto mode is csv on the host cfg's
-// [nvidia-container-cli] root names ("": this host): a Tegra host
-// (tegra.IsTegra: /etc/nv_tegra_release, or a Tegra SoC family) where
-// /proc/driver/nvidia does not exist. The toolkit asks instead whether
-// NVML loads; a Tegra host whose GPU the nvidia driver serves (Thor) has
-// both, and is not csv. It runs at every container start in auto mode:
-// the one stat that answers on a discrete-GPU host comes first.
+// [nvidia-container-cli] root names ("": this host), by tegra.CSVMode: a
+// Tegra host (/etc/nv_tegra_release in the root, or a Tegra SoC family
+// in /sys) where /proc/driver/nvidia does not exist. It runs at every
+// container start in auto mode; on a discrete-GPU host one stat answers.
 func IsCSVHost(cfg *Config) bool {
-	if _, err := os.Stat("/proc/driver/nvidia"); err == nil {
-		return false
+	var roots driver.Roots
+	if cfg != nil {
+		roots.Driver = cfg.CLI.Root
 	}
-	root := "/"
-	if cfg != nil && cfg.CLI.Root != "" {
-		root = cfg.CLI.Root
-	}
-	ok, _ := tegra.IsTegra(root)
+	ok, _ := tegra.CSVMode(roots)
 	return ok
 }
 
