@@ -163,6 +163,9 @@ func runRootlessHook(t *testing.T, u *rootlessUser) {
 		require.NoError(t, err, "rootless podman run with our prestart hook (cgroup %q): %s\nhook log:\n%s", cg, stderr, log)
 	}
 	c.check(t, out, "/usr/lib/x86_64-linux-gnu", hostBefore)
+	log := readFile(t, logFile)
+	assert.Contains(t, string(log), "device cgroup left to the runtime: running in a user namespace",
+		"the hook's log says it left the device cgroup to the runtime:\n%s", log)
 	got := parseProbe(out)
 	if cg != "" {
 		assert.Contains(t, got["openuvm"], "Operation not permitted", "opening /dev/nvidia-uvm: want EPERM, the runtime's device policy")

@@ -72,10 +72,14 @@ const envInUserNS = "NVC_TEST_IN_USERNS"
 // TestRuntimeOwnsDevices: a process in the initial user namespace adds
 // device cgroup rules; the same test binary re-run in a user namespace
 // (unshare --user --map-root-user: root there, as a rootless runtime's
-// hook is) leaves them to the runtime.
+// hook is) leaves them to the runtime, and Plan.DeviceRulesLeftToRuntime
+// says so for a plan with rules (the CLI and the hook log it).
 func TestRuntimeOwnsDevices(t *testing.T) {
+	withRules := &Plan{CgroupRules: []DeviceRule{{Type: "c", Major: 195, Minor: 0, Access: "rw"}}}
 	if os.Getenv(envInUserNS) == "1" {
 		assert.True(t, runtimeOwnsDevices(), "in a user namespace")
+		assert.True(t, withRules.DeviceRulesLeftToRuntime(), "a plan with rules, in a user namespace")
+		assert.False(t, (&Plan{}).DeviceRulesLeftToRuntime(), "a plan without rules")
 		return
 	}
 	data, err := os.ReadFile("/proc/self/uid_map")
@@ -84,6 +88,7 @@ func TestRuntimeOwnsDevices(t *testing.T) {
 		testutil.Unavailable(t, "the test runs in a user namespace already (uid_map %q)", data)
 	}
 	assert.False(t, runtimeOwnsDevices(), "in the initial user namespace")
+	assert.False(t, withRules.DeviceRulesLeftToRuntime(), "a plan with rules, in the initial user namespace")
 	unshare := testutil.RequireCommand(t, "unshare")
 	cmd := exec.Command(unshare, "--user", "--map-root-user", os.Args[0], "-test.run=^TestRuntimeOwnsDevices$", "-test.v")
 	cmd.Env = append(os.Environ(), envInUserNS+"=1")

@@ -45,8 +45,9 @@ import (
 //
 // Everything Apply creates is created as the owner (ApplyOptions.Owner),
 // and a caller in a user namespace (a rootless runtime's hook) leaves
-// the device cgroup rules to the runtime: see the package doc, "User
-// namespaces and rootless runtimes".
+// the device cgroup rules to the runtime (Plan.DeviceRulesLeftToRuntime
+// tells so beforehand): see the package doc, "User namespaces and
+// rootless runtimes".
 //
 // Apply needs root (see the package doc, "What it needs") and Linux 5.12
 // for the new mount API, with a fallback before that; the package doc's

@@ -77,3 +77,14 @@ func runtimeOwnsDevices() bool {
 	}
 	return false
 }
+
+// DeviceRulesLeftToRuntime reports whether Apply, called from this
+// process, leaves p's device cgroup rules to the runtime: p has some and
+// the caller runs in a user namespace other than the initial one (a
+// rootless runtime's hook), where the kernel lets no one change a device
+// cgroup (see the package doc, "User namespaces and rootless runtimes").
+// Apply skips them without an error; a caller that reports what it did
+// (the CLI's and the hook's logs) says so with this.
+func (p *Plan) DeviceRulesLeftToRuntime() bool {
+	return len(p.CgroupRules) > 0 && runtimeOwnsDevices()
+}

@@ -256,8 +256,9 @@
 // and for device programs, and the rootless runtime could not set a
 // device policy either. Apply then leaves the plan's cgroup rules out
 // and the runtime's policy (or the nodes' permissions alone) decides,
-// instead of failing as libnvidia-container does without --no-cgroups.
-// Nothing else needs more than root in the caller's user namespace with
+// instead of failing as libnvidia-container does without --no-cgroups;
+// [Plan.DeviceRulesLeftToRuntime] tells a caller so (the CLI and the
+// hook log it). Nothing else needs more than root in the caller's user namespace with
 // CAP_SYS_ADMIN over the container's mount namespace, which a rootless
 // runtime's hook has.
 //

@@ -93,7 +93,8 @@ func (a *app) target() (nvcontainer.Container, string, *request.Request, error) 
 }
 
 // run prints plan with --dry-run, or applies it to ctr and logs what
-// with the mount count and attrs.
+// with the mount count and attrs; in a user namespace it logs first that
+// the device cgroup is left to the runtime.
 func (a *app) run(stdout io.Writer, plan *nvcontainer.Plan, ctr nvcontainer.Container, procRoot, what string, attrs ...any) error {
 	for _, w := range plan.Warnings {
 		a.log.Warn(w)
@@ -105,6 +106,9 @@ func (a *app) run(stdout io.Writer, plan *nvcontainer.Plan, ctr nvcontainer.Cont
 		}
 		_, err = stdout.Write(data)
 		return err
+	}
+	if plan.DeviceRulesLeftToRuntime() {
+		a.log.Info("device cgroup left to the runtime: running in a user namespace", "rules", len(plan.CgroupRules))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()

@@ -144,6 +144,9 @@ func configure(cfg *toolkit.Config, roots *toolkit.HostRoots, req *request.Reque
 	for _, w := range plan.Warnings {
 		log.Warn(w)
 	}
+	if plan.DeviceRulesLeftToRuntime() {
+		log.Info("device cgroup left to the runtime: running in a user namespace", "rules", len(plan.CgroupRules))
+	}
 	if err := plan.Apply(ctx, ctr, nil); err != nil {
 		return err
 	}
