@@ -22,15 +22,14 @@ const ReleaseFile = tegrahost.ReleaseFile
 // maxLinks bounds a symlink chain, as the kernel's MAXSYMLINKS.
 const maxLinks = 40
 
-// IsTegra reports whether the host roots describe is a Tegra system, by
-// the module's one rule (internal/tegrahost; devices' --load-kmods asks
-// it too, and [CSVMode] builds on it), the toolkit's platform detection
-// with the roots of driver.Roots: roots.Driver's /etc/nv_tegra_release is
-// a regular file, or roots.Sys's devices/soc0/family (the running
-// kernel's sysfs, as driver.Roots.Sys says) starts with "tegra" in any
-// case, leading space ignored ("Tegra", "tegra234"). Each is read inside
-// its root, at most 64 KiB, as Release reads the release. Empty roots
-// take their defaults (driver.Roots.WithDefaults). The reason says which.
+// IsTegra reports whether the host roots describe is a Tegra system, as
+// the toolkit's platform detection tells one: roots.Driver's
+// /etc/nv_tegra_release is a regular file, or the SoC family in roots.Sys
+// (devices/soc0/family; sysfs is the running kernel's) starts with
+// "tegra" in any case ("Tegra", "tegra234"). Each file is read inside its
+// root, at most 64 KiB. Empty roots take their defaults. It is the
+// module's one rule (internal/tegrahost), which devices' --load-kmods
+// also asks. The reason says which.
 func IsTegra(roots driver.Roots) (bool, string) {
 	roots = roots.WithDefaults()
 	return tegrahost.IsTegra(roots.Driver, roots.Sys)
