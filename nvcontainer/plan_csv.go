@@ -57,7 +57,7 @@ func OpenCSVHost(roots driver.Roots, specRoot string, files []string) (*CSVHost,
 	}
 	h := &CSVHost{Root: root, Mounts: m}
 	for _, f := range files {
-		if slices.ContainsFunc(es, func(e tegra.Entry) bool { return e.File == f }) {
+		if slices.ContainsFunc(es, func(e tegra.Entry) bool { return e.File == tegra.HostPath(specRoot, f) }) {
 			h.Files = append(h.Files, f)
 		}
 	}

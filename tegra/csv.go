@@ -48,7 +48,8 @@ type Entry struct {
 	// Path is the absolute path on the host and in the container; it
 	// may be a glob pattern.
 	Path string
-	// File and Line say where the entry was read (Line counts from 1).
+	// File and Line say where the entry was read (Line counts from 1);
+	// File is a host path ([Load] joins its root with the path given).
 	File string
 	Line int
 }
@@ -129,7 +130,14 @@ func checkPath(e Entry) error {
 // regular file: a FIFO or device node there is refused unopened
 // (internal/inroot). [Load] reads files inside a root instead.
 func ParseFile(file string) ([]Entry, error) {
-	return parseIn(nil, file)
+	return parseIn(nil, file, file)
+}
+
+// HostPath is the host path of file, a path inside root ("" or "/":
+// this host), as a name for messages: root joined with file, without
+// resolving the links on the way.
+func HostPath(root, file string) string {
+	return filepath.Join(orRoot(root), file)
 }
 
 // baseFiles are the files read without NVIDIA_REQUIRE_JETPACK=csv-mounts=all.
@@ -192,7 +200,7 @@ func SelectFiles(files []string, requireJetpack string) []string {
 // order; each is resolved inside root as [Files] resolves its dir, and
 // read only if it is a regular file (a FIFO or device node is refused
 // unopened). A file that does not exist inside root is skipped. Entries
-// name their file as files gives it.
+// and errors name a file by its host path, [HostPath] (root, file).
 func Load(root string, files []string) ([]Entry, error) {
 	dir, err := openRoot(orRoot(root))
 	if err != nil {
@@ -201,7 +209,7 @@ func Load(root string, files []string) ([]Entry, error) {
 	defer dir.Close()
 	var out []Entry
 	for _, f := range files {
-		es, err := parseIn(dir, f)
+		es, err := parseIn(dir, f, HostPath(root, f))
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}

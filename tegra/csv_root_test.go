@@ -34,7 +34,8 @@ func TestFilesStayInRoot(t *testing.T) {
 	es, err := Load(root, files)
 	require.NoError(t, err, "l4t.csv names nothing inside the root: skipped")
 	require.Len(t, es, 1, "entries %v", es)
-	assert.Equal(t, Entry{Kind: KindDev, Path: "/dev/inside", File: DefaultMountSpecPath + "/devices.csv", Line: 1}, es[0])
+	assert.Equal(t, Entry{Kind: KindDev, Path: "/dev/inside", File: root + DefaultMountSpecPath + "/devices.csv", Line: 1}, es[0],
+		"named by its host path, the root's")
 
 	none, err := Files(root, "/../../etc/missing")
 	require.NoError(t, err)

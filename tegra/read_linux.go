@@ -2,6 +2,7 @@ package tegra
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -38,14 +39,15 @@ func listDir(root, p string) ([]os.DirEntry, error) {
 }
 
 // parseIn parses the regular file p inside dir (nil: the host path p),
-// refusing anything else unopened.
-func parseIn(dir *os.File, p string) ([]Entry, error) {
+// refusing anything else unopened; name is p's name in entries and
+// errors.
+func parseIn(dir *os.File, p, name string) ([]Entry, error) {
 	f, _, err := inroot.OpenRegular(dir, p, 0)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("reading mount spec %s: %w", name, err)
 	}
 	defer f.Close()
-	return Parse(f, p)
+	return Parse(f, name)
 }
 
 // orRoot is root, "/" for "".
