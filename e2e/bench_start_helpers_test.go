@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -43,7 +44,7 @@ type startVariant struct {
 	bundle    string
 	spec      []byte // the bundle's config.json before our runtime edits it
 	config    string // our runtime's config file; "": plain runc
-	rssConfig string // config with runtimes = ["/bin/true"] (startPeakRSS)
+	rssConfig string // config with runtimes = ["/bin/true"] (peakRSS)
 	n         int    // containers run, for their ids
 }
 
@@ -80,16 +81,23 @@ func (c *startCase) prepare(b *testing.B, v *startVariant) {
 	require.NoError(b, os.WriteFile(filepath.Join(v.bundle, "config.json"), v.spec, 0o644))
 }
 
-// start runs the container of v to its exit and returns the time taken.
-func (c *startCase) start(b *testing.B, v *startVariant) time.Duration {
+// startTimes are the wall time of one container run and the CPU time
+// (user and system) of its processes: runc's (or our runtime's, which
+// executes runc) rusage from wait4, which covers every process below it
+// that was waited for — runc init, the hooks, their children.
+type startTimes struct{ wall, cpu time.Duration }
+
+// start runs the container of v to its exit and returns its times.
+func (c *startCase) start(b *testing.B, v *startVariant) startTimes {
 	cmd := c.command(v, c.runc, v.config)
 	out := &limitedBuffer{max: 8192}
 	cmd.Stdout, cmd.Stderr = out, out
 	t := time.Now()
 	err := cmd.Run()
-	d := time.Since(t)
+	wall := time.Since(t)
 	require.NoError(b, err, "%s: starting the container: %s", v.name, out.buf)
-	return d
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	return startTimes{wall, time.Duration(ru.Utime.Nano() + ru.Stime.Nano())}
 }
 
 // command is the run of v's next container: through our runtime when
@@ -106,11 +114,10 @@ func (c *startCase) command(v *startVariant, runc, config string) *exec.Cmd {
 	return cmd
 }
 
-// finish checks that the run rewrote the image's ld.so.cache (a GPU
-// variant) or left it (none), unmounts the overlay and removes the
-// container's state, if runc left any.
+// finish unmounts the overlay (runc run has removed the container) and
+// checks that the run rewrote the image's ld.so.cache (a GPU variant) or
+// left it (none).
 func (c *startCase) finish(b *testing.B, v *startVariant) {
-	exec.Command(c.runc, "--root", c.state, "delete", "--force", fmt.Sprintf("nvc-start-%s-%d", v.name, v.n)).Run()
 	require.NoError(b, unix.Unmount(v.rootfs, 0), "unmounting %s", v.rootfs)
 	_, err := os.Stat(filepath.Join(v.dir, "upper/etc/ld.so.cache"))
 	require.Equal(b, v.gpu, err == nil, "%s: the container's ld.so.cache rewritten: %v (%v)", v.name, err == nil, err)
@@ -147,6 +154,10 @@ func (c *startCase) check(b *testing.B, v *startVariant) {
 	require.Empty(b, entries, "%s: the container's ld.so.cache's libcuda.so.1 entries", v.name)
 }
 
+// rssFormat is GNU time's output: maximum RSS in KiB, elapsed seconds
+// and CPU seconds (user + system; both logged, for orientation only).
+const rssFormat = "%M %e %U+%S"
+
 // peakRSS is the largest resident set, in KiB, of the processes a GPU
 // variant runs besides runc, in one more container: our runtime, run
 // under GNU time with runtimes = ["/bin/true"] (coreutils' true, 1 MB,
@@ -164,7 +175,7 @@ func (c *startCase) peakRSS(b *testing.B, v *startVariant) int64 {
 	c.prepare(b, v)
 	dir := b.TempDir()
 	cmd := c.command(v, "", v.rssConfig)
-	cmd.Args = append([]string{gnuTime, "-f", "%M", "-o", filepath.Join(dir, "0-runtime"), cmd.Path}, cmd.Args[1:]...)
+	cmd.Args = append([]string{gnuTime, "-f", rssFormat, "-o", filepath.Join(dir, "0-runtime"), cmd.Path}, cmd.Args[1:]...)
 	cmd.Path = gnuTime
 	out, err := cmd.CombinedOutput()
 	require.NoError(b, err, "%s: our runtime under GNU time: %s", v.name, out)
@@ -176,7 +187,7 @@ func (c *startCase) peakRSS(b *testing.B, v *startVariant) int64 {
 					continue
 				}
 				f := filepath.Join(dir, fmt.Sprintf("%s-%d-%s", stage, i, filepath.Base(h.Path)))
-				hooks[i].Args = append([]string{gnuTime, "-f", "%M", "-o", f, h.Path}, h.Args[1:]...)
+				hooks[i].Args = append([]string{gnuTime, "-f", rssFormat, "-o", f, h.Path}, h.Args[1:]...)
 				hooks[i].Path = gnuTime
 			}
 		}
@@ -193,10 +204,12 @@ func (c *startCase) peakRSS(b *testing.B, v *startVariant) int64 {
 	for _, f := range files {
 		data, err := os.ReadFile(filepath.Join(dir, f.Name()))
 		require.NoError(b, err)
-		kb, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+		fields := strings.Fields(string(data))
+		require.Len(b, fields, 3, "GNU time's %q in %s: %q", rssFormat, f.Name(), data)
+		kb, err := strconv.ParseInt(fields[0], 10, 64)
 		require.NoError(b, err, "GNU time's %%M in %s: %q", f.Name(), data)
 		peak = max(peak, kb)
-		sizes = append(sizes, fmt.Sprintf("%s %d KB", f.Name(), kb))
+		sizes = append(sizes, fmt.Sprintf("%s %d KB %s s %s s CPU", f.Name(), kb, fields[1], fields[2]))
 	}
 	b.Logf("%s: peak RSS: %s", v.name, strings.Join(sizes, ", "))
 	return peak
