@@ -123,9 +123,10 @@ func (m *Mount) undoFailed(err error) error {
 // thread confined to n (so the step works whether or not it runs inside
 // n.Run), or, with n nil, on the thread that runs the undo (one already
 // confined to the mount's namespace); a mount already gone counts as done.
-// Then Close it. Releasing the step only closes the descriptor.
+// Then Close it. Releasing the step only closes the descriptor (with the
+// other steps' descriptors, see undo.Stack.AddStepFd).
 func (m *Mount) AddUndo(u *undo.Stack, n *ns.Namespace) {
-	u.AddStep(func() error {
+	u.AddStepFd(func() error {
 		defer m.Close()
 		detach := m.Detach
 		if n != nil {
@@ -136,7 +137,21 @@ func (m *Mount) AddUndo(u *undo.Stack, n *ns.Namespace) {
 			return nil
 		}
 		return err
-	}, func() { m.Close() })
+	}, m.releaseFd)
+}
+
+// releaseFd is Close for an undo step released with others
+// (undo.Stack.AddStepFd): it hands the bare descriptor back for the
+// caller to close, or closes the *os.File Root made of it and returns -1.
+// The Mount is not to be used again.
+func (m *Mount) releaseFd() int {
+	if m.file != nil {
+		m.file.Close()
+		return -1
+	}
+	fd := m.fd
+	m.fd = -1
+	return fd
 }
 
 // Close releases the descriptor; the mount stays.

@@ -62,16 +62,26 @@ func (h *handle) acquire() *handle {
 
 // release drops a reference; the last one closes the descriptor.
 func (h *handle) release() {
+	if fd := h.releaseFd(); fd >= 0 {
+		unix.Close(fd)
+	}
+}
+
+// releaseFd is release for an undo step released with others
+// (undo.Stack.AddStepFd): the last reference hands the bare descriptor
+// back for the caller to close. It returns -1 while other references
+// remain, or when an *os.File owned the descriptor (closed here).
+func (h *handle) releaseFd() int {
 	if h.refs.Add(-1) != 0 {
-		return
+		return -1
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.file != nil {
 		h.file.Close()
-		return
+		return -1
 	}
-	unix.Close(h.fd)
+	return h.fd
 }
 
 // File wraps the descriptor for callers that need an *os.File; the handle

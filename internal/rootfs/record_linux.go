@@ -31,7 +31,7 @@ func (r *Root) recordNew(dir *handle, name, shown string, typ uint32, target str
 		return nil
 	}
 	c := &creation{dir: dir.acquire(), name: name, shown: shown, typ: typ, target: target}
-	r.opts.Undo.AddStep(c.undo, c.dir.release)
+	r.opts.Undo.AddStepFd(c.undo, c.dir.releaseFd)
 	return c
 }
 

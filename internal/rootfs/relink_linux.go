@@ -135,5 +135,5 @@ func (r *Root) recordRelink(dir *handle, name, tmp string, st *unix.Stat_t, targ
 		return
 	}
 	x := &exchanged{c: newCreation(dir, name, st, target), tmp: tmp, swapped: true}
-	r.opts.Undo.AddStep(x.undo, x.release)
+	r.opts.Undo.AddStepFd(x.undo, x.release)
 }

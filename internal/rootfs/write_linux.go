@@ -148,7 +148,7 @@ func (r *Root) recordWrite(dir *handle, name, tmp string, fd int, swapped bool) 
 	c := newCreation(dir, name, &st, "")
 	c.sized = true
 	w := &exchanged{c: c, tmp: tmp, swapped: swapped}
-	r.opts.Undo.AddStep(w.undo, w.release)
+	r.opts.Undo.AddStepFd(w.undo, w.release)
 	return nil
 }
 
@@ -188,11 +188,13 @@ func (w *exchanged) undo() error {
 	return unlinkIgnoreMissing(d, w.tmp)
 }
 
-func (w *exchanged) release() {
+// release drops the previous entry and hands back the directory's
+// descriptor if it held the last reference (handle.releaseFd).
+func (w *exchanged) release() int {
 	if w.swapped {
 		unix.Unlinkat(w.c.dir.fd, w.tmp, 0)
 	}
-	w.c.dir.release()
+	return w.c.dir.releaseFd()
 }
 
 func unlinkIgnoreMissing(dir int, name string) error {

@@ -16,6 +16,10 @@
 // A step may keep resources (open file descriptors) that it needs in order to
 // undo safely. Such a step registers a release function too, through
 // [Stack.AddStep]: it runs when the step is released instead of undone.
+// A release that ends by closing a descriptor is registered with
+// [Stack.AddStepFd] instead and hands the descriptor back: Discard closes
+// them all together ([CloseFds]: close_range(2) over runs of consecutive
+// numbers that are all handed back, never over anyone else's).
 //
 // The package touches nothing itself; it needs no privilege. A Stack is safe
 // for concurrent use; the steps run by Undo and Discard run on the calling

@@ -8,8 +8,9 @@ import (
 // step is one recorded change: undo takes it back, release (optional) frees
 // what undo would have needed.
 type step struct {
-	undo    func() error
-	release func()
+	undo      func() error
+	release   func()
+	releaseFd func() int // AddStepFd's release
 }
 
 // Stack is an ordered record of changes. The zero value is an empty stack
@@ -33,6 +34,17 @@ func (s *Stack) AddStep(undo func() error, release func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.steps = append(s.steps, step{undo: undo, release: release})
+}
+
+// AddStepFd is AddStep for a step whose release ends by closing a
+// descriptor: release frees the rest and returns that descriptor, which
+// it no longer owns (a bare number that no *os.File holds), or -1 when it
+// has none left to close. Discard closes the descriptors of all such steps
+// together ([CloseFds]), in fewer system calls than a close each.
+func (s *Stack) AddStepFd(undo func() error, release func() int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.steps = append(s.steps, step{undo: undo, releaseFd: release})
 }
 
 // Len reports how many steps are recorded.
@@ -64,14 +76,22 @@ func (s *Stack) Release() *Stack {
 }
 
 // Discard forgets every recorded step, running their release functions
-// (the last one first); nothing is taken back.
+// (the last one first), then closing the descriptors the AddStepFd steps
+// handed back; nothing is taken back.
 func (s *Stack) Discard() {
 	steps := s.take()
+	var fds []int
 	for i := len(steps) - 1; i >= 0; i-- {
-		if steps[i].release != nil {
-			steps[i].release()
+		switch st := steps[i]; {
+		case st.releaseFd != nil:
+			if fd := st.releaseFd(); fd >= 0 {
+				fds = append(fds, fd)
+			}
+		case st.release != nil:
+			st.release()
 		}
 	}
+	CloseFds(fds)
 }
 
 // Push records all of other's steps on top of s, in their order, and
