@@ -4,6 +4,8 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/go-nvc/nvc/internal/undo"
 )
 
 // spareFds is how many descriptors Apply holds in reserve for its undo:
@@ -43,11 +45,7 @@ func (r *fdReserve) release() {
 	if r == nil {
 		return
 	}
-	r.once.Do(func() {
-		for _, fd := range r.fds {
-			unix.Close(fd)
-		}
-	})
+	r.once.Do(func() { undo.CloseFds(r.fds) })
 }
 
 // undoInner takes back the changes made inside the namespace, with the
