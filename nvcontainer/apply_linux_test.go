@@ -2,6 +2,7 @@ package nvcontainer
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -116,5 +117,26 @@ func TestApplyOwner(t *testing.T) {
 		if assert.NoError(t, unix.Lstat(c.Path(p), &st), "%s", p) {
 			assert.Equal(t, [2]uint32{1000, 1001}, [2]uint32{st.Uid, st.Gid}, "%s: owner uid:gid", p)
 		}
+	}
+}
+
+// TestApplyTmpfsOwner checks the owner of the tmpfs's own entries (its
+// root, a file, a directory), made on the host side: chowned to the owner,
+// or born with its ids when the creating thread's filesystem ids are the
+// owner's (a uid alone matching is not enough).
+func TestApplyTmpfsOwner(t *testing.T) {
+	h := newTestHost(t)
+	p := h.testPlan(t, fedoraLayout, 1)
+	for _, o := range []Owner{{0, 0}, {1000, 1001}, {0, 1001}, {1000, 0}} {
+		t.Run(fmt.Sprintf("%d:%d", o.UID, o.GID), func(t *testing.T) {
+			c := startIn(t, fedoraLayout, true)
+			require.NoError(t, p.Apply(context.Background(), ctrOf(c), &ApplyOptions{Owner: &o}))
+			want := fmt.Sprintf("%d:%d", o.UID, o.GID)
+			for _, f := range []string{"/proc/driver/nvidia", "/proc/driver/nvidia/params", "/proc/driver/nvidia/gpus"} {
+				out, err := c.Exec(t, "stat", "-c", "%u:%g", f)
+				require.NoError(t, err, "stat %s in the container: %q", f, out)
+				assert.Equal(t, want, strings.TrimSpace(out), "owner of %s", f)
+			}
+		})
 	}
 }

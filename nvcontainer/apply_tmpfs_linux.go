@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"runtime"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -82,6 +83,7 @@ type tmpfsFill struct {
 	holes []placeholder
 	made  map[string]bool // directories created
 	owner *rootfs.Owner
+	born  bool // entries are created with owner's ids: no chown (bornOwned)
 }
 
 type placeholder struct {
@@ -97,6 +99,11 @@ func (f *tmpfsFill) populate(root *os.File) error {
 	if err := f.chown(root, ""); err != nil {
 		return err
 	}
+	// Every entry below the root is created on this thread, with its
+	// filesystem ids: where they are the owner's, chown has nothing to do.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	f.born = bornOwned(f.owner)
 	for _, file := range f.tm.t.Files {
 		name := path.Clean(file.Name)
 		mode := fs.FileMode(file.Mode).Perm()
@@ -163,13 +170,27 @@ func (f *tmpfsFill) mkdir(root *os.File, rel string) error {
 // chown gives rel (the tmpfs's root when "") to the owner, never
 // following a link; the tmpfs is still ours alone.
 func (f *tmpfsFill) chown(root *os.File, rel string) error {
-	if f.owner == nil {
+	if f.owner == nil || f.born {
 		return nil
 	}
 	if err := unix.Fchownat(int(root.Fd()), rel, f.owner.UID, f.owner.GID, unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH); err != nil {
 		return &os.PathError{Op: "fchownat", Path: "/" + rel, Err: err}
 	}
 	return nil
+}
+
+// bornOwned reports whether what the calling thread creates in the tmpfs
+// is born owned by o: its filesystem uid and gid (setfsuid(-1) and
+// setfsgid(-1) read them) are o's. The gid holds below a set-group-ID
+// directory too, whose group populate has made o's. Nil o: false. The
+// caller keeps its goroutine on the thread.
+func bornOwned(o *rootfs.Owner) bool {
+	if o == nil {
+		return false
+	}
+	uid, uerr := unix.SetfsuidRetUid(-1)
+	gid, gerr := unix.SetfsgidRetGid(-1)
+	return uerr == nil && gerr == nil && uid == o.UID && gid == o.GID
 }
 
 // mountTmpfs attaches each tmpfs, then the mounts that go inside it.
