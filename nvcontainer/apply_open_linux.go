@@ -79,9 +79,10 @@ func (a *applier) openPoints() error {
 	return nil
 }
 
-// sourceJob is one source to open into its slot.
+// sourceJob is one source to open into its slot; m points into the
+// plan (a Mount copied per job cost more than opening some sources).
 type sourceJob struct {
-	m    Mount
+	m    *Mount
 	slot **mount.Source
 }
 
@@ -91,15 +92,15 @@ type sourceJob struct {
 // costs more than the rest of opening. The error is that of the first
 // source, in that order, that failed.
 func (a *applier) openAll() error {
-	var jobs []sourceJob
+	jobs := make([]sourceJob, 0, len(a.plan.Mounts))
 	for _, tm := range a.tmpfs {
-		for i, m := range tm.t.Mounts {
-			jobs = append(jobs, sourceJob{m, &tm.inner[i]})
+		for i := range tm.t.Mounts {
+			jobs = append(jobs, sourceJob{&tm.t.Mounts[i], &tm.inner[i]})
 		}
 	}
-	for i, m := range a.plan.Mounts {
-		if m.Kind != MountCompat {
-			jobs = append(jobs, sourceJob{m, &a.sources[i]})
+	for i := range a.plan.Mounts {
+		if a.plan.Mounts[i].Kind != MountCompat {
+			jobs = append(jobs, sourceJob{&a.plan.Mounts[i], &a.sources[i]})
 		}
 	}
 	errs := make([]error, len(jobs))
@@ -108,7 +109,7 @@ func (a *applier) openAll() error {
 	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
 		wg.Go(func() {
 			for i := range next {
-				*jobs[i].slot, errs[i] = a.openSource(jobs[i].m)
+				*jobs[i].slot, errs[i] = a.openSource(*jobs[i].m)
 			}
 		})
 	}
