@@ -2,13 +2,10 @@ package ldcache
 
 import (
 	"encoding/binary"
-	"io"
 	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/go-nvc/nvc/internal/inroot"
 )
 
 // Incremental builds (BuildOptions.Reuse; the rules are in the package
@@ -54,15 +51,7 @@ func (b *builder) loadPrior() *prior {
 	if o.Reuse == "" || !o.NoLinks || o.Verbose != nil {
 		return nil
 	}
-	f, st, err := inroot.OpenRegular(b.r.file, o.Reuse, 0)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	if st.Size > MaxCacheSize {
-		return nil
-	}
-	data, err := readSized(f, st.Size)
+	data, st, err := b.r.readFileStat(o.Reuse, MaxCacheSize)
 	if err != nil {
 		return nil
 	}
@@ -92,28 +81,6 @@ func (b *builder) loadPrior() *prior {
 		return nil
 	}
 	return p
-}
-
-// readSized reads f, of size bytes by fstat, to its end: in one read and
-// the one that sees the end, unless the file grew since.
-func readSized(f io.Reader, size int64) ([]byte, error) {
-	b := make([]byte, 0, size+1)
-	for {
-		if len(b) == cap(b) {
-			if len(b) > MaxCacheSize {
-				return nil, io.ErrShortBuffer
-			}
-			b = append(b, 0)[:len(b)]
-		}
-		n, err := f.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err == io.EOF {
-			return b, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
 }
 
 // elfMachines are the ELF machines of the targets' own libraries.
