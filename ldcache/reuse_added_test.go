@@ -157,6 +157,7 @@ func TestIncrementalAddedEqualsFull(t *testing.T) {
 					g.lib(d)
 				}
 			}
+			g.linkElsewhere()
 			time.Sleep(12 * time.Millisecond) // past the kernel's clock tick
 			if seed%2 == 0 {
 				runLdconfig(t, "-r", g.root, "-X")

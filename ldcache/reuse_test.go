@@ -128,9 +128,18 @@ func (g *genRoot) pickLib(dir string) (string, bool) {
 	return filepath.Join(g.root, dir, libs[g.rnd.IntN(len(libs))]), true
 }
 
+// linkElsewhere gives /usr/local/lib a link into a directory no
+// configuration lists, /opt/ext, beside a directory /opt/ext2 holding a
+// file of the same name with another SONAME (see changeOp 14).
+func (g *genRoot) linkElsewhere() {
+	g.write("opt/ext/libext.so.1", x64("libext.so.1"))
+	g.write("opt/ext2/libext.so.1", x64("libswapped.so.1"))
+	g.symlink("/opt/ext/libext.so.1", "usr/local/lib/libext.so.1")
+}
+
 // change makes one random change and names it.
 func (g *genRoot) change() string {
-	return g.changeOp(g.rnd.IntN(14), reuseDirs[g.rnd.IntN(len(reuseDirs))])
+	return g.changeOp(g.rnd.IntN(15), reuseDirs[g.rnd.IntN(len(reuseDirs))])
 }
 
 // changeOp makes change op in dir.
@@ -187,6 +196,23 @@ func (g *genRoot) changeOp(op int, dir string) string {
 	case 9:
 		g.file("etc/ld.so.cache", "glibc-ld.so.cache1.1 garbage")
 		return "corrupt the cache"
+	case 14: // /opt/ext swapped (renamed, or replaced by a symlink) for
+		// /opt/ext2, whose file is as old as the rest, /opt's times put
+		// back: the link of /usr/local/lib, its directory and the file it
+		// now leads to are all older than the cache; only /opt's ctime
+		// tells that the link leads elsewhere
+		ext := filepath.Join(g.root, "opt/ext")
+		if _, err := os.Lstat(ext + ".old"); err == nil {
+			return "swap /opt/ext again (nothing done)"
+		}
+		require.NoError(g.t, os.Rename(ext, ext+".old"))
+		if g.rnd.IntN(2) == 0 {
+			require.NoError(g.t, os.Rename(ext+"2", ext))
+		} else {
+			require.NoError(g.t, os.Symlink("ext2", ext))
+		}
+		os.Chtimes(filepath.Join(g.root, "opt"), past, past)
+		return "swap /opt/ext, which a link of /usr/local/lib leads through"
 	case 10: // a lie: an entry for a file that is not there
 		c, err := ldcache.OpenInRoot(g.root, "/etc/ld.so.cache")
 		if err == nil {
@@ -213,12 +239,15 @@ func TestIncrementalEqualsFull(t *testing.T) {
 	ldcache.SetReusedHook(func(string) { reused++ })
 	defer ldcache.SetReusedHook(nil)
 	for seed := range 108 {
-		g := &genRoot{t: t, root: testutil.Tree(t, reuseTree), rnd: rand.New(rand.NewPCG(uint64(seed), 7))}
+		// the roots of the single changes have every SONAME link, so
+		// that the directory changed is otherwise reusable
+		g := &genRoot{t: t, root: testutil.Tree(t, reuseTree), rnd: rand.New(rand.NewPCG(uint64(seed), 7)), allLinks: seed < 30}
 		for _, d := range reuseDirs {
 			for range 2 + g.rnd.IntN(6) {
 				g.lib(d)
 			}
 		}
+		g.linkElsewhere()
 		time.Sleep(12 * time.Millisecond) // past the kernel's clock tick
 		if glibc && seed%2 == 0 {
 			runLdconfig(t, "-r", g.root, "-X")
@@ -226,7 +255,7 @@ func TestIncrementalEqualsFull(t *testing.T) {
 			require.NoError(t, ldcache.Update(context.Background(), g.root, nil), "seed %d: Update", seed)
 		}
 		var what []string
-		if seed < 28 { // each change alone, in a directory that is reused
+		if seed < 30 { // each change alone, in a directory that is reused
 			what = append(what, g.changeOp(seed/2, []string{"usr/local/lib", "opt/a"}[seed%2]))
 		} else {
 			for range g.rnd.IntN(4) {
