@@ -48,6 +48,7 @@ type dirScan struct {
 	files   map[string]*fileResult // regular files to classify, by name
 	slow    []*cand
 	ordered []string // files' keys in first-need order
+	want    []bool   // by ents' index: wanted
 	mnt     uint64   // the directory's mount (reused directories)
 	// listOnly: candidates only lists and resolves, it queues nothing to
 	// read (a reused directory reads what it needs itself)
@@ -57,8 +58,10 @@ type dirScan struct {
 func newDirScan(b *builder, d *dirEnt, fd int, ents []dirent) *dirScan {
 	s := &dirScan{b: b, d: d, fd: fd, ents: ents, types: make(map[string]uint8, len(ents)),
 		links: make(map[string]string, len(ents)/2), files: map[string]*fileResult{}}
-	for _, e := range ents {
+	s.want = make([]bool, len(ents))
+	for i, e := range ents {
 		s.types[e.name] = e.typ
+		s.want[i] = s.wanted(e)
 	}
 	return s
 }
@@ -68,8 +71,9 @@ func newDirScan(b *builder, d *dirEnt, fd int, ents []dirent) *dirScan {
 func (s *dirScan) candidates() []*cand {
 	s.prefetchLinks()
 	var out []*cand
-	for _, de := range s.ents {
-		if !s.wanted(de) {
+	slab := make([]cand, 0, len(s.ents))
+	for i, de := range s.ents {
+		if !s.want[i] {
 			continue
 		}
 		typ := de.typ
@@ -80,7 +84,8 @@ func (s *dirScan) candidates() []*cand {
 			}
 			typ = dtOf(st.Mode)
 		}
-		if c := s.cand(de.name, typ); c != nil {
+		slab = append(slab, cand{name: de.name})
+		if c := s.cand(&slab[len(slab)-1], typ); c != nil {
 			out = append(out, c)
 		}
 	}
@@ -111,8 +116,9 @@ func dtOf(mode uint32) uint8 {
 	return unix.DT_UNKNOWN
 }
 
-func (s *dirScan) cand(name string, typ uint8) *cand {
-	c := &cand{name: name}
+// cand fills in c, named, as an entry of type typ; nil where it is none.
+func (s *dirScan) cand(c *cand, typ uint8) *cand {
+	name := c.name
 	switch typ {
 	case unix.DT_REG:
 		c.kind = kindFile
@@ -223,8 +229,8 @@ func readlinkAt(fd int, name string, buf []byte) string {
 // that resolveLocal mostly finds them known.
 func (s *dirScan) prefetchLinks() {
 	var names []string
-	for _, de := range s.ents {
-		if de.typ == unix.DT_LNK && s.wanted(de) {
+	for i, de := range s.ents {
+		if de.typ == unix.DT_LNK && s.want[i] {
 			names = append(names, de.name)
 		}
 	}

@@ -122,8 +122,14 @@ func (s *dirScan) touching(added map[string]bool) map[string]bool {
 	if len(added) == 0 {
 		return out
 	}
-	for _, de := range s.ents {
-		if !s.wanted(de) {
+	for i, de := range s.ents {
+		if !s.want[i] {
+			continue
+		}
+		if de.typ != unix.DT_LNK {
+			if added[de.name] {
+				out[de.name] = true
+			}
 			continue
 		}
 		cur := de.name
