@@ -217,6 +217,9 @@ func (r *root) statx(unsafePath string, stx *unix.Statx_t) error {
 // cannot lead out of the root, so one statx does what an openat2, a
 // statx and a close do.
 func (r *root) lstatx(unsafePath string, stx *unix.Statx_t) error {
+	if unsafePath != "" && strings.Trim(unsafePath, "/") == "" { // the root
+		return unix.Statx(int(r.file.Fd()), "", unix.AT_EMPTY_PATH, statxMask|unix.STATX_BASIC_STATS, stx)
+	}
 	i := strings.LastIndexByte(unsafePath, '/')
 	parent, base := unsafePath[:max(i, 0)], unsafePath[i+1:]
 	if base == "" || base == "." || base == ".." {
