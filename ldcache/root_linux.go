@@ -24,7 +24,7 @@ type root struct {
 	// dirs are the directories stat and lstat looked names up in, by
 	// the path they were opened by (see dirAt)
 	dirs map[string]dirFD
-	mu   sync.Mutex       // guards dirs
+	mu   sync.Mutex       // guards dirs and rp
 	rp   *inroot.Reopener // readFile's, made at its first use
 }
 
@@ -107,11 +107,9 @@ func (r *root) readFileStat(unsafePath string, max int64) ([]byte, unix.Stat_t, 
 	}
 	var fd int
 	if err == nil {
-		if r.rp == nil {
-			r.rp, err = inroot.NewReopener()
-		}
-		if err == nil {
-			fd, err = r.rp.Reopen(pfd)
+		var rp *inroot.Reopener
+		if rp, err = r.reopener(); err == nil {
+			fd, err = rp.Reopen(pfd)
 		}
 	}
 	unix.Close(pfd)
@@ -124,6 +122,20 @@ func (r *root) readFileStat(unsafePath string, max int64) ([]byte, unix.Stat_t, 
 		return nil, st, fmt.Errorf("reading %s: %w", unsafePath, err)
 	}
 	return b, st, nil
+}
+
+// reopener is readFile's Reopener, made at its first use.
+func (r *root) reopener() (*inroot.Reopener, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.rp == nil {
+		rp, err := inroot.NewReopener()
+		if err != nil {
+			return nil, err
+		}
+		r.rp = rp
+	}
+	return r.rp, nil
 }
 
 // errTooLarge: a file read grew past its bound.
