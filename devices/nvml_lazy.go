@@ -1,6 +1,9 @@
 package devices
 
-import "sync"
+import (
+	"os"
+	"sync"
+)
 
 // NewLazyNVML returns an NVMLInterface that loads libnvidia-ml.so.1 as
 // Discover would with o (from o.Roots.Driver, or o.NVMLLibrary) only when its
@@ -46,4 +49,30 @@ func (l *lazyNVML) Shutdown() error {
 		return l.err
 	}
 	return l.NVMLInterface.Shutdown()
+}
+
+// CanLoadNVML says whether this build loads libnvidia-ml.so.1 in-process:
+// a cgo build does; a build without cgo gets NVML from an injected
+// NVMLInterface or from a helper process (NewNVMLHelper).
+func CanLoadNVML() bool { return canLoadNVML }
+
+// LoadNVML loads libnvidia-ml.so.1 in-process, now, as Discover would
+// with o (from o.Roots.Driver, or o.NVMLLibrary), or, when lib is not nil,
+// the library open at lib (LoadNVML then owns lib): the NVML helper
+// process (examples/nvc-nvml) is handed the library its caller found.
+// The library is checked to export every function discovery calls; Init
+// is not called. unload closes it. A build without cgo fails (see
+// CanLoadNVML).
+func LoadNVML(o *Options, lib *os.File) (api NVMLInterface, unload func(), err error) {
+	var l *loadedNVML
+	if lib != nil {
+		l, err = loadNVMLFile(lib)
+	} else {
+		d := o.withDefaults()
+		l, err = openNVML(&d)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return l.api, l.close, nil
 }

@@ -3,11 +3,8 @@
 package devices
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -49,14 +46,6 @@ var (
 	}
 )
 
-// nvmlLibDirs are where distributions install libnvidia-ml.so.1.
-var nvmlLibDirs = []string{
-	"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64",
-	"/usr/lib", "/lib/x86_64-linux-gnu", "/lib/aarch64-linux-gnu", "/lib64", "/lib",
-}
-
-const nvmlSoname = "libnvidia-ml.so.1"
-
 // canLoadNVML: a cgo build loads libnvidia-ml.so.1 through go-nvml.
 const canLoadNVML = true
 
@@ -84,6 +73,16 @@ func openNVML(o *Options) (*loadedNVML, error) {
 		name, what = "/proc/thread-self/fd/"+strconv.Itoa(int(f.Fd())), f.Name()
 	}
 	if err := l.load(name, what); err != nil {
+		l.close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// loadNVMLFile loads the library open at f (which it then owns).
+func loadNVMLFile(f *os.File) (*loadedNVML, error) {
+	l := &loadedNVML{file: f}
+	if err := l.load("/proc/thread-self/fd/"+strconv.Itoa(int(f.Fd())), f.Name()); err != nil {
 		l.close()
 		return nil, err
 	}
@@ -135,22 +134,6 @@ func lookupAny(lib *dl.DynamicLibrary, names []string) bool {
 		}
 	}
 	return false
-}
-
-// findNVML opens the NVML library inside the driver root: NVMLLibrary, or
-// libnvidia-ml.so.1 in the first of the usual library dirs that has it.
-func findNVML(o *Options) (*os.File, error) {
-	if o.NVMLLibrary != "" {
-		return openInRoot(o.Roots.Driver, o.NVMLLibrary)
-	}
-	for _, d := range nvmlLibDirs {
-		f, err := openInRoot(o.Roots.Driver, path.Join(d, nvmlSoname))
-		if !errors.Is(err, fs.ErrNotExist) {
-			return f, err
-		}
-	}
-	return nil, fmt.Errorf("finding %s under %s (in %s): %w", nvmlSoname, o.Roots.Driver,
-		strings.Join(nvmlLibDirs, ", "), fs.ErrNotExist)
 }
 
 // limitedNVML is an NVML library that lacks the architecture or MIG

@@ -2,7 +2,10 @@
 
 package devices
 
-import "errors"
+import (
+	"errors"
+	"os"
+)
 
 // canLoadNVML: a build without cgo cannot load libnvidia-ml.so.1.
 const canLoadNVML = false
@@ -20,5 +23,10 @@ func (l *loadedNVML) close() {}
 // openNVML fails: see errNoCgo. Discover wraps the error in
 // ErrNVMLUnavailable, so Auto discovers through procfs.
 func openNVML(*Options) (*loadedNVML, error) {
+	return nil, errNoCgo
+}
+
+func loadNVMLFile(f *os.File) (*loadedNVML, error) {
+	f.Close()
 	return nil, errNoCgo
 }

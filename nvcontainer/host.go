@@ -102,4 +102,22 @@ type HostOptions struct {
 	// IMEXChannels are the IMEX channel nodes LoadModules also creates.
 	// Nil: none.
 	IMEXChannels []uint32
+	// NVML, when set, is the NVML to use when one is needed, in place of
+	// the driver root's libnvidia-ml.so.1 loaded in-process: a build
+	// without cgo sets devices.NewNVMLHelper's client. PrepareHost asks
+	// it as Driver.NVML; PrepareHostFor hands it on as Host.NVML and asks
+	// it only for a MIG device named by UUID. Its Init must cost nothing
+	// until called (it runs NVML's start-up). Nil: in-process NVML (a cgo
+	// build), or none. Driver.NVML, when set, wins.
+	NVML devices.NVMLInterface
+}
+
+// withNVML is d with o.NVML as its NVML when it has none.
+func (o *HostOptions) withNVML(d *driver.Options) *driver.Options {
+	if o.NVML == nil || d.NVML != nil {
+		return d
+	}
+	c := *d
+	c.NVML = o.NVML
+	return &c
 }

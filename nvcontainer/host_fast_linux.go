@@ -14,9 +14,10 @@ import (
 // opts.Backend empty the devices are discovered through procfs, so NVML is
 // not started (its start-up costs hundreds of milliseconds to seconds on a
 // GPU without persistence mode), and the returned Host's NVML is set for
-// PlanOptions.NVML: in a cgo build, libnvidia-ml.so.1 of the driver root,
-// loaded and started only when a requirement needs a fact procfs lacks
-// (devices.NewLazyNVML); without cgo, nil.
+// PlanOptions.NVML: opts.NVML when set (a helper process's,
+// devices.NewNVMLHelper), else in a cgo build libnvidia-ml.so.1 of the
+// driver root, loaded and started only when a requirement needs a fact
+// procfs lacks (devices.NewLazyNVML); without cgo, nil.
 //
 // The result of a plan does not change: the one request procfs cannot
 // serve, a MIG device named by UUID (procfs has no MIG UUIDs), is
@@ -42,10 +43,13 @@ func PrepareHostFor(ctx context.Context, opts *HostOptions, req *request.Request
 		d = &driver.Options{}
 	}
 	if needsNVMLDiscovery(h.Devices, req) {
-		h, err = OpenHost(ctx, d, devices.Auto)
+		h, err = OpenHost(ctx, o.withNVML(d), devices.Auto)
 		return h, rep, err
 	}
-	h.NVML = devices.NewLazyNVML(&devices.Options{Roots: d.Roots})
+	h.NVML = o.NVML
+	if h.NVML == nil {
+		h.NVML = devices.NewLazyNVML(&devices.Options{Roots: d.Roots})
+	}
 	return h, rep, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/nvcontainer"
 	"github.com/go-nvc/nvc/nvcontainer/nvcli"
 	"github.com/go-nvc/nvc/nvcontainer/nvctest"
@@ -127,6 +128,9 @@ func (a *app) openHost(imex []uint32, req *request.Request) (*nvcontainer.Host, 
 	ho := a.cmd.HostOptions(nil, imex)
 	if err := a.simulateHost(ho); err != nil {
 		return nil, &nvcli.Error{Prefix: nvcli.PrefixInput, Err: err}
+	}
+	if a.simulate == "" && !devices.CanLoadNVML() {
+		ho.NVML = a.nvmlHelper()
 	}
 	h, rep, err := nvcli.PrepareHost(context.Background(), ho, req)
 	if rep != nil {

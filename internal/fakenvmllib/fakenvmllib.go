@@ -7,7 +7,8 @@
 // without persistence mode: it sleeps FAKE_NVML_INIT_DELAY_MS
 // milliseconds (read from the environment at each call; unset: no delay)
 // and, when FAKE_NVML_INIT_MARK names a file, appends "init\n" to it, so a
-// test sees whether, and how often, NVML was started.
+// test sees whether, and how often, NVML was started; when
+// FAKE_NVML_INIT_STATUS names one, it copies its thread's status there.
 package fakenvmllib
 
 import (
@@ -24,6 +25,10 @@ import (
 const (
 	EnvInitDelayMS = "FAKE_NVML_INIT_DELAY_MS"
 	EnvInitMark    = "FAKE_NVML_INIT_MARK"
+	// EnvInitStatus names a file nvmlInit_v2 copies the calling
+	// thread's /proc/thread-self/status to (its ids, capabilities and
+	// NoNewPrivs), so a test sees what NVML's code ran with.
+	EnvInitStatus = "FAKE_NVML_INIT_STATUS"
 )
 
 // source is the library. VERSION is the driver version it reports and
@@ -42,6 +47,15 @@ __attribute__((constructor)) static void mark(void) {
 }
 int nvmlInit_v2(void) {
 	const char *m = getenv("FAKE_NVML_INIT_MARK"), *d = getenv("FAKE_NVML_INIT_DELAY_MS");
+	const char *st = getenv("FAKE_NVML_INIT_STATUS");
+	if (st && *st) {
+		char buf[8192];
+		int in = open("/proc/thread-self/status", O_RDONLY), out = open(st, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		ssize_t n = in >= 0 ? read(in, buf, sizeof buf) : -1;
+		if (out >= 0 && n > 0) (void)!write(out, buf, n);
+		if (in >= 0) close(in);
+		if (out >= 0) close(out);
+	}
 	if (m && *m) {
 		int fd = open(m, O_WRONLY | O_CREAT | O_APPEND, 0644);
 		if (fd >= 0) { (void)!write(fd, "init\n", 5); close(fd); }

@@ -2,6 +2,7 @@ package nvcli
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 
@@ -56,14 +57,16 @@ type Global struct {
 	// nothing in the container); NoCreateIMEXChannels is
 	// --no-create-imex-channels.
 	LoadKmods, NoPivot, NoCreateIMEXChannels bool
-	// User is --user's value, "" without one. It is accepted and unused:
-	// in libnvidia-container it is only the identity of the NVML helper
-	// process, which nvc does not have (NVML, when needed at all, is
-	// loaded in process, and a Go process's setuid would change every
-	// thread, configure's included). Who owns the files created in the
-	// container does not depend on it there or here: the container's
-	// root (the owner of /proc/PID).
-	User string
+	// User is --user's value, "" without one or with no value, and
+	// UserGiven says --user was given. As in libnvidia-container it is
+	// the identity of the NVML helper process only (see
+	// [Global.NVMLHelperUser]), which a build without cgo runs
+	// (devices.NewNVMLHelper); a cgo build loads NVML in process and does
+	// not use it. Who owns the files created in the container does not
+	// depend on it, there or here: the container's root (the owner of
+	// /proc/PID).
+	User      string
+	UserGiven bool
 	// Root and LDCache are --root and --ldcache ("": / and
 	// /etc/ld.so.cache). ProcRoot and DevRoot are nvc's --proc-root and
 	// --dev-root ("": /proc and the root's /dev).
@@ -175,7 +178,7 @@ func (c *Command) globalParser(argv0 string, extra []Option) *argp {
 			{long: "debug", short: 'd', arg: "FILE", doc: "Log debug information", set: setString(&g.Debug)},
 			{long: "load-kmods", short: 'k', doc: "Load kernel modules", set: setTrue(&g.LoadKmods)},
 			{long: "no-pivot", short: 'n', doc: "Do not use pivot_root", set: setTrue(&g.NoPivot)},
-			{long: "user", short: 'u', arg: "UID[:GID]", optional: true, doc: "User and group to use for privilege separation", set: setString(&g.User)},
+			{long: "user", short: 'u', arg: "UID[:GID]", optional: true, doc: "User and group to use for privilege separation", set: func(v string) error { g.User, g.UserGiven = v, true; return nil }},
 			{long: "root", short: 'r', arg: "PATH", doc: "Path to the driver root directory", set: setString(&g.Root)},
 			{long: "ldcache", short: 'l', arg: "FILE", doc: "Path to the system's DSO cache", set: setString(&g.LDCache)},
 			{long: "no-create-imex-channels", doc: "Don't automatically create IMEX channel device nodes", set: setTrue(&g.NoCreateIMEXChannels)},
@@ -227,6 +230,17 @@ func (c *Command) driverOptions() []option {
 		{long: "no-fabricmanager", doc: "Don't include the NVIDIA fabricmanager socket", set: setTrue(&d.NoFabricManager)},
 		{long: "no-gsp-firmware", doc: "Don't include GSP firmware", set: setTrue(&d.NoGSPFirmware)},
 	}
+}
+
+// NVMLHelperUser is the identity for devices.NVMLHelperOptions.User, as
+// libnvidia-container's --user: without --user "" (the overflow ids,
+// 65534:65534, when run by root; the caller otherwise), --user with no
+// value the caller's effective uid and gid, else its value.
+func (g *Global) NVMLHelperUser() string {
+	if g.UserGiven && g.User == "" {
+		return strconv.Itoa(os.Geteuid()) + ":" + strconv.Itoa(os.Getegid())
+	}
+	return g.User
 }
 
 func setString(p *string) func(string) error {

@@ -2,6 +2,8 @@ package nvcli_test
 
 import (
 	"bytes"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -77,18 +79,23 @@ func TestParse(t *testing.T) {
 		check func(t *testing.T, c *nvcli.Command)
 	}{
 		{"global options in order", "-d /log -k -n -u -r /drv -l /c --no-create-imex-channels --proc-root=/p --dev-root /d info --csv", func(t *testing.T, c *nvcli.Command) {
-			assert.Equal(t, nvcli.Global{Debug: "/log", LoadKmods: true, NoPivot: true, Root: "/drv", LDCache: "/c",
+			assert.Equal(t, nvcli.Global{Debug: "/log", LoadKmods: true, NoPivot: true, UserGiven: true, Root: "/drv", LDCache: "/c",
 				NoCreateIMEXChannels: true, ProcRoot: "/p", DevRoot: "/d"}, c.Global)
 			assert.Equal(t, nvcli.CommandInfo, c.Name)
 			assert.True(t, c.Info.CSV)
 		}},
 		{"attached optional -u", "-u65534:65534 list -d0", func(t *testing.T, c *nvcli.Command) {
 			assert.Equal(t, "65534:65534", c.Global.User)
+			assert.Equal(t, "65534:65534", c.Global.NVMLHelperUser())
 			assert.Equal(t, []string{"0"}, c.List.Devices)
 		}},
 		{"--user without = takes no value", "--user list", func(t *testing.T, c *nvcli.Command) {
 			assert.Equal(t, nvcli.CommandList, c.Name)
 			assert.Empty(t, c.Global.User)
+			assert.Equal(t, fmt.Sprintf("%d:%d", os.Geteuid(), os.Getegid()), c.Global.NVMLHelperUser(), "the caller's ids")
+		}},
+		{"no --user: the helper's default", "list", func(t *testing.T, c *nvcli.Command) {
+			assert.Empty(t, c.Global.NVMLHelperUser())
 		}},
 		{"short cluster and prefix", "list -ld0 --dev=1 --lib", func(t *testing.T, c *nvcli.Command) {
 			assert.Equal(t, []string{"0", "1"}, c.List.Devices)

@@ -1,0 +1,58 @@
+//go:build cgo
+
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/go-nvc/nvc/devices"
+	"github.com/go-nvc/nvc/driver"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintf(os.Stderr, "nvc-nvml: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// run loads NVML as args say, once the process has no privileges left,
+// and writes its snapshot to stdout.
+func run(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("nvc-nvml", flag.ContinueOnError)
+	fd := fs.Int("fd", -1, "load the library open at descriptor `N`")
+	root := fs.String("root", "", "the driver root `DIR` (default /)")
+	lib := fs.String("library", "", "the library's `PATH` inside the driver root")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if *fd >= 0 && (*root != "" || *lib != "") {
+		return fmt.Errorf("--fd cannot be combined with --root or --library")
+	}
+	if err := checkNoPrivileges(); err != nil {
+		return err
+	}
+	var f *os.File
+	if *fd >= 0 {
+		if f = os.NewFile(uintptr(*fd), fmt.Sprintf("descriptor %d", *fd)); f == nil {
+			return fmt.Errorf("--fd=%d: not a descriptor", *fd)
+		}
+	}
+	api, unload, err := devices.LoadNVML(&devices.Options{Roots: driver.Roots{Driver: *root}, NVMLLibrary: *lib}, f)
+	if err != nil {
+		return err
+	}
+	defer unload()
+	s, err := devices.TakeNVMLSnapshot(api)
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(stdout).Encode(s)
+}
