@@ -1,11 +1,13 @@
 package devices_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,12 +22,22 @@ import (
 // root's) whose libnvidia-ml.so.1 is fakenvmllib's, and returns both.
 func helperHost(t *testing.T) (helper, root string) {
 	t.Helper()
-	bin := t.TempDir()
-	helper = filepath.Join(bin, "nvc-nvml")
-	testutil.GoBuild(t, "..", "./examples/nvc-nvml", helper)
 	root = t.TempDir()
 	fakenvmllib.Build(t, filepath.Join(root, "usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1"), fakenvmllib.Options{Version: "550.54.15"})
+	helper = filepath.Join(t.TempDir(), "nvc-nvml")
+	testutil.GoBuild(t, "..", "./examples/nvc-nvml", helper, "CGO_ENABLED=1") // the helper needs cgo
 	return helper, root
+}
+
+// sharedDir is a temp dir the helper's user can write in (t.TempDir's
+// parent is root's, mode 0700).
+func sharedDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "nvc-nvml-test-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	require.NoError(t, os.Chmod(dir, 0o1777))
+	return dir
 }
 
 // statusOf is what the fake nvmlInit_v2 saw in /proc/thread-self/status:
@@ -54,10 +66,7 @@ func statusOf(t *testing.T, path string) map[string]string {
 func TestHelperDropsPrivileges(t *testing.T) {
 	testutil.RequireRoot(t)
 	helper, root := helperHost(t)
-	out, err := os.MkdirTemp("", "nvc-nvml-status-")
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(out) })
-	require.NoError(t, os.Chmod(out, 0o1777))
+	out := sharedDir(t)
 	for _, tc := range []struct {
 		name, user, ids string
 	}{
@@ -87,4 +96,91 @@ func TestHelperDropsPrivileges(t *testing.T) {
 			assert.Equal(t, "1", s["NoNewPrivs"], "NoNewPrivs")
 		})
 	}
+}
+
+// script writes an executable shell script into a temp dir and returns
+// its path.
+func script(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "helper")
+	require.NoError(t, os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755))
+	return p
+}
+
+// TestHelperFailures: a helper that is missing, fails, crashes, outlives
+// its timeout or writes something else than a snapshot makes Init fail
+// with an error naming the helper, why, and its stderr; every Init gives
+// that error (the helper runs once); Discover's Auto backend then
+// discovers through procfs, and NVML fails with ErrNVMLUnavailable.
+func TestHelperFailures(t *testing.T) {
+	h := genHost(t, nil)
+	missing := filepath.Join(t.TempDir(), "nvc-nvml")
+	count := filepath.Join(sharedDir(t), "runs")
+	for _, tc := range []struct {
+		name, path string
+		timeout    time.Duration
+		want       []string
+	}{
+		{"missing", missing, 0, []string{missing, "no such file"}},
+		{"fails", script(t, "echo >>"+count+"; echo 'nvmlInit: driver not loaded' >&2; exit 3"), 0, []string{"exit status 3", "driver not loaded"}},
+		{"crashes", script(t, "kill -SEGV $$"), 0, []string{"signal: segmentation fault"}},
+		{"hangs", script(t, "exec sleep 5"), 200 * time.Millisecond, []string{"timed out after 200ms"}},
+		{"garbage", script(t, "echo hello"), 0, []string{"as an NVML snapshot", "invalid character"}},
+		{"not a snapshot", script(t, `echo '{"gpus": 8}'`), 0, []string{"as an NVML snapshot", "unknown field"}},
+		{"empty", script(t, "true"), 0, []string{"as an NVML snapshot", "EOF"}},
+		{"two snapshots", script(t, `echo '{"driverVersion":{"value":"1"},"cudaDriverVersion":{"value":1}}{}'`), 0, []string{"data after the snapshot"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lib := devices.NewNVMLHelper(&devices.NVMLHelperOptions{Path: tc.path, Roots: driver.Roots{Driver: h.Root}, Timeout: tc.timeout})
+			start := time.Now()
+			err := lib.Init()
+			require.Error(t, err)
+			assert.Less(t, time.Since(start), 3*time.Second, "Init waited for the hung helper")
+			assert.ErrorContains(t, err, "NVML helper "+tc.path)
+			for _, w := range tc.want {
+				assert.ErrorContains(t, err, w)
+			}
+			assert.Equal(t, err, lib.Init(), "second Init")
+			_, verr := lib.SystemDriverVersion()
+			assert.Equal(t, err, verr, "a call after the failed Init")
+
+			o := optionsFor(h, devices.Auto)
+			o.NVML = lib
+			d, derr := devices.Discover(context.Background(), o)
+			require.NoError(t, derr, "Auto")
+			assert.Equal(t, devices.Procfs, d.Backend, "Auto's backend")
+			assert.Contains(t, d.NVMLError, tc.path, "Auto's NVML error")
+			o.Backend = devices.NVML
+			_, derr = devices.Discover(context.Background(), o)
+			assert.ErrorIs(t, derr, devices.ErrNVMLUnavailable, "NVML backend")
+		})
+	}
+	data, err := os.ReadFile(count)
+	require.NoError(t, err)
+	assert.Equal(t, "\n", string(data), "the failing helper ran more than once")
+}
+
+// TestHelperDiscovers: Discover with the real helper (examples/nvc-nvml)
+// and a driver root whose libnvidia-ml.so.1 is fakenvmllib's finds its
+// GPU with NVML's facts, and the helper runs only at Init.
+func TestHelperDiscovers(t *testing.T) {
+	testutil.RequireRoot(t)
+	helper, root := helperHost(t)
+	h := genHost(t, nil)
+	mark := filepath.Join(sharedDir(t), "mark")
+	t.Setenv(fakenvmllib.EnvInitMark, mark)
+	lib := devices.NewNVMLHelper(&devices.NVMLHelperOptions{Path: helper, Roots: driver.Roots{Driver: root}})
+	_, err := os.Stat(mark)
+	require.ErrorIs(t, err, os.ErrNotExist, "the helper ran before Init")
+	o := optionsFor(h, devices.Auto)
+	o.NVML = lib
+	d, err := devices.Discover(context.Background(), o)
+	require.NoError(t, err)
+	assert.Equal(t, devices.NVML, d.Backend, "backend; NVML error %s", d.NVMLError)
+	require.Len(t, d.GPUs, 1)
+	assert.Equal(t, "Tesla", d.GPUs[0].Brand)
+	assert.Equal(t, "8.0", d.GPUs[0].ComputeCapability)
+	data, err := os.ReadFile(mark)
+	require.NoError(t, err)
+	assert.Equal(t, "init\n", string(data), "nvmlInit runs")
 }

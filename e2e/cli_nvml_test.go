@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -34,13 +35,25 @@ func nvmlHost(tb testing.TB, opts *fakehost.Options) *fakehost.Host {
 	return h
 }
 
+// initMark is a file for the fake NVML's FAKE_NVML_INIT_MARK that the
+// CLI's NVML helper, which runs as 65534:65534, can write: in a temp dir
+// of mode 1777 (t.TempDir's parent is root's, mode 0700).
+func initMark(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "nvc-e2e-nvml-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	require.NoError(t, os.Chmod(dir, 0o1777))
+	return filepath.Join(dir, "nvml-init")
+}
+
 // configureWithNVML runs configure of a fresh container on h with the
 // fake NVML's init delay, and returns how many times nvmlInit ran.
 func configureWithNVML(t *testing.T, h *fakehost.Host, delayMS int, extra ...string) int {
 	t.Helper()
 	c := container.Start(t, &container.Options{Spec: "file etc/debian_version \"12.5\\n\"\nfile etc/ld.so.cache \"\"\ndir " +
 		h.LibDir[1:] + "\ndir usr/bin\ndir proc/driver/nvidia\ndir dev\n"})
-	mark := filepath.Join(t.TempDir(), "nvml-init")
+	mark := initMark(t)
 	args := append(hostFlags(h), "configure", fmt.Sprintf("--pid=%d", c.PID), "--device=0", "--compute", "--utility", "--no-cgroups")
 	args = append(append(args, extra...), c.Rootfs)
 	env := []string{"PATH=" + os.Getenv("PATH"), fakenvmllib.EnvInitMark + "=" + mark, fmt.Sprintf("%s=%d", fakenvmllib.EnvInitDelayMS, delayMS)}
@@ -180,7 +193,7 @@ func TestCDIGenerateNoNVML(t *testing.T) {
 // (nvcontainer.OpenHost), not in a second one.
 func TestCLIInfoNVMLOnce(t *testing.T) {
 	h := nvmlHost(t, nil)
-	mark := filepath.Join(t.TempDir(), "nvml-init")
+	mark := initMark(t)
 	env := []string{"PATH=" + os.Getenv("PATH"), fakenvmllib.EnvInitMark + "=" + mark}
 	stdout, stderr, code := run(t, env, "", buildExample(t, "nvidia-container-cli", false), append(hostFlags(h), "info")...)
 	require.Equal(t, 0, code, "info: exit %d\n%s", code, stderr)
@@ -188,4 +201,45 @@ func TestCLIInfoNVMLOnce(t *testing.T) {
 	data, err := os.ReadFile(mark)
 	require.NoError(t, err)
 	assert.Equal(t, 1, strings.Count(string(data), "init\n"), "times nvmlInit ran")
+}
+
+// TestCLINVMLHelper: the CLI, built without cgo, gets NVML from its helper
+// nvc-nvml (next to it), which runs as --user: by default 65534:65534, as
+// libnvidia-container's NVML process; the fake nvmlInit's mark file is
+// then that user's. NVC_NVML_HELPER names another helper; a missing one
+// leaves info on procfs with a warning naming it.
+func TestCLINVMLHelper(t *testing.T) {
+	h := nvmlHost(t, nil)
+	cli := buildExample(t, "nvidia-container-cli", false)
+	for _, tc := range []struct {
+		name     string
+		flags    []string
+		helper   string
+		uid, gid uint32
+	}{
+		{"default user", nil, "", 65534, 65534},
+		{"--user", []string{"--user=1234:4321"}, "", 1234, 4321},
+		{"missing helper", nil, "/nonexistent/nvc-nvml", 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mark := initMark(t)
+			env := []string{"PATH=" + os.Getenv("PATH"), fakenvmllib.EnvInitMark + "=" + mark}
+			if tc.helper != "" {
+				env = append(env, "NVC_NVML_HELPER="+tc.helper)
+			}
+			stdout, stderr, code := run(t, env, "", cli, append(append(tc.flags, hostFlags(h)...), "info")...)
+			require.Equal(t, 0, code, "info: exit %d\n%s", code, stderr)
+			fi, err := os.Stat(mark)
+			if tc.helper != "" {
+				assert.ErrorIs(t, err, os.ErrNotExist, "NVML started")
+				assert.Contains(t, stderr, "NVML helper "+tc.helper+": open")
+				assert.Contains(t, stdout, "Brand:          N/A")
+				return
+			}
+			require.NoError(t, err, "NVML not started; stderr:\n%s", stderr)
+			st := fi.Sys().(*syscall.Stat_t)
+			assert.Equal(t, [2]uint32{tc.uid, tc.gid}, [2]uint32{st.Uid, st.Gid}, "owner of the file nvmlInit wrote")
+			assert.Contains(t, stdout, "Brand:          Tesla")
+		})
+	}
 }

@@ -47,30 +47,40 @@ func (b *builds) cleanup() {
 
 // buildExample builds ./examples/<name> once per test binary and returns
 // the binary's path, named <name> (<name>-static with static: a
-// CGO_ENABLED=0 build). Concurrent callers wait for the one build.
+// CGO_ENABLED=0 build). nvidia-container-cli is built as it ships, with
+// CGO_ENABLED=0 under its own name, its NVML helper nvc-nvml (cgo) next
+// to it. Concurrent callers wait for the one build.
 func buildExample(tb testing.TB, name string, static bool) string {
 	tb.Helper()
 	examples.mu.Lock()
 	defer examples.mu.Unlock()
+	return examples.build(tb, name, static)
+}
+
+func (b *builds) build(tb testing.TB, name string, static bool) string {
+	tb.Helper()
 	key := name
-	if static {
+	if name == "nvidia-container-cli" && !static {
+		b.build(tb, "nvc-nvml", false)
+		static = true
+	} else if static {
 		key += "-static"
 	}
-	if p, ok := examples.built[key]; ok {
+	if p, ok := b.built[key]; ok {
 		return p
 	}
-	if examples.dir == "" {
+	if b.dir == "" {
 		dir, err := os.MkdirTemp("", "nvc-e2e-bin-")
 		require.NoError(tb, err)
-		examples.dir, examples.built = dir, map[string]string{}
+		b.dir, b.built = dir, map[string]string{}
 	}
-	out := filepath.Join(examples.dir, key)
+	out := filepath.Join(b.dir, key)
 	var env []string
 	if static {
 		env = append(env, "CGO_ENABLED=0")
 	}
 	testutil.GoBuild(tb, "..", "./examples/"+name, out, env...)
-	examples.built[key] = out
+	b.built[key] = out
 	return out
 }
 

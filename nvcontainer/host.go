@@ -108,13 +108,16 @@ type HostOptions struct {
 	// it as Driver.NVML; PrepareHostFor hands it on as Host.NVML and asks
 	// it only for a MIG device named by UUID. Its Init must cost nothing
 	// until called (it runs NVML's start-up). Nil: in-process NVML (a cgo
-	// build), or none. Driver.NVML, when set, wins.
+	// build), or none. Driver.NVML, when set, wins; with Backend Procfs
+	// it is not used.
 	NVML devices.NVMLInterface
 }
 
-// withNVML is d with o.NVML as its NVML when it has none.
-func (o *HostOptions) withNVML(d *driver.Options) *driver.Options {
-	if o.NVML == nil || d.NVML != nil {
+// withNVML is d with o.NVML as its NVML when it has none and backend
+// may use NVML (with Procfs, the driver is opened without NVML, as a cgo
+// build opens it).
+func (o *HostOptions) withNVML(d *driver.Options, backend devices.Backend) *driver.Options {
+	if o.NVML == nil || d.NVML != nil || backend == devices.Procfs {
 		return d
 	}
 	c := *d

@@ -43,7 +43,7 @@ func PrepareHostFor(ctx context.Context, opts *HostOptions, req *request.Request
 		d = &driver.Options{}
 	}
 	if needsNVMLDiscovery(h.Devices, req) {
-		h, err = OpenHost(ctx, o.withNVML(d), devices.Auto)
+		h, err = OpenHost(ctx, o.withNVML(d, devices.Auto), devices.Auto)
 		return h, rep, err
 	}
 	h.NVML = o.NVML

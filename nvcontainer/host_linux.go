@@ -39,6 +39,6 @@ func PrepareHost(ctx context.Context, opts *HostOptions) (*Host, *devices.NodeRe
 			return nil, rep, err
 		}
 	}
-	h, err := OpenHost(ctx, o.withNVML(d), o.Backend)
+	h, err := OpenHost(ctx, o.withNVML(d, o.Backend), o.Backend)
 	return h, rep, err
 }
