@@ -27,3 +27,10 @@ test:
 .PHONY: gpu-check
 gpu-check:
 	$(SUDO) sh scripts/gpu-check.sh
+
+# nvidia-container-cli as it ships: built without cgo, its NVML helper
+# nvc-nvml (cgo) beside it, into bin/.
+.PHONY: cli
+cli:
+	CGO_ENABLED=0 $(GO) build -o bin/nvidia-container-cli ./examples/nvidia-container-cli
+	$(GO) build -o bin/nvc-nvml ./examples/nvc-nvml

@@ -78,6 +78,20 @@
 // the driver root (one they did not install, or one others can write to)
 // should use Backend Procfs, or inject an NVMLInterface they trust.
 //
+// # NVML in a helper process
+//
+// [NewNVMLHelper] is the other way, for any build (and the only NVML of a
+// build without cgo): an NVMLInterface that, at its first Init, runs a
+// helper program (examples/nvc-nvml) as an unprivileged user, hands it the
+// library found inside the driver root by descriptor, and reads back an
+// [NVMLSnapshot] (JSON) of every answer discovery and package driver ask
+// ([TakeNVMLSnapshot], the helper's side); every call is then answered
+// from it. The helper drops every capability and sets
+// PR_SET_NO_NEW_PRIVS before the library is loaded, as
+// libnvidia-container's NVML process does (it does not chroot). A helper
+// that fails, hangs past its timeout (10 s by default) or answers
+// something else makes Init fail, and Auto falls back to Procfs.
+//
 // # Selecting devices
 //
 // [Host.Select] takes libnvidia-container's ID list ("all", indices,

@@ -38,7 +38,9 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/nvc-gpu-check.XXXXXX")
 trap 'rm -rf "$work"' EXIT INT TERM
 
 if [ -z "${NVC_CLI:-}" ]; then
-	go build -o "$work/nvidia-container-cli" ./examples/nvidia-container-cli
+	# As it ships: without cgo, NVML through its helper nvc-nvml beside it.
+	CGO_ENABLED=0 go build -o "$work/nvidia-container-cli" ./examples/nvidia-container-cli
+	go build -o "$work/nvc-nvml" ./examples/nvc-nvml
 	NVC_CLI="$work/nvidia-container-cli"
 fi
 

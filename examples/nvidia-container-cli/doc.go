@@ -27,24 +27,39 @@
 // checked).
 //
 // Differences: nothing is run inside the container (the loader cache is
-// written in Go, so --ldconfig and --no-pivot are accepted and unused);
-// --user is accepted and unused: libnvidia-container gives it only to its
-// NVML helper process (chrooted, without capabilities, nobody by default),
-// and nvc has none — NVML is loaded in-process, and only for facts procfs
-// lacks; dropping the whole process to --user (Go's setuid changes every
-// thread) would take away what configure needs next. Files created in
-// the container are owned by the container's root (the owner of
-// /proc/PID; in a user namespace, its mapped root) in both, whatever
-// --user says. A configure run from a rootless runtime's hook (in a user
-// namespace) leaves the device cgroup to the runtime, as --no-cgroups
-// would. configure undoes everything it did when a step fails.
+// written in Go, so --ldconfig and --no-pivot are accepted and unused).
+// Files created in the container are owned by the container's root (the
+// owner of /proc/PID; in a user namespace, its mapped root) in both,
+// whatever --user says. A configure run from a rootless runtime's hook (in
+// a user namespace) leaves the device cgroup to the runtime, as
+// --no-cgroups would. configure undoes everything it did when a step
+// fails.
+//
+// Build it without cgo, as the README does (CGO_ENABLED=0: a smaller
+// binary, no libc, faster start), and install nvc-nvml (examples/nvc-nvml,
+// a cgo build) beside it: NVML, when needed, then runs in that helper
+// process, as libnvidia-container runs it in its nvc:[driver] process. The
+// helper is the file nvc-nvml next to this executable, else on PATH;
+// NVC_NVML_HELPER names another. --user is the helper's identity, as in
+// libnvidia-container: UID[:GID] (numbers or names; a missing GID is the
+// user's group), the caller's effective ids when given without a value,
+// and by default the kernel's overflow ids (65534:65534, nobody) when run
+// as root, the caller otherwise; supplementary groups are dropped, and
+// the helper runs with no capabilities and PR_SET_NO_NEW_PRIVS. It is
+// started through a descriptor and handed the library by descriptor (found
+// inside --root with this process's rights), so the helper's user needs
+// no access to the binary's or the driver root's directories. Unlike
+// libnvidia-container the helper does not chroot into --root. Without a
+// helper, a build without cgo discovers through procfs and /dev only:
+// brand, architecture, compute capability and the CUDA version are
+// unknown and MIG devices have no UUID. A cgo build loads NVML in process
+// and does not use --user (Go's setuid would change every thread of this
+// process, configure's included).
 //
 // configure does not start NVML: it discovers through procfs and /dev, and
-// a cgo build starts the driver root's libnvidia-ml.so.1 only for a
-// --require term on a fact procfs lacks (brand, arch, a CUDA version the
-// driver's table cannot decide) or a MIG device named by UUID. info, list
-// and configure --dry-run load NVML first when it is there. A static build
-// (CGO_ENABLED=0) discovers through procfs and /dev only: brand,
-// architecture, compute capability and the CUDA version are unknown and
-// MIG devices have no UUID.
+// starts the driver root's libnvidia-ml.so.1 (through the helper, or in
+// process in a cgo build) only for a --require term on a fact procfs lacks
+// (brand, arch, a CUDA version the driver's table cannot decide) or a MIG
+// device named by UUID. info, list and configure --dry-run start NVML
+// first when it is there.
 package main
