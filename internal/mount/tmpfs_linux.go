@@ -179,10 +179,27 @@ func WriteFileAt(dir *os.File, name string, data []byte, perm fs.FileMode) error
 }
 
 // MkdirAt creates the directory name below dir (a tmpfs being
-// populated) with exactly perm.
+// populated) with exactly perm: set by name, never through a symlink
+// (fchmodat2 with AT_SYMLINK_NOFOLLOW, Linux 6.6), else through a
+// descriptor of it.
 func MkdirAt(dir *os.File, name string, perm fs.FileMode) error {
 	if err := unix.Mkdirat(int(dir.Fd()), name, 0o700); err != nil {
 		return &os.PathError{Op: "mkdirat", Path: name, Err: err}
+	}
+	return chmodAt(dir, name, perm)
+}
+
+// chmodAt sets exactly perm on name in dir without following it: by
+// name where the kernel can refuse a symlink (fchmodat2), else through a
+// descriptor opened O_NOFOLLOW|O_DIRECTORY (a symlink fails to open).
+func chmodAt(dir *os.File, name string, perm fs.FileMode) error {
+	err := unix.Fchmodat(int(dir.Fd()), name, unixMode(perm), unix.AT_SYMLINK_NOFOLLOW)
+	switch err {
+	case nil:
+		return nil
+	case unix.EOPNOTSUPP, unix.ENOSYS, unix.EINVAL: // no fchmodat2, or a symlink
+	default:
+		return &os.PathError{Op: "chmod", Path: name, Err: err}
 	}
 	fd, err := unix.Openat(int(dir.Fd()), name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -194,6 +211,14 @@ func MkdirAt(dir *os.File, name string, perm fs.FileMode) error {
 
 // fchmod sets exactly perm (set-id and sticky bits included) on fd.
 func fchmod(fd int, name string, perm fs.FileMode) error {
+	if err := unix.Fchmod(fd, unixMode(perm)); err != nil {
+		return &os.PathError{Op: "chmod", Path: name, Err: err}
+	}
+	return nil
+}
+
+// unixMode is perm as chmod(2)'s mode, set-id and sticky bits included.
+func unixMode(perm fs.FileMode) uint32 {
 	mode := uint32(perm.Perm())
 	for _, b := range [...]struct {
 		m fs.FileMode
@@ -203,8 +228,5 @@ func fchmod(fd int, name string, perm fs.FileMode) error {
 			mode |= b.u
 		}
 	}
-	if err := unix.Fchmod(fd, mode); err != nil {
-		return &os.PathError{Op: "chmod", Path: name, Err: err}
-	}
-	return nil
+	return mode
 }
