@@ -162,13 +162,15 @@ func TestHelperFailures(t *testing.T) {
 
 // TestHelperDiscovers: Discover with the real helper (examples/nvc-nvml)
 // and a driver root whose libnvidia-ml.so.1 is fakenvmllib's finds its
-// GPU with NVML's facts, and the helper runs only at Init.
+// GPU with NVML's facts, and the helper runs only at Init; what the
+// library prints on stdout does not spoil the snapshot.
 func TestHelperDiscovers(t *testing.T) {
 	testutil.RequireRoot(t)
 	helper, root := helperHost(t)
 	h := genHost(t, nil)
 	mark := filepath.Join(sharedDir(t), "mark")
 	t.Setenv(fakenvmllib.EnvInitMark, mark)
+	t.Setenv(fakenvmllib.EnvInitPrint, "NVML says hello on stdout\n")
 	lib := devices.NewNVMLHelper(&devices.NVMLHelperOptions{Path: helper, Roots: driver.Roots{Driver: root}})
 	_, err := os.Stat(mark)
 	require.ErrorIs(t, err, os.ErrNotExist, "the helper ran before Init")

@@ -34,7 +34,9 @@
 //
 //	nvc-nvml [--fd=N | --root=DIR [--library=PATH]]
 //
-// Unlike libnvidia-container it does not chroot into the driver root (the
+// Descriptor 1 is pointed at stderr before the library is loaded, and the
+// snapshot written to the original stdout, so that what the library prints
+// cannot spoil it. Unlike libnvidia-container it does not chroot into the driver root (the
 // library comes by descriptor instead) and answers once instead of over
 // an RPC channel. It needs cgo (every file is cgo-only).
 package main

@@ -8,16 +8,36 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/driver"
 )
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout); err != nil {
+	out, err := privateStdout()
+	if err == nil {
+		err = run(os.Args[1:], out)
+	}
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "nvc-nvml: %v\n", err)
 		os.Exit(1)
 	}
+}
+
+// privateStdout moves stdout to a descriptor of its own and points
+// descriptor 1 at stderr, so that whatever the library prints does not
+// mix with the snapshot.
+func privateStdout() (*os.File, error) {
+	fd, err := syscall.Dup(1)
+	if err != nil {
+		return nil, fmt.Errorf("duplicating stdout: %w", err)
+	}
+	syscall.CloseOnExec(fd)
+	if err := syscall.Dup3(2, 1, 0); err != nil {
+		return nil, fmt.Errorf("redirecting stdout to stderr: %w", err)
+	}
+	return os.NewFile(uintptr(fd), "stdout"), nil
 }
 
 // run loads NVML as args say, once the process has no privileges left,

@@ -29,6 +29,9 @@ const (
 	// thread's /proc/thread-self/status to (its ids, capabilities and
 	// NoNewPrivs), so a test sees what NVML's code ran with.
 	EnvInitStatus = "FAKE_NVML_INIT_STATUS"
+	// EnvInitPrint, when set, is printed on stdout by nvmlInit_v2, as a
+	// chatty library might.
+	EnvInitPrint = "FAKE_NVML_INIT_PRINT"
 )
 
 // source is the library. VERSION is the driver version it reports and
@@ -47,7 +50,8 @@ __attribute__((constructor)) static void mark(void) {
 }
 int nvmlInit_v2(void) {
 	const char *m = getenv("FAKE_NVML_INIT_MARK"), *d = getenv("FAKE_NVML_INIT_DELAY_MS");
-	const char *st = getenv("FAKE_NVML_INIT_STATUS");
+	const char *st = getenv("FAKE_NVML_INIT_STATUS"), *pr = getenv("FAKE_NVML_INIT_PRINT");
+	if (pr && *pr) (void)!write(1, pr, strlen(pr));
 	if (st && *st) {
 		char buf[8192];
 		int in = open("/proc/thread-self/status", O_RDONLY), out = open(st, O_WRONLY | O_CREAT | O_TRUNC, 0644);
