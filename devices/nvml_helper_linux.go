@@ -130,8 +130,15 @@ func (f failedNVML) SystemCUDADriverVersion() (int, error) { return 0, f.err }
 func (f failedNVML) DeviceCount() (int, error)             { return 0, f.err }
 func (f failedNVML) DeviceByIndex(int) (NVMLDevice, error) { return nil, f.err }
 
-// maxHelperOutput bounds what is read of the helper's stdout and stderr.
-const maxHelperOutput = 16 << 20
+// Bounds on what is kept of the helper's output. Decoding a snapshot
+// costs about 230 times its size at worst (a device list of "{}"), and a
+// DGX A100 with 8 GPUs of 7 MIG devices each writes 17 KB: 256 KiB keeps
+// a helper's lies under 60 MB of the caller's memory. Its stderr is
+// quoted in the error.
+const (
+	maxSnapshot     = 256 << 10
+	maxHelperStderr = 4 << 10
+)
 
 // runNVMLHelper runs the helper of o and reads its snapshot.
 func runNVMLHelper(o *NVMLHelperOptions) (*NVMLSnapshot, error) {
@@ -160,21 +167,26 @@ func runNVMLHelper(o *NVMLHelperOptions) (*NVMLSnapshot, error) {
 		cmd.ExtraFiles[0] = lib
 		cmd.Args = append(cmd.Args, "--fd=3")
 	}
-	var stdout, stderr capped
+	stdout, stderr := capped{limit: maxSnapshot}, capped{limit: maxHelperStderr}
 	cmd.Stdout, cmd.Stderr, cmd.Dir = &stdout, &stderr, "/"
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGKILL}
 	cmd.WaitDelay = time.Second
 	err = cmd.Run()
 	if ctx.Err() != nil {
 		err = fmt.Errorf("timed out after %v", o.Timeout)
+	} else if err == nil && stdout.over {
+		err = fmt.Errorf("output over %d KiB", maxSnapshot>>10)
 	}
 	if err != nil {
-		if msg := strings.TrimSpace(stderr.String()); msg != "" {
+		if msg := strings.TrimSpace(stderr.buf.String()); msg != "" {
 			err = fmt.Errorf("%w: %s", err, msg)
+		}
+		if stderr.over {
+			err = fmt.Errorf("%w [stderr cut at %d bytes]", err, maxHelperStderr)
 		}
 		return nil, err
 	}
-	return decodeSnapshot(stdout.Bytes())
+	return decodeSnapshot(stdout.buf.Bytes())
 }
 
 // decodeSnapshot reads a helper's output: one NVMLSnapshot, nothing
@@ -196,13 +208,21 @@ func decodeSnapshot(data []byte) (*NVMLSnapshot, error) {
 	return &s, nil
 }
 
-// capped is a buffer that keeps the first maxHelperOutput bytes written.
-type capped struct{ bytes.Buffer }
+// capped keeps the first limit bytes written to it and drops the rest
+// (over says so), so that the helper is not stopped by a closed pipe. Its
+// buffer is no embedded bytes.Buffer: io.Copy would call the promoted
+// ReadFrom and read the pipe past the limit.
+type capped struct {
+	buf   bytes.Buffer
+	limit int
+	over  bool
+}
 
 func (c *capped) Write(p []byte) (int, error) {
-	if room := maxHelperOutput - c.Len(); room < len(p) {
-		c.Buffer.Write(p[:max(room, 0)])
-		return 0, errors.New("output over 16 MiB")
+	if room := c.limit - c.buf.Len(); room < len(p) {
+		c.buf.Write(p[:max(room, 0)])
+		c.over = true
+		return len(p), nil
 	}
-	return c.Buffer.Write(p)
+	return c.buf.Write(p)
 }

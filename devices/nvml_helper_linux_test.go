@@ -108,8 +108,9 @@ func script(t *testing.T, body string) string {
 }
 
 // TestHelperFailures: a helper that is missing, fails, crashes, outlives
-// its timeout or writes something else than a snapshot makes Init fail
-// with an error naming the helper, why, and its stderr; every Init gives
+// its timeout or writes something else than a snapshot (or one too big to
+// decode at little cost) makes Init fail with an error naming the helper,
+// why, and its stderr (the first 4 KiB); every Init gives
 // that error (the helper runs once); Discover's Auto backend then
 // discovers through procfs, and NVML fails with ErrNVMLUnavailable.
 func TestHelperFailures(t *testing.T) {
@@ -129,6 +130,8 @@ func TestHelperFailures(t *testing.T) {
 		{"not a snapshot", script(t, `echo '{"gpus": 8}'`), 0, []string{"as an NVML snapshot", "unknown field"}},
 		{"empty", script(t, "true"), 0, []string{"as an NVML snapshot", "EOF"}},
 		{"two snapshots", script(t, `echo '{"driverVersion":{"value":"1"},"cudaDriverVersion":{"value":1}}{}'`), 0, []string{"data after the snapshot"}},
+		{"snapshot too big", script(t, `printf '{"driverVersion":{"value":"1"},"cudaDriverVersion":{"value":1},"devices":['; yes '{},' | head -n 100000 | tr -d '\n'; echo '{}]}'`), 0, []string{"output over 256 KiB"}},
+		{"stderr flood", script(t, `head -c 1048576 /dev/zero | tr '\0' x >&2; exit 1`), 0, []string{"exit status 1", "xxx", "stderr cut at 4096 bytes"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			lib := devices.NewNVMLHelper(&devices.NVMLHelperOptions{Path: tc.path, Roots: driver.Roots{Driver: h.Root}, Timeout: tc.timeout})
@@ -137,6 +140,7 @@ func TestHelperFailures(t *testing.T) {
 			require.Error(t, err)
 			assert.Less(t, time.Since(start), 3*time.Second, "Init waited for the hung helper")
 			assert.ErrorContains(t, err, "NVML helper "+tc.path)
+			assert.Less(t, len(err.Error()), 8<<10, "the error's length")
 			for _, w := range tc.want {
 				assert.ErrorContains(t, err, w)
 			}
