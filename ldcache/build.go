@@ -93,6 +93,14 @@ type BuildOptions struct {
 	// ldconfig -r): the links in the scanned directories are created,
 	// replaced and removed.
 	NoLinks bool
+	// LinkDirs, with NoLinks, still makes the SONAME symlinks in Dirs
+	// (and removes their stale ones), in the hwcap subdirectories found
+	// in them too, while they are scanned: the links `ldconfig -n Dirs`
+	// would make before the build, without reading those directories
+	// twice. The configuration's and trusted directories are only read
+	// (and may be reused); Dirs never are. False, or without NoLinks:
+	// NoLinks alone decides.
+	LinkDirs bool
 	// Format is recorded in the returned Cache for writing. Zero: the new
 	// format.
 	Format Format

@@ -100,6 +100,9 @@ type dirEnt struct {
 	from     string
 	line     int
 	st       unix.Stat_t // as found when listed (incremental builds)
+	// links: the SONAME links are made here although NoLinks
+	// (BuildOptions.LinkDirs)
+	links bool
 }
 
 type builder struct {
@@ -135,6 +138,11 @@ type builder struct {
 func (b *builder) collectDirs() {
 	for _, d := range b.o.Dirs {
 		b.addDir(d, "<cmdline>", 0)
+	}
+	if b.o.LinkDirs {
+		for _, d := range b.dirs { // Dirs and their glibc-hwcaps subdirectories
+			d.links = true
+		}
 	}
 	if b.o.OnlyDirs {
 		return
@@ -223,6 +231,7 @@ func (b *builder) addSingle(e *dirEnt) bool {
 	key := [2]uint64{e.dev, e.ino}
 	if d, ok := b.seenDirs[key]; ok {
 		d.flag = e.flag
+		d.links = d.links || e.links
 		return false
 	}
 	if b.seenDirs == nil {

@@ -249,7 +249,7 @@ func (s *dirScan) decide(c *cand) *dlib {
 	case kindDir:
 		s.maybeHWCapDir(c.name, false, unix.Stat_t{})
 	case kindDangling:
-		s.b.removeStale(s.fd, c.name)
+		s.b.removeStale(s.d, s.fd, c.name)
 	case kindSlowLink:
 		return s.decideSlowLink(c)
 	case kindLocalLink:
@@ -268,7 +268,7 @@ func (s *dirScan) decideSlowLink(c *cand) *dlib {
 	l := c.slow
 	switch {
 	case !l.statOK:
-		s.b.removeStale(s.fd, c.name)
+		s.b.removeStale(s.d, s.fd, c.name)
 	case l.st.Mode&unix.S_IFMT == unix.S_IFDIR:
 		s.maybeHWCapDir(c.name, true, l.st)
 	case l.res.ok:
@@ -295,8 +295,8 @@ func linkInfo(info libInfo, name string) libInfo {
 
 // removeStale deletes a dangling "*.so.*" symlink, as ldconfig does when
 // it may write links.
-func (b *builder) removeStale(fd int, name string) {
-	if !b.o.NoLinks && strings.Contains(name, ".so.") {
+func (b *builder) removeStale(d *dirEnt, fd int, name string) {
+	if b.linksIn(d) && strings.Contains(name, ".so.") {
 		unix.Unlinkat(fd, name, 0)
 	}
 }
@@ -307,5 +307,5 @@ func (b *builder) queueHWCapDir(fd int, d *dirEnt, name, file string, isLink boo
 	if !isLink && unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
 		return
 	}
-	b.addSingle(&dirEnt{path: file, flag: d.flag, dev: st.Dev, ino: st.Ino, from: d.from, line: d.line, st: st})
+	b.addSingle(&dirEnt{path: file, flag: d.flag, dev: st.Dev, ino: st.Ino, from: d.from, line: d.line, st: st, links: d.links})
 }

@@ -12,19 +12,19 @@ import (
 // touched; sonames that are not a plain file name are left alone. right
 // says the scan already saw dir/soname lead to the regular file libname
 // of the same directory (glibc's two stats would find one inode).
-func (b *builder) createLinks(dirfd int, dir, libname, soname string, right bool) {
+func (b *builder) createLinks(dirfd int, d *dirEnt, libname, soname string, right bool) {
 	if soname == "" || soname == "." || soname == ".." || strings.Contains(soname, "/") {
 		return
 	}
 	doLink, doRemove, ok := false, true, true
 	if !right {
-		doLink, doRemove, ok = b.linkState(dirfd, dir, libname, soname)
+		doLink, doRemove, ok = b.linkState(dirfd, d.path, libname, soname)
 	}
 	if !ok {
 		return
 	}
 	b.verbose.link(soname, libname)
-	if !doLink || b.o.NoLinks {
+	if !doLink || !b.linksIn(d) {
 		b.verbose.linkDone("")
 		return
 	}
@@ -54,6 +54,9 @@ func (b *builder) linkState(dirfd int, dir, libname, soname string) (doLink, doR
 	}
 	return true, true, true
 }
+
+// linksIn reports whether the SONAME links of d are to be written.
+func (b *builder) linksIn(d *dirEnt) bool { return !b.o.NoLinks || d.links }
 
 func (b *builder) isSymlink(dirfd int, name string) bool {
 	var st unix.Stat_t

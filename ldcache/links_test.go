@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-nvc/nvc/internal/testutil"
 	"github.com/go-nvc/nvc/ldcache"
 )
 
@@ -90,4 +91,51 @@ func TestZeroOptionsLink(t *testing.T) {
 			assert.NotEqual(t, before, treeListing(t, root), "Build with %s options wrote no link", name)
 		})
 	}
+}
+
+// TestLinkDirsLikeLinksFirst: NoLinks with LinkDirs makes, in one scan,
+// the links `ldconfig -n DIRS` makes (in Dirs, their glibc-hwcaps and
+// legacy hwcap subdirectories, stale ones removed) and the cache a
+// NoLinks build after it lists; the other directories are only read.
+func TestLinkDirsLikeLinksFirst(t *testing.T) {
+	dirs := []string{"/opt/a", "/lib/x86_64-linux-gnu"}
+	theirs, ours := debianRoot(t), debianRoot(t)
+	for _, r := range []string{theirs, ours} {
+		writeLibs(t, r, legacyHWCapLibs)
+		writeLibs(t, r, []lib{{"lib/x86_64-linux-gnu/libnew.so.3.1", x64("libnew.so.3")}, {"lib/x86_64-linux-gnu/tls/libnvtls.so.1.0", x64("libnvtls.so.1")}})
+		require.NoError(t, os.Symlink("libgone.so.2", filepath.Join(r, "lib/x86_64-linux-gnu/glibc-hwcaps/x86-64-v3/libgone.so.1")))
+	}
+	before := treeListing(t, ours)
+	_, err := ldcache.Build(context.Background(), theirs, &ldcache.BuildOptions{Dirs: dirs, OnlyDirs: true})
+	require.NoError(t, err, "ldconfig -n")
+	want, err := ldcache.Build(context.Background(), theirs, &ldcache.BuildOptions{Dirs: dirs, NoLinks: true})
+	require.NoError(t, err, "Build after the links")
+	got, err := ldcache.Build(context.Background(), ours, &ldcache.BuildOptions{Dirs: dirs, NoLinks: true, LinkDirs: true})
+	require.NoError(t, err, "Build with LinkDirs")
+	require.NotEqual(t, before, treeListing(t, ours), "LinkDirs made no link")
+	assert.Equal(t, treeListing(t, theirs), treeListing(t, ours), "links (ldconfig -n then Build, LinkDirs)")
+	_, err = os.Lstat(filepath.Join(ours, "usr/local/lib/libdangling.so.1"))
+	assert.NoError(t, err, "a stale link outside Dirs was removed")
+	a, err := want.MarshalBinary()
+	require.NoError(t, err)
+	b, err := got.MarshalBinary()
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(a, b), "caches differ: %d vs %d bytes", len(b), len(a))
+}
+
+// TestUpdateMuslLinkDirs: in a musl root, where no cache is built,
+// LinkDirs still makes the links of FirstDirs and Dirs, and only theirs.
+func TestUpdateMuslLinkDirs(t *testing.T) {
+	root := testutil.Tree(t, "file lib/ld-musl-x86_64.so.1 \"x\"\ndir etc\n")
+	writeLibs(t, root, []lib{{"drv/libdrv.so.1.0", x64("libdrv.so.1")}, {"compat/libcuda.so.2.0", x64("libcuda.so.1")}, {"usr/lib/libimg.so.2.0", x64("libimg.so.2")}})
+	opts := &ldcache.UpdateOptions{FirstDirs: []string{"/compat"}, Dirs: []string{"/drv"}, LinkDirs: true, GOARCH: "amd64"}
+	require.NoError(t, ldcache.Update(context.Background(), root, opts), "Update")
+	for link, target := range map[string]string{"drv/libdrv.so.1": "libdrv.so.1.0", "compat/libcuda.so.1": "libcuda.so.2.0"} {
+		got, err := os.Readlink(filepath.Join(root, link))
+		if assert.NoError(t, err, link) {
+			assert.Equal(t, target, got, link)
+		}
+	}
+	_, err := os.Lstat(filepath.Join(root, "usr/lib/libimg.so.2"))
+	assert.ErrorIs(t, err, fs.ErrNotExist, "a link in the root's own directory")
 }

@@ -19,7 +19,7 @@ type dirFacts struct {
 // as a scan reads them. False: d is to be scanned.
 func (b *builder) reuseDir(d *dirEnt) bool {
 	p := b.prior
-	if p == nil {
+	if p == nil || d.links {
 		return false
 	}
 	key := dirKey{d.dev, d.ino}

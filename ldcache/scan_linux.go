@@ -53,8 +53,8 @@ func (b *builder) searchDir(d *dirEnt) {
 func (b *builder) addLib(ds *dirScan, d *dirEnt, l *dlib, hwcap uint64) {
 	file := l.name
 	if d.hwcaps == "" {
-		if !l.isLink && (!b.o.NoLinks || b.verbose != nil) {
-			b.createLinks(ds.fd, d.path, l.name, l.soname, ds.linksTo(l.soname, l.name))
+		if !l.isLink && (b.linksIn(d) || b.verbose != nil) {
+			b.createLinks(ds.fd, d, l.name, l.soname, ds.linksTo(l.soname, l.name))
 		}
 		file = l.soname
 	} else {

@@ -27,6 +27,14 @@ type UpdateOptions struct {
 	// as the container's ldconfig would. False: the directories are only
 	// read (read-only driver mounts stay untouched).
 	Links bool
+	// LinkDirs creates the SONAME symlinks in FirstDirs and Dirs alone
+	// (BuildOptions.LinkDirs), in the same scan that reads them for the
+	// cache, as `ldconfig -n FirstDirs Dirs` run first would, and leaves
+	// the rootfs's own directories as they are; it works with
+	// Incremental. In a musl root, where nothing is scanned for a cache,
+	// the directories are scanned for their links alone. False: Links
+	// decides.
+	LinkDirs bool
 	// Format of the written cache. Zero: the new format.
 	Format Format
 	// Generator is recorded in the cache. Empty: DefaultGenerator.

@@ -43,6 +43,9 @@ func Update(ctx context.Context, rootfs string, opts *UpdateOptions) error {
 	}
 	dirs := append(slices.Clip(o.FirstDirs), o.Dirs...)
 	if o.Family == FamilyMusl {
+		if err := muslLinks(ctx, r, t, dirs, &o); err != nil {
+			return fmt.Errorf("updating the SONAME links in %s: %w", rootfs, err)
+		}
 		return updateMusl(r, t, dirs, rootfs)
 	}
 	return updateCache(ctx, r, t, dirs, &o, rootfs)
@@ -63,7 +66,7 @@ func updateCache(ctx context.Context, r *root, t *target, dirs []string, o *Upda
 	if file == "" {
 		file = "/etc/ld.so.cache"
 	}
-	bo := &BuildOptions{Config: o.Config, Dirs: dirs, Family: o.Family, GOARCH: o.GOARCH, NoLinks: !o.Links, Format: o.Format, Generator: o.Generator}
+	bo := &BuildOptions{Config: o.Config, Dirs: dirs, Family: o.Family, GOARCH: o.GOARCH, NoLinks: !o.Links, LinkDirs: o.LinkDirs, Format: o.Format, Generator: o.Generator}
 	if o.Incremental {
 		bo.Reuse, bo.Before, bo.Added = file, o.Before, o.Added
 	}
@@ -79,6 +82,16 @@ func updateCache(ctx context.Context, r *root, t *target, dirs []string, o *Upda
 		return fmt.Errorf("updating ld.so.cache %s in %s: %w", file, rootfs, err)
 	}
 	return nil
+}
+
+// muslLinks makes the SONAME links of o.LinkDirs in a musl root: there
+// is no cache to build, so the directories are scanned for them alone.
+func muslLinks(ctx context.Context, r *root, t *target, dirs []string, o *UpdateOptions) error {
+	if !o.LinkDirs || len(dirs) == 0 {
+		return nil
+	}
+	_, err := build(ctx, r, t, &BuildOptions{Dirs: dirs, OnlyDirs: true, Family: o.Family, GOARCH: o.GOARCH})
+	return err
 }
 
 // muslDefaultPath is musl's library path when no path file exists.

@@ -2,7 +2,6 @@ package cdihook
 
 import (
 	"context"
-	"slices"
 
 	"github.com/go-nvc/nvc/internal/rootfs"
 	"github.com/go-nvc/nvc/ldcache"
@@ -30,12 +29,24 @@ type LDCacheResult struct {
 // filesystem is rootfsPath, in Go with package ldcache (no ldconfig is run),
 // writing only inside the root: the compat dirs [EnableCUDACompat] listed
 // are scanned first, then opts.Folders, then the root's own configuration,
-// so that the image's newer libcuda.so.1 wins over the driver's. First
-// it makes the SONAME links of the libraries in the compat dirs and the
-// folders (see sonameLinks). The cache is updated incrementally: the old cache's entries are reused for
-// the directories not changed since it was written. In a musl root the
-// directories go first in its loader path file instead. ctx stops the
-// scan; the cache is then left as it was. A nil opts means no folders.
+// so that the image's newer libcuda.so.1 wins over the driver's.
+//
+// It also makes the SONAME symlinks of the libraries in the compat dirs
+// and the folders, as ldconfig -n does, so that a library the spec
+// mounted without its SONAME link (libnvidia-egl-wayland.so.1.1.13) is
+// found under its SONAME (libnvidia-egl-wayland.so.1), as after the
+// toolkit's ldconfig run; in the same scan that reads them for the cache
+// (ldcache.UpdateOptions.LinkDirs), so each library is read once. Links
+// are made through the descriptors of the directories, each resolved
+// inside the root; a file in the way is left alone, and a read-only
+// directory is skipped. Unlike ldconfig, the image's own directories are
+// left as the image has them.
+//
+// The cache is updated incrementally: the old cache's entries are reused
+// for the directories not changed since it was written. In a musl root
+// the directories go first in its loader path file instead. ctx stops
+// the scan; the cache is then left as it was. A nil opts means no
+// folders.
 func UpdateLDCache(ctx context.Context, rootfsPath string, opts *LDCacheOptions) (LDCacheResult, error) {
 	if opts == nil {
 		opts = &LDCacheOptions{}
@@ -45,26 +56,7 @@ func UpdateLDCache(ctx context.Context, rootfsPath string, opts *LDCacheOptions)
 		return LDCacheResult{}, err
 	}
 	res := LDCacheResult{CompatDirs: first}
-	if err := sonameLinks(ctx, rootfsPath, append(slices.Clip(first), opts.Folders...)); err != nil {
-		return res, err
-	}
-	return res, ldcache.Update(ctx, rootfsPath, &ldcache.UpdateOptions{FirstDirs: first, Dirs: opts.Folders, Incremental: true})
-}
-
-// sonameLinks makes the SONAME symlinks of the libraries in dirs (paths
-// in the root), as ldconfig -n does, so that a library the spec mounted
-// without its SONAME link (libnvidia-egl-wayland.so.1.1.13) is found
-// under its SONAME (libnvidia-egl-wayland.so.1), as after the toolkit's
-// ldconfig run. Links are made through the descriptors of the
-// directories, each resolved inside the root; a file in the way is left
-// alone, and a read-only directory is skipped. Unlike ldconfig, the
-// image's own directories are left as the image has them.
-func sonameLinks(ctx context.Context, rootfsPath string, dirs []string) error {
-	if len(dirs) == 0 {
-		return nil
-	}
-	_, err := ldcache.Build(ctx, rootfsPath, &ldcache.BuildOptions{Dirs: dirs, OnlyDirs: true, Family: ldcache.FamilyLib64})
-	return err
+	return res, ldcache.Update(ctx, rootfsPath, &ldcache.UpdateOptions{FirstDirs: first, Dirs: opts.Folders, LinkDirs: true, Incremental: true})
 }
 
 // compatDirs opens the root and reads its compat dirs.
