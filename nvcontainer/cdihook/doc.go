@@ -17,9 +17,10 @@
 //     package ldcache, in Go), scanning the directories of the
 //     00-compat-*.conf files first, then the folders given, then the
 //     image's own configuration, so that a newer compat libcuda.so.1 wins
-//     over the driver's. It first makes the SONAME links of the libraries
-//     in the compat dirs and folders (libnvidia-egl-wayland.so.1), as
-//     the toolkit's ldconfig run does; the image's own dirs are left.
+//     over the driver's. In the same scan it makes the SONAME links of
+//     the libraries in the compat dirs and folders
+//     (libnvidia-egl-wayland.so.1), as the toolkit's ldconfig run does;
+//     the image's own dirs are left.
 //   - [Chmod] sets the mode of the paths given (NVIDIA's chmod hook, for
 //     /dev/dri under crun), never following a link the image planted.
 //   - [UpdateApplicationProfile] writes the driver's application profile
