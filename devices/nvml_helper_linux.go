@@ -45,7 +45,9 @@ type NVMLHelperOptions struct {
 	// NVML helper; run by another user, that user. Supplementary groups
 	// are dropped whenever the identity is set.
 	User string
-	// Timeout bounds the helper's run. Zero: NVMLHelperTimeout.
+	// Timeout bounds the helper's run: it is then killed, and Init waits
+	// at most 2 s more for it to be gone (one stuck in a driver call is
+	// left to be reaped later). Zero: NVMLHelperTimeout.
 	Timeout time.Duration
 }
 
@@ -171,7 +173,9 @@ func runNVMLHelper(o *NVMLHelperOptions) (*NVMLSnapshot, error) {
 	cmd.Stdout, cmd.Stderr, cmd.Dir = &stdout, &stderr, "/"
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGKILL}
 	cmd.WaitDelay = time.Second
-	err = cmd.Run()
+	if err = runBounded(cmd, o.Timeout+helperReapGrace); errors.Is(err, errNotReaped) {
+		return nil, fmt.Errorf("timed out after %v: %w", o.Timeout, err) // its output may still be written to
+	}
 	if ctx.Err() != nil {
 		err = fmt.Errorf("timed out after %v", o.Timeout)
 	} else if err == nil && stdout.over {
@@ -187,6 +191,33 @@ func runNVMLHelper(o *NVMLHelperOptions) (*NVMLSnapshot, error) {
 		return nil, err
 	}
 	return decodeSnapshot(stdout.buf.Bytes())
+}
+
+// helperReapGrace is how long a helper killed at its timeout may take to
+// be gone (WaitDelay included) before Init stops waiting for it.
+const helperReapGrace = 2 * time.Second
+
+var errNotReaped = errors.New("killed, and still not gone")
+
+// runBounded runs cmd and waits for it, up to limit: SIGKILL does not end
+// a process in an uninterruptible call (an NVIDIA driver call) until the
+// call returns, and exec.Cmd.Wait would wait for it. Past limit it gives
+// up (errNotReaped) and leaves the process to a goroutine to reap, or to
+// init once this process exits.
+func runBounded(cmd *exec.Cmd, limit time.Duration) error {
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t := time.NewTimer(limit)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		return errNotReaped
+	}
 }
 
 // decodeSnapshot reads a helper's output: one NVMLSnapshot, nothing

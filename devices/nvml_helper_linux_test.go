@@ -2,15 +2,20 @@ package devices_test
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/driver"
@@ -189,4 +194,66 @@ func TestHelperDiscovers(t *testing.T) {
 	data, err := os.ReadFile(mark)
 	require.NoError(t, err)
 	assert.Equal(t, "init\n", string(data), "nvmlInit runs")
+}
+
+// envTraceDir, in a re-run of TestHelperNotReaped, makes it the tracer: it
+// seizes the pid written in that directory's file "pid", says so with
+// the file "seized", and holds the tracee for tracerHold without ever
+// waiting for it.
+const envTraceDir = "NVC_TEST_TRACE_DIR"
+
+const tracerHold = 10 * time.Second
+
+// TestHelperNotReaped: a helper that SIGKILL does not end at once (as one
+// stuck in an uninterruptible driver call; here one whose tracer, another
+// process, holds its exit) does not hold Init past its timeout and a
+// short grace.
+func TestHelperNotReaped(t *testing.T) {
+	if dir := os.Getenv(envTraceDir); dir != "" {
+		traceHelper(t, dir)
+		return
+	}
+	testutil.RequireRoot(t)
+	dir := sharedDir(t)
+	helper := script(t, fmt.Sprintf(`echo $$ >%[1]s/pid.tmp && mv %[1]s/pid.tmp %[1]s/pid
+i=0; while [ ! -e %[1]s/seized ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done
+exec sleep 30`, dir))
+	tracer := exec.Command(os.Args[0], "-test.run=^TestHelperNotReaped$", "-test.v")
+	tracer.Env = append(os.Environ(), envTraceDir+"="+dir)
+	var out strings.Builder
+	tracer.Stdout, tracer.Stderr = &out, &out
+	require.NoError(t, tracer.Start())
+	t.Cleanup(func() {
+		tracer.Process.Kill()
+		tracer.Wait()
+		t.Logf("tracer: %s", out.String())
+	})
+	lib := devices.NewNVMLHelper(&devices.NVMLHelperOptions{Path: helper, Timeout: time.Second})
+	start := time.Now()
+	err := lib.Init()
+	took := time.Since(start)
+	_, serr := os.Stat(filepath.Join(dir, "seized"))
+	require.NoError(t, serr, "the tracer did not seize the helper")
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "timed out after 1s")
+	assert.Less(t, took, tracerHold-4*time.Second, "Init waited for the helper's tracer to let it go")
+}
+
+// traceHelper is TestHelperNotReaped's tracer.
+func traceHelper(t *testing.T, dir string) {
+	var pid int
+	for range 200 {
+		data, err := os.ReadFile(filepath.Join(dir, "pid"))
+		if err == nil {
+			pid, err = strconv.Atoi(strings.TrimSpace(string(data)))
+			require.NoError(t, err)
+			break
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	require.NotZero(t, pid, "no helper pid")
+	runtime.LockOSThread() // the tracer is this thread
+	require.NoError(t, unix.PtraceSeize(pid), "seizing %d", pid)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "seized"), nil, 0o644))
+	time.Sleep(tracerHold)
 }
