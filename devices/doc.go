@@ -54,7 +54,10 @@
 // ([NewNVMLFromGoNVML]) need cgo. A static build discovers through procfs:
 // Auto falls back to Procfs with Host.NVMLError saying the build has no
 // cgo, and Backend NVML fails with [ErrNVMLUnavailable] saying the same,
-// unless Options.NVML is given.
+// unless Options.NVML is given. To have NVML's facts there, ship the helper
+// examples/nvc-nvml (built with cgo) beside the binary and give
+// [NewNVMLHelper]'s client as Options.NVML (through package nvcontainer:
+// HostOptions.NVML); see "NVML in a helper process".
 //
 // # NVML runs in the caller's process
 //
@@ -76,7 +79,9 @@
 //
 // The Procfs backend runs no driver code at all. Callers that do not trust
 // the driver root (one they did not install, or one others can write to)
-// should use Backend Procfs, or inject an NVMLInterface they trust.
+// should use Backend Procfs, or inject an NVMLInterface they trust, such
+// as [NewNVMLHelper]'s, which runs the library's code in an unprivileged
+// process.
 //
 // # NVML in a helper process
 //
