@@ -257,3 +257,29 @@ func traceHelper(t *testing.T, dir string) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "seized"), nil, 0o644))
 	time.Sleep(tracerHold)
 }
+
+// TestHelperNotDumpable: NVML's code runs in a helper that is not
+// dumpable (its /proc files are root's), so that no other process of its
+// user may ptrace it and change its answers.
+func TestHelperNotDumpable(t *testing.T) {
+	testutil.RequireRoot(t)
+	helper, root := helperHost(t)
+	status := filepath.Join(sharedDir(t), "status")
+	t.Setenv(fakenvmllib.EnvInitStatus, status)
+	t.Setenv(fakenvmllib.EnvInitDelayMS, "1500")
+	lib := devices.NewNVMLHelper(&devices.NVMLHelperOptions{Path: helper, Roots: driver.Roots{Driver: root}})
+	done := make(chan error, 1)
+	go func() { done <- lib.Init() }()
+	var pid string
+	for start := time.Now(); pid == "" && time.Since(start) < 5*time.Second; time.Sleep(10 * time.Millisecond) {
+		if data, err := os.ReadFile(status); err == nil && strings.Contains(string(data), "\nUid:") {
+			pid = statusOf(t, status)["Tgid"]
+		}
+	}
+	require.NotEmpty(t, pid, "nvmlInit_v2 wrote no status")
+	var st unix.Stat_t
+	require.NoError(t, unix.Stat("/proc/"+pid+"/status", &st))
+	assert.Equal(t, "65534 65534 65534 65534", statusOf(t, status)["Uid"], "the helper's uids")
+	assert.Equal(t, uint32(0), st.Uid, "owner of the helper's /proc/%s/status (root: not dumpable)", pid)
+	require.NoError(t, <-done)
+}

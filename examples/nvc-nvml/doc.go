@@ -20,7 +20,9 @@
 //     drops its bounding set where it may, and clears its permitted,
 //     effective and inheritable capabilities, so every thread, the one
 //     NVML's calls run on included, has none, whoever started it (root
-//     included);
+//     included), and makes itself not dumpable (as libnvidia-container's
+//     helper is after its setuid), so that no other process of its user
+//     may ptrace it;
 //   - it checks that this holds (CapEff, CapPrm and NoNewPrivs of
 //     /proc/thread-self/status) before it loads the library, and refuses
 //     to run otherwise.

@@ -34,6 +34,12 @@ __attribute__((constructor)) static void nvc_nopriv(void) {
 	struct __user_cap_data_struct d[2] = {{0, 0, 0}, {0, 0, 0}};
 	if (syscall(SYS_capset, &h, d) != 0)
 		nvc_nopriv_fail("capset");
+	// Not dumpable, as libnvidia-container's helper is after its setuid
+	// (this one's exec made it dumpable again): no other process of its
+	// user (nobody is shared) may ptrace it or open its /proc files, and
+	// so change the snapshot its caller trusts.
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+		nvc_nopriv_fail("PR_SET_DUMPABLE");
 }
 */
 import "C"
