@@ -232,8 +232,14 @@ exec sleep 30`, dir))
 	start := time.Now()
 	err := lib.Init()
 	took := time.Since(start)
-	_, serr := os.Stat(filepath.Join(dir, "seized"))
-	require.NoError(t, serr, "the tracer did not seize the helper")
+	if _, err := os.Stat(filepath.Join(dir, "seized")); err != nil {
+		tracer.Process.Kill()
+		tracer.Wait()
+		if strings.Contains(out.String(), "operation not permitted") {
+			testutil.Unavailable(t, "ptrace refused:\n%s", out.String())
+		}
+		require.NoError(t, err, "the tracer did not seize the helper:\n%s", out.String())
+	}
 	require.Error(t, err)
 	assert.ErrorContains(t, err, "timed out after 1s")
 	assert.Less(t, took, tracerHold-4*time.Second, "Init waited for the helper's tracer to let it go")
