@@ -131,10 +131,7 @@ func BenchmarkConfigureNVMLDelay(b *testing.B) {
 func TestHookNoNVML(t *testing.T) {
 	h := nvmlHost(t, nil)
 	c := &runtimeCase{t: t, rt: requireRuntime(t, "runc"), host: h, hook: buildExample(t, "nvidia-container-runtime-hook", false)}
-	config := hookConfig(t, h, nil)
-	data, err := os.ReadFile(config)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(config, []byte(strings.Replace(string(data), "backend = \"procfs\"\n", "", 1)), 0o644))
+	config := autoBackendConfig(t, hookConfig(t, h, nil))
 	for _, tc := range []struct {
 		name  string
 		env   []string
@@ -144,7 +141,7 @@ func TestHookNoNVML(t *testing.T) {
 		{"arch", []string{"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_DRIVER_CAPABILITIES=compute,utility", "NVIDIA_REQUIRE_ARCH=arch>=8.0"}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			mark := filepath.Join(t.TempDir(), "nvml-init")
+			mark := initMark(t) // the hook's NVML helper runs as 65534:65534
 			hook := ourHook(c.hook, config, "prestart")
 			hook.Env = append(hook.Env, fakenvmllib.EnvInitMark+"="+mark)
 			_, bundle := c.start(t, tc.env, "prestart", hook)

@@ -47,9 +47,9 @@ func (b *builds) cleanup() {
 
 // buildExample builds ./examples/<name> once per test binary and returns
 // the binary's path, named <name> (<name>-static with static: a
-// CGO_ENABLED=0 build). nvidia-container-cli is built as it ships, with
-// CGO_ENABLED=0 under its own name, its NVML helper nvc-nvml (cgo) next
-// to it. Concurrent callers wait for the one build.
+// CGO_ENABLED=0 build). The programs of shipsWithNVMLHelper are built as
+// they ship, with CGO_ENABLED=0 under their own names, their NVML helper
+// nvc-nvml (cgo) next to them. Concurrent callers wait for the one build.
 func buildExample(tb testing.TB, name string, static bool) string {
 	tb.Helper()
 	examples.mu.Lock()
@@ -57,10 +57,16 @@ func buildExample(tb testing.TB, name string, static bool) string {
 	return examples.build(tb, name, static)
 }
 
+// shipsWithNVMLHelper are the programs that ship built without cgo, with
+// nvc-nvml beside them for NVML (devices.FindNVMLHelper).
+var shipsWithNVMLHelper = map[string]bool{
+	"nvidia-container-cli": true, "nvidia-container-runtime-hook": true, "nvidia-container-runtime": true,
+}
+
 func (b *builds) build(tb testing.TB, name string, static bool) string {
 	tb.Helper()
 	key := name
-	if name == "nvidia-container-cli" && !static {
+	if shipsWithNVMLHelper[name] {
 		b.build(tb, "nvc-nvml", false)
 		static = true
 	} else if static {

@@ -19,9 +19,9 @@ import (
 
 // TestLDPreloadRuntimeHook is the LD_PRELOAD check for the prestart path:
 // runc (and crun) run a GPU container whose environment sets LD_PRELOAD,
-// with nvidia-container-runtime-hook (dynamically linked: it loads NVML)
-// registered as nvidia-container-runtime registers it, with an explicit
-// env. LD_PRELOAD names the library twice: as /proc/self/cwd/… (found in
+// with nvidia-container-runtime-hook (static as it ships, but its NVML
+// helper nvc-nvml is not, and a cgo build loads NVML itself) registered as
+// nvidia-container-runtime registers it, with an explicit env. LD_PRELOAD names the library twice: as /proc/self/cwd/… (found in
 // the container, and by a createContainer hook, which runs in the rootfs)
 // and by its host path (found by any hook on the host).
 //

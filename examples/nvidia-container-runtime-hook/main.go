@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/nvcontainer"
 	"github.com/go-nvc/nvc/nvcontainer/nvcli"
@@ -129,6 +130,13 @@ func configure(cfg *toolkit.Config, roots *toolkit.HostRoots, req *request.Reque
 		Driver: &driver.Options{Roots: r}}
 	if cfg.Features.DisableIMEXChannelCreation {
 		opts.IMEXChannels = nil
+	}
+	if !devices.CanLoadNVML() {
+		// Built without cgo: NVML, only if a requirement needs it, from
+		// the helper nvc-nvml run as [nvidia-container-cli] user.
+		if opts.NVML = toolkit.HelperNVML(cfg); opts.NVML == nil {
+			log.Info("no NVML helper " + devices.NVMLHelperName + " next to this executable or on PATH: NVML unavailable")
+		}
 	}
 	host, rep, err := nvcli.PrepareHost(ctx, opts, req) // procfs; NVML only if a requirement needs it
 	if rep != nil {

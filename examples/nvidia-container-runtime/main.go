@@ -109,7 +109,9 @@ func applyCDI(path string, data []byte, cfg *toolkit.Config, cfgFile string, d *
 	if err != nil {
 		return err
 	}
-	opts := &toolkit.JitOptions{Roots: roots, HookPath: cdiHookPath()}
+	// Built without cgo, jit-cdi gets NVML, when a requirement needs it,
+	// from the helper nvc-nvml (next to this executable, else on PATH).
+	opts := &toolkit.JitOptions{Roots: roots, HookPath: cdiHookPath(), NVML: toolkit.HelperNVML(cfg)}
 	out, changed, err := toolkit.EditSpec(data, func(s *specs.Spec) (bool, error) {
 		return toolkit.ApplyMode(context.Background(), s, cfg, d, opts)
 	})

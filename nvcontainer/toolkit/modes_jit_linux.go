@@ -9,6 +9,7 @@ import (
 	cdispecs "tags.cncf.io/container-device-interface/specs-go"
 
 	"github.com/go-nvc/nvc/capabilities"
+	"github.com/go-nvc/nvc/devices"
 	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/nvcontainer"
 	"github.com/go-nvc/nvc/nvcontainer/cdispec"
@@ -23,6 +24,10 @@ type JitOptions struct {
 	// HookPath is the createContainer hook program of the spec. Empty:
 	// cdispec.DefaultHookPath.
 	HookPath string
+	// NVML is the NVML to use when a fact procfs lacks is needed
+	// (nvcontainer.HostOptions.NVML): a build without cgo sets
+	// [HelperNVML]'s. Nil: in-process NVML in a cgo build, else none.
+	NVML devices.NVMLInterface
 }
 
 // JitSpec makes the CDI spec (kind JitCDIKind) of the devices ids for a
@@ -48,7 +53,7 @@ func JitSpec(ctx context.Context, cfg *Config, req *request.Request, ids []strin
 	roots := o.Roots.Roots
 	roots.Driver, roots.LDCache = cfg.CLI.Root, cfg.CLI.Ldcache
 	hopts := &nvcontainer.HostOptions{Backend: o.Roots.Backend, LoadModules: !cfg.CLI.NoLoadKmods, IMEXChannels: r.IMEXChannels,
-		Driver: &driver.Options{Roots: roots}}
+		Driver: &driver.Options{Roots: roots}, NVML: o.NVML}
 	if cfg.Features.DisableIMEXChannelCreation {
 		hopts.IMEXChannels = nil
 	}
