@@ -4,14 +4,18 @@ package e2e
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-nvc/nvc/internal/fakehost"
 	"github.com/go-nvc/nvc/internal/fakenvmllib"
+	"github.com/go-nvc/nvc/internal/testutil"
 )
 
 // autoBackendConfig is hookConfig without its [nvc] backend line, as
@@ -64,4 +68,25 @@ func TestHookNVMLHelper(t *testing.T) {
 			assert.Equal(t, tc.owner, markOwner(t, mark), "owner of the file nvmlInit wrote")
 		})
 	}
+}
+
+// TestRuntimeJitNVMLHelper: nvidia-container-runtime ships built without
+// cgo, and in jit-cdi mode a container that requires arch>=8.0 on GPU 0
+// gets the fact from the helper nvc-nvml beside the runtime, run as
+// 65534:65534: the container starts, with GPU 0.
+func TestRuntimeJitNVMLHelper(t *testing.T) {
+	testutil.RequireRoot(t)
+	mark := initMark(t)
+	c := &modesCase{rt: requireRuntime(t, "runc"), host: nvmlHost(t, &fakehost.Options{Layout: fakehost.Fedora, RealNodes: true}),
+		wrapper: buildExample(t, "nvidia-container-runtime", false), bin: t.TempDir(), tmp: t.TempDir(),
+		env: []string{fakenvmllib.EnvInitMark + "=" + mark}}
+	require.NoError(t, os.Symlink(staticExample(t, "nvidia-cdi-hook"), filepath.Join(c.bin, "nvidia-cdi-hook")))
+	config := autoBackendConfig(t, hookConfig(t, c.host, nil, "[nvidia-container-runtime]", `mode = "jit-cdi"`, `runtimes = ["runc"]`))
+	env := []string{"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_DRIVER_CAPABILITIES=compute,utility", "NVIDIA_REQUIRE_ARCH=arch>=8.0"}
+	bundle := newBundle(t, busyboxRootfs(t), modesProbe, env, &specs.Hooks{})
+	out, stderr, code := c.run(t, bundle, strings.ToLower(testName(t)), config)
+	require.Equal(t, 0, code, "runc through the wrapper: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, stderr)
+	got := parseProbe(out)
+	assert.True(t, strings.HasPrefix(got["dev0"], "c"), "/dev/nvidia0: %q", got["dev0"])
+	assert.Equal(t, [2]uint32{65534, 65534}, markOwner(t, mark), "owner of the file nvmlInit wrote")
 }

@@ -28,9 +28,10 @@ type modesCase struct {
 	rt      *ociRuntime
 	host    *fakehost.Host
 	wrapper string
-	bin     string // PATH dir with nvidia-cdi-hook (static)
-	specDir string // the cdi mode's spec dir, with our generated spec
-	tmp     string // the wrapper's TMPDIR
+	bin     string   // PATH dir with nvidia-cdi-hook (static)
+	specDir string   // the cdi mode's spec dir, with our generated spec
+	tmp     string   // the wrapper's TMPDIR
+	env     []string // more of the wrapper's environment
 }
 
 // modesProbe is probeScript for CDI modes: the request left in the
@@ -126,7 +127,7 @@ func (c *modesCase) run(t *testing.T, bundle, id, config string) (stdout, stderr
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, c.wrapper, c.rt.runArgs(bundle, id)...)
-	cmd.Env = []string{"PATH=" + c.bin + ":" + os.Getenv("PATH"), "NVIDIA_CTK_CONFIG_FILE_PATH=" + config, "TMPDIR=" + c.tmp}
+	cmd.Env = append([]string{"PATH=" + c.bin + ":" + os.Getenv("PATH"), "NVIDIA_CTK_CONFIG_FILE_PATH=" + config, "TMPDIR=" + c.tmp}, c.env...)
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
