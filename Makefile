@@ -28,9 +28,12 @@ test:
 gpu-check:
 	$(SUDO) sh scripts/gpu-check.sh
 
-# nvidia-container-cli as it ships: built without cgo, its NVML helper
-# nvc-nvml (cgo) beside it, into bin/.
+# nvidia-container-cli, nvidia-container-runtime-hook and
+# nvidia-container-runtime as they ship: built without cgo, their NVML
+# helper nvc-nvml (cgo) beside them, into bin/.
 .PHONY: cli
 cli:
 	CGO_ENABLED=0 $(GO) build -o bin/nvidia-container-cli ./examples/nvidia-container-cli
+	CGO_ENABLED=0 $(GO) build -o bin/nvidia-container-runtime-hook ./examples/nvidia-container-runtime-hook
+	CGO_ENABLED=0 $(GO) build -o bin/nvidia-container-runtime ./examples/nvidia-container-runtime
 	$(GO) build -o bin/nvc-nvml ./examples/nvc-nvml

@@ -27,15 +27,26 @@
 // error (toolkit.HookSkips, toolkit.HookDevices).
 //
 // Flags are Go's (-config and --config both work), as in NVIDIA's hook.
-// The hook discovers through procfs unless [nvc] backend says otherwise:
-// built with cgo, it loads and starts the driver root's NVML only for a
-// requirement on a fact procfs lacks or a MIG device named by UUID
-// (nvcontainer.PrepareHostFor). A cgo build must be given an explicit
-// environment in the runtime spec, never the container's, or a container's LD_PRELOAD would be loaded into it.
-// nvidia-container-runtime registers it that way. Built with
-// CGO_ENABLED=0 it is static and discovers through procfs and /dev only
-// (brand, architecture and the CUDA version are then unknown to
-// NVIDIA_REQUIRE_* checks).
+// The hook discovers through procfs unless [nvc] backend says otherwise,
+// and starts the driver root's NVML only for a requirement on a fact
+// procfs lacks (brand, architecture) or a MIG device named by UUID
+// (nvcontainer.PrepareHostFor). It ships built with CGO_ENABLED=0 (static:
+// a smaller, faster-starting process, and no dynamic loader for an
+// LD_PRELOAD to reach), with the NVML helper nvc-nvml (examples/nvc-nvml,
+// a cgo build) beside it: NVML then runs in that helper, found next to
+// the hook, else on PATH, or named by $NVC_NVML_HELPER
+// (devices.FindNVMLHelper, as nvidia-container-cli finds it), as
+// [nvidia-container-cli] user (what NVIDIA's hook passes as --user;
+// default 65534:65534), without capabilities, with PR_SET_NO_NEW_PRIVS
+// (toolkit.HelperNVML). Without a helper those facts are unknown to
+// NVIDIA_REQUIRE_* checks. A cgo build loads NVML in-process and ignores
+// user. Either way the hook, and the helper it starts, must be given an
+// explicit environment in the runtime spec, never the container's, or a
+// container's LD_PRELOAD or NVC_NVML_HELPER would reach them;
+// nvidia-container-runtime registers it that way.
+//
+//	CGO_ENABLED=0 go build -o /usr/local/bin/nvidia-container-runtime-hook ./examples/nvidia-container-runtime-hook
+//	go build -o /usr/local/bin/nvc-nvml ./examples/nvc-nvml
 //
 // # What it reads and changes
 //

@@ -53,6 +53,11 @@
 // A runtime that speaks CDI (podman,
 // containerd, CRI-O) is better served by a spec from examples/nvidia-ctk.
 //
-// It needs no cgo and builds static with CGO_ENABLED=0; jit-cdi then
-// discovers GPUs through procfs.
+// It ships built with CGO_ENABLED=0 (static), with nvc-nvml
+// (examples/nvc-nvml) beside it: jit-cdi discovers GPUs through procfs
+// and asks NVML, in that helper (devices.FindNVMLHelper; run as
+// [nvidia-container-cli] user, default 65534:65534, by
+// toolkit.HelperNVML), only for a requirement on a fact procfs lacks or a
+// MIG device named by UUID; without the helper those facts are unknown.
+// A cgo build loads NVML in-process instead.
 package main
