@@ -96,6 +96,9 @@
 // libnvidia-container's NVML process does (it does not chroot). A helper
 // that fails, hangs past its timeout (10 s by default) or answers
 // something else makes Init fail, and Auto falls back to Procfs.
+// [FindNVMLHelper] is where nvc's programs look for the helper
+// ($NVC_NVML_HELPER, next to the executable, then PATH). The helper
+// inherits its caller's environment.
 //
 // # Selecting devices
 //
