@@ -150,7 +150,7 @@ func runNVMLHelper(o *NVMLHelperOptions) (*NVMLSnapshot, error) {
 	}
 	// The helper runs through a descriptor (4; the library's is 3), so
 	// its user needs no search right on o.Path's directories.
-	exe, err := os.Open(o.Path)
+	exe, err := openHelper(o.Path)
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +171,12 @@ func runNVMLHelper(o *NVMLHelperOptions) (*NVMLSnapshot, error) {
 	}
 	stdout, stderr := capped{limit: maxSnapshot}, capped{limit: maxHelperStderr}
 	cmd.Stdout, cmd.Stderr, cmd.Dir = &stdout, &stderr, "/"
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGKILL}
+	// Its own process group, killed whole at the timeout. No Pdeathsig: it
+	// is sent when the forking thread ends, and a caller's locked threads
+	// end at will (package internal/ns ends its own); a helper whose
+	// caller died ends at its first write to the closed pipe.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
 	if err = runBounded(cmd, o.Timeout+helperReapGrace); errors.Is(err, errNotReaped) {
 		return nil, fmt.Errorf("timed out after %v: %w", o.Timeout, err) // its output may still be written to
@@ -183,7 +188,7 @@ func runNVMLHelper(o *NVMLHelperOptions) (*NVMLSnapshot, error) {
 	}
 	if err != nil {
 		if msg := strings.TrimSpace(stderr.buf.String()); msg != "" {
-			err = fmt.Errorf("%w: %s", err, msg)
+			err = fmt.Errorf("%w: %q", err, msg) // quoted: the helper's bytes, control characters too
 		}
 		if stderr.over {
 			err = fmt.Errorf("%w [stderr cut at %d bytes]", err, maxHelperStderr)
@@ -191,6 +196,24 @@ func runNVMLHelper(o *NVMLHelperOptions) (*NVMLSnapshot, error) {
 		return nil, err
 	}
 	return decodeSnapshot(stdout.buf.Bytes())
+}
+
+// openHelper opens the helper executable at path without blocking (a FIFO
+// there would block an open for reading before the timeout starts) and
+// checks that it is a regular file.
+func openHelper(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		if err == nil {
+			err = fmt.Errorf("%s: not a regular file", path)
+		}
+		return nil, err
+	}
+	return f, nil
 }
 
 // helperReapGrace is how long a helper killed at its timeout may take to

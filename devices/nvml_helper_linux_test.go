@@ -122,6 +122,8 @@ func TestHelperFailures(t *testing.T) {
 	h := genHost(t, nil)
 	missing := filepath.Join(t.TempDir(), "nvc-nvml")
 	count := filepath.Join(sharedDir(t), "runs")
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	require.NoError(t, unix.Mkfifo(fifo, 0o755))
 	for _, tc := range []struct {
 		name, path string
 		timeout    time.Duration
@@ -136,6 +138,8 @@ func TestHelperFailures(t *testing.T) {
 		{"empty", script(t, "true"), 0, []string{"as an NVML snapshot", "EOF"}},
 		{"two snapshots", script(t, `echo '{"driverVersion":{"value":"1"},"cudaDriverVersion":{"value":1}}{}'`), 0, []string{"data after the snapshot"}},
 		{"snapshot too big", script(t, `printf '{"driverVersion":{"value":"1"},"cudaDriverVersion":{"value":1},"devices":['; yes '{},' | head -n 100000 | tr -d '\n'; echo '{}]}'`), 0, []string{"output over 256 KiB"}},
+		{"a FIFO", fifo, 0, []string{fifo, "not a regular file"}},
+		{"control characters", script(t, `printf 'bad\033[2Jnews\n' >&2; exit 1`), 0, []string{`"bad\x1b[2Jnews"`}},
 		{"stderr flood", script(t, `head -c 1048576 /dev/zero | tr '\0' x >&2; exit 1`), 0, []string{"exit status 1", "xxx", "stderr cut at 4096 bytes"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -288,4 +292,53 @@ func TestHelperNotDumpable(t *testing.T) {
 	assert.Equal(t, "65534 65534 65534 65534", statusOf(t, status)["Uid"], "the helper's uids")
 	assert.Equal(t, uint32(0), st.Uid, "owner of the helper's /proc/%s/status (root: not dumpable)", pid)
 	require.NoError(t, <-done)
+}
+
+// TestHelperInheritsNoDescriptors: a descriptor of the caller without
+// close-on-exec (Go's exec passes those on) is not open in the helper
+// when NVML's code runs: nvc-nvml closes every descriptor above 3 first.
+func TestHelperInheritsNoDescriptors(t *testing.T) {
+	testutil.RequireRoot(t)
+	helper, root := helperHost(t)
+	var leaked []int
+	for _, at := range []int{-1, 200} {
+		fd, err := unix.Open("/dev/null", unix.O_RDONLY, 0) // no O_CLOEXEC
+		require.NoError(t, err)
+		if at >= 0 {
+			require.NoError(t, unix.Dup3(fd, at, 0))
+			unix.Close(fd)
+			fd = at
+		}
+		t.Cleanup(func() { unix.Close(fd) })
+		leaked = append(leaked, fd)
+	}
+	list := filepath.Join(sharedDir(t), "fds")
+	t.Setenv(fakenvmllib.EnvInitFds, list)
+	lib := devices.NewNVMLHelper(&devices.NVMLHelperOptions{Path: helper, Roots: driver.Roots{Driver: root}})
+	require.NoError(t, lib.Init())
+	data, err := os.ReadFile(list)
+	require.NoError(t, err, "nvmlInit_v2 listed no descriptors")
+	open := strings.Fields(string(data))
+	require.Contains(t, open, "0", "the listing works")
+	for _, fd := range leaked {
+		assert.NotContains(t, open, strconv.Itoa(fd), "the caller's descriptor %d reached NVML's code (open: %v)", fd, open)
+	}
+}
+
+// TestHelperTimeoutKillsGroup: at the timeout the helper's whole process
+// group is killed, not only the helper: a child it started is gone too.
+func TestHelperTimeoutKillsGroup(t *testing.T) {
+	h := genHost(t, nil)
+	pidFile := filepath.Join(sharedDir(t), "child")
+	helper := script(t, "sleep 30 & echo $! >"+pidFile+"; wait")
+	lib := devices.NewNVMLHelper(&devices.NVMLHelperOptions{Path: helper, Roots: driver.Roots{Driver: h.Root}, Timeout: 300 * time.Millisecond})
+	require.ErrorContains(t, lib.Init(), "timed out")
+	data, err := os.ReadFile(pidFile)
+	require.NoError(t, err, "the helper started no child")
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		return err != nil || strings.Contains(string(st), ") Z ")
+	}, 3*time.Second, 20*time.Millisecond, "the helper's child %d outlived the timeout", pid)
 }

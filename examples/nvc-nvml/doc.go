@@ -22,19 +22,21 @@
 //     NVML's calls run on included, has none, whoever started it (root
 //     included), and makes itself not dumpable (as libnvidia-container's
 //     helper is after its setuid), so that no other process of its user
-//     may ptrace it;
+//     may ptrace it; and it closes every descriptor above 3 (Go's exec
+//     closes only a caller's close-on-exec ones: any other would reach
+//     NVML's code);
 //   - it checks that this holds (CapEff, CapPrm and NoNewPrivs of
 //     /proc/thread-self/status) before it loads the library, and refuses
 //     to run otherwise.
 //
-// The library is the caller's to find: with --fd=N it is the file open at
-// descriptor N (the caller resolved it inside the driver root with its own
+// The library is the caller's to find: with --fd=3 it is the file open at
+// descriptor 3 (the only one kept; the caller resolved it inside the driver root with its own
 // rights, so the helper's user needs no access to that root), loaded
 // through that descriptor; with --root and --library as for Discover
 // (devices.Options.NVMLLibrary, resolved inside the root); with neither,
 // libnvidia-ml.so.1 found by the dynamic loader.
 //
-//	nvc-nvml [--fd=N | --root=DIR [--library=PATH]]
+//	nvc-nvml [--fd=3 | --root=DIR [--library=PATH]]
 //
 // Descriptor 1 is pointed at stderr before the library is loaded, and the
 // snapshot written to the original stdout, so that what the library prints

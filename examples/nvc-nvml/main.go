@@ -53,6 +53,9 @@ func run(args []string, stdout io.Writer) error {
 	if fs.NArg() != 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
+	if *fd >= 0 && *fd != 3 {
+		return fmt.Errorf("--fd=%d: only descriptor 3 is kept (every descriptor above 3 is closed at start)", *fd)
+	}
 	if *fd >= 0 && (*root != "" || *lib != "") {
 		return fmt.Errorf("--fd cannot be combined with --root or --library")
 	}

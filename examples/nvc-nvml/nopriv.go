@@ -5,6 +5,7 @@ package main
 /*
 #include <errno.h>
 #include <linux/capability.h>
+#include <sys/resource.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -21,6 +22,16 @@ static void nvc_nopriv_fail(const char *step) {
 // nvc_nopriv runs before the Go runtime starts (a constructor): on the
 // process's one thread, so that every thread made later inherits it.
 __attribute__((constructor)) static void nvc_nopriv(void) {
+	// Only 0, 1, 2 and the library's descriptor 3 are the helper's: a
+	// caller's descriptors without close-on-exec (Go's exec closes only
+	// those with it) must not reach the library's code. 4 is the
+	// executable NVMLHelperOptions ran, needed no more.
+	if (syscall(SYS_close_range, 4U, ~0U, 0U) != 0) {
+		struct rlimit r = {1024, 1024};
+		getrlimit(RLIMIT_NOFILE, &r);
+		for (rlim_t fd = 4; fd < r.rlim_cur && fd < (1 << 20); fd++)
+			close((int)fd);
+	}
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
 		nvc_nopriv_fail("PR_SET_NO_NEW_PRIVS");
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL)

@@ -8,7 +8,8 @@
 // milliseconds (read from the environment at each call; unset: no delay)
 // and, when FAKE_NVML_INIT_MARK names a file, appends "init\n" to it, so a
 // test sees whether, and how often, NVML was started; when
-// FAKE_NVML_INIT_STATUS names one, it copies its thread's status there.
+// FAKE_NVML_INIT_STATUS names one, it copies its thread's status there;
+// when FAKE_NVML_INIT_FDS names one, it lists its open descriptors there.
 package fakenvmllib
 
 import (
@@ -32,6 +33,10 @@ const (
 	// EnvInitPrint, when set, is printed on stdout by nvmlInit_v2, as a
 	// chatty library might.
 	EnvInitPrint = "FAKE_NVML_INIT_PRINT"
+	// EnvInitFds names a file nvmlInit_v2 writes the process's open
+	// descriptors to, one number a line (/proc/self/fd, the listing's own
+	// descriptor left out), so a test sees what NVML's code could use.
+	EnvInitFds = "FAKE_NVML_INIT_FDS"
 )
 
 // source is the library. VERSION is the driver version it reports and
@@ -39,7 +44,9 @@ const (
 // which file was loaded. PARTIAL keeps only nvmlInit_v2; NO_MIG leaves out
 // the architecture and MIG functions of drivers before R450.
 const source = `
+#include <dirent.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -63,6 +70,17 @@ int nvmlInit_v2(void) {
 	if (m && *m) {
 		int fd = open(m, O_WRONLY | O_CREAT | O_APPEND, 0644);
 		if (fd >= 0) { (void)!write(fd, "init\n", 5); close(fd); }
+	}
+	const char *fds = getenv("FAKE_NVML_INIT_FDS");
+	if (fds && *fds) {
+		DIR *dir = opendir("/proc/self/fd");
+		FILE *out = fopen(fds, "w");
+		struct dirent *e;
+		while (dir && out && (e = readdir(dir)) != NULL)
+			if (e->d_name[0] != '.' && atoi(e->d_name) != dirfd(dir) && atoi(e->d_name) != fileno(out))
+				fprintf(out, "%s\n", e->d_name);
+		if (dir) closedir(dir);
+		if (out) fclose(out);
 	}
 	if (d && *d) {
 		long ms = atol(d);
