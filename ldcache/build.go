@@ -134,6 +134,14 @@ type BuildOptions struct {
 	// directory holding one is scanned unless Before recorded it. Nil:
 	// none.
 	Added []string
+	// Known are libraries the caller read where it took them from (with
+	// ReadLibrary), by a path in Added (spelled as there): Build takes
+	// such a Library instead of reading the file at that path when that
+	// file, not followed, is the one the Library was read from (a bind
+	// mount of it shows its inode), and reads the file otherwise. The
+	// cache is the one Build gives without them. A path not in Added, or
+	// a Library of another GOARCH, is ignored. Nil: every file is read.
+	Known map[string]Library
 }
 
 // scanned is a cache entry with what ldconfig's sort needs.

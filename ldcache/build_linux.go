@@ -59,6 +59,7 @@ func build(ctx context.Context, r *root, t *target, o *BuildOptions) (*Cache, er
 	defer rp.Close()
 	b := &builder{t: t, r: r, o: o, rp: rp, buf: make([]byte, 32<<10), head: make([]byte, scratchSize), verbose: newVerbose(o.Verbose)}
 	b.scratch = [][]byte{b.head}
+	b.loadKnown()
 	b.prior = b.loadPrior()
 	if b.prior != nil {
 		b.list = make([]scanned, 0, b.prior.entries+64)
@@ -121,6 +122,9 @@ type builder struct {
 	verbose  *verbose
 	// prior is the cache file an incremental build reuses; nil: none
 	prior *prior
+	// known are BuildOptions.Known's libraries for added paths, by
+	// directory and name (see knownFile)
+	known map[dirKey]map[string]*Library
 	// configuration files read, and those being read
 	confFiles int
 	confStack []string

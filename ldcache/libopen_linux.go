@@ -25,6 +25,10 @@ func (s *dirScan) classifyAll() {
 func (s *dirScan) job(i int, buf []byte) {
 	if i < len(s.ordered) {
 		name := s.ordered[i]
+		if r, ok := s.knownFile(name); ok {
+			*s.files[name] = r
+			return
+		}
 		*s.files[name] = s.classifyAt(name, buf)
 		return
 	}
@@ -38,6 +42,9 @@ func (s *dirScan) job(i int, buf []byte) {
 	if !c.slow.statOK || c.slow.st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return
 	}
+	if readHook != nil {
+		readHook(s.d.path + "/" + c.name)
+	}
 	if fd, err := s.b.rp.Reopen(pfd); err == nil {
 		c.slow.res = s.classifyFD(fd, c.name, c.slow.st.Size, buf)
 	}
@@ -46,6 +53,9 @@ func (s *dirScan) job(i int, buf []byte) {
 // classifyAt reads a regular file of the directory, not following a
 // symlink there.
 func (s *dirScan) classifyAt(name string, buf []byte) fileResult {
+	if readHook != nil {
+		readHook(s.d.path + "/" + name)
+	}
 	fd, st, err := s.b.rp.OpenRegularAt(s.fd, name)
 	if err != nil {
 		return fileResult{}

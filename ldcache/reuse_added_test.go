@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -222,4 +223,65 @@ func checkAdded(t *testing.T, root string, inject []string, before *ldcache.Snap
 	if string(fb) == string(want) {
 		require.Equal(t, want, ib, "after %q the incremental cache differs from glibc's", what)
 	}
+	checkKnown(t, root, inject, before, added, what, c.Generator, fb)
+}
+
+// checkKnown builds again with BuildOptions.Known holding the added
+// libraries as ReadLibrary reads them, and an image library that was
+// not added with its own facts: the bytes are the full Build's, no added
+// library with facts is read, and the image library's facts are not
+// taken (only added paths' are).
+func checkKnown(t *testing.T, root string, inject []string, before *ldcache.Snapshot, added, what []string, gen string, full []byte) {
+	t.Helper()
+	known := map[string]ldcache.Library{}
+	for _, a := range added {
+		l, ok := readLibrary(t, filepath.Join(root, a))
+		if !ok {
+			continue
+		}
+		known[a] = l
+	}
+	var stranger string
+	if len(known) > 0 {
+		for _, d := range inject {
+			if ents, err := os.ReadDir(filepath.Join(root, d)); err == nil {
+				for _, e := range ents {
+					p := d + "/" + e.Name()
+					if _, isAdded := known[p]; !isAdded && e.Type().IsRegular() && strings.Contains(e.Name(), ".so") && stranger == "" {
+						stranger = p
+					}
+				}
+			}
+		}
+		if l, ok := readLibrary(t, filepath.Join(root, stranger)); ok && stranger != "" {
+			known[stranger] = l // facts for a path not added
+		}
+	}
+	var mu sync.Mutex
+	read, took := map[string]bool{}, map[string]bool{}
+	ldcache.SetKnownHooks(func(p string) { mu.Lock(); took[p] = true; mu.Unlock() }, func(p string) { mu.Lock(); read[p] = true; mu.Unlock() })
+	defer ldcache.SetKnownHooks(nil, nil)
+	kc, err := ldcache.Build(context.Background(), root, &ldcache.BuildOptions{Dirs: inject, Generator: gen, NoLinks: true,
+		Reuse: "/etc/ld.so.cache", Before: before, Added: added, Known: known})
+	require.NoError(t, err, "Build with Known")
+	kb, _ := kc.MarshalBinary()
+	require.Equal(t, full, kb, "after %q (added %q) the cache built with Known differs from the full one", what, added)
+	for p := range known {
+		if p != stranger {
+			assert.False(t, read[p], "after %q: %s read although Known held it", what, p)
+		}
+	}
+	assert.False(t, took[stranger], "after %q: Known's facts for %s, not added, were taken", what, stranger)
+}
+
+// readLibrary reads the regular file p, not followed, with
+// ldcache.ReadLibrary; false when it is no regular file.
+func readLibrary(t *testing.T, p string) (ldcache.Library, bool) {
+	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return ldcache.Library{}, false
+	}
+	defer unix.Close(fd)
+	l, err := ldcache.ReadLibrary(fd, "amd64")
+	return l, err == nil
 }

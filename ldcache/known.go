@@ -1,0 +1,45 @@
+package ldcache
+
+// Library is what a loader cache entry needs of one library file, as
+// ldconfig reads it (its SONAME, the entry's type flags and, on x86, the
+// ISA level its glibc-hwcaps placement uses), tied to the file it was
+// read from: device, inode, size and times. Only ReadLibrary makes one,
+// with the same ELF reading Build does, so a Library handed to Build
+// (BuildOptions.Known) never says what Build would not have read. The
+// zero value describes no file and is never used.
+type Library struct {
+	goarch string
+	id     fileID
+	info   libInfo
+	// listed: ldconfig lists the file (else it is no library of the
+	// target)
+	listed bool
+	// aout: an a.out library, whose SONAME comes from the name it is
+	// found by
+	aout bool
+}
+
+// fileID is a file's identity and content version as stat gives it.
+type fileID struct {
+	dev, ino     uint64
+	size         int64
+	mtime, ctime timespec
+}
+
+// Soname returns the SONAME an ldconfig cache entry names the library by,
+// and false when ldconfig would leave the file out (no shared object of
+// the target) or names it after the file it is found by (a.out).
+func (l Library) Soname() (string, bool) {
+	if !l.listed || l.aout || !l.info.hasSName {
+		return "", false
+	}
+	return l.info.soname, true
+}
+
+// knownHook is called with the path of each library Build took from
+// BuildOptions.Known instead of reading it (tests only).
+var knownHook func(path string)
+
+// readHook is called with the path of each file Build reads to classify
+// (tests only).
+var readHook func(path string)
