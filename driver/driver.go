@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/go-nvc/nvc/ldcache"
@@ -124,6 +125,9 @@ type Driver struct {
 	// dirMemo keeps symlink and missing-name lookups by directory
 	// (string → *dirMemo), valid while the directory's ctime is unchanged.
 	dirMemo sync.Map
+	// ldLibs are the loader cache's readings of the libraries read, by
+	// path inside the root (string → *ldcache.Library)
+	ldLibs sync.Map
 }
 
 // Open reads the host driver's version and its ld.so.cache.
@@ -251,3 +255,28 @@ func exists(p string) bool {
 // WSL reports whether the host is WSL2 (/dev/dxg exists), where libraries
 // are selected by WSL's rules and firmware is not looked up.
 func (d *Driver) WSL() bool { return d.wsl }
+
+// LDCacheLibrary returns the loader cache's reading (ldcache.ReadLibrary)
+// of the library at hostPath, a File's HostPath, made when Files read
+// the file to select it; false when no library was read there. It is
+// tied to the file read: ldcache.BuildOptions.Known takes it only for a
+// file that is that one (a bind mount of it), so a file replaced since
+// is read again. A nil Driver has none.
+func (d *Driver) LDCacheLibrary(hostPath string) (ldcache.Library, bool) {
+	if d == nil {
+		return ldcache.Library{}, false
+	}
+	p := hostPath
+	if d.root != "/" {
+		rest, ok := strings.CutPrefix(hostPath, d.root)
+		if !ok || !strings.HasPrefix(rest, "/") {
+			return ldcache.Library{}, false
+		}
+		p = rest
+	}
+	v, ok := d.ldLibs.Load(p)
+	if !ok {
+		return ldcache.Library{}, false
+	}
+	return *v.(*ldcache.Library), true
+}

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/go-nvc/nvc/ldcache"
 )
 
 // elfInfo is what library selection reads from an ELF shared object.
@@ -16,6 +18,9 @@ type elfInfo struct {
 	soname string
 	needed []string
 	abi    [3]uint32 // NT_GNU_ABI_TAG major, minor, patch; zero: no note
+	// ld is the loader cache's reading of the same file
+	// (ldcache.ReadLibrary); nil where it was not read
+	ld *ldcache.Library
 }
 
 // errELF is matched by every error readELF returns about the file's bytes.

@@ -56,6 +56,9 @@ type selector struct {
 	// ownPattern is what follows the name in an ownVersion file name.
 	// Empty: ".*.*".
 	ownPattern string
+	// d, when set, keeps the loader cache's reading of each library
+	// read (Driver.LDCacheLibrary)
+	d *Driver
 }
 
 // chosen is the library selected for a name.
@@ -148,6 +151,7 @@ func (s *selector) readELF(res resolved) (elfInfo, bool) {
 	key := elfKey{res.dev, res.ino, res.size, res.mtime, res.ctime}
 	if v, ok := s.memo.Load(key); ok {
 		info, ok := v.(elfInfo)
+		s.keepLD(res, info)
 		return info, ok
 	}
 	f, err := s.r.openFile(res)
@@ -162,8 +166,23 @@ func (s *selector) readELF(res resolved) (elfInfo, bool) {
 		}
 		return elfInfo{}, false
 	}
+	if s.d != nil {
+		// The loader cache's own reading of the file, while it is
+		// open: Apply hands it to ldcache.Build for the mounted copy.
+		if l, err := ldcache.ReadLibrary(int(f), s.d.opts.GOARCH); err == nil {
+			info.ld = &l
+		}
+	}
 	s.memo.Store(key, info)
+	s.keepLD(res, info)
 	return info, true
+}
+
+// keepLD records info's loader cache reading under res's path.
+func (s *selector) keepLD(res resolved, info elfInfo) {
+	if s.d != nil && info.ld != nil {
+		s.d.ldLibs.Store(res.path, info.ld)
+	}
 }
 
 // notELF is the memo's value for a file whose bytes are no shared object.

@@ -118,7 +118,7 @@ func (l *lookup) libraries(caps capabilities.Set, compat32 bool) {
 // has, after the others, as the toolkit mounts them: no 32-bit copies, and
 // no warning for a missing one (libnvidia-container looks for none).
 func (l *lookup) eglPlatformLibraries() {
-	s := &selector{r: l.r, memo: &l.d.elfMemo, class: nativeClass(l.d.opts.GOARCH), ownVersion: true}
+	s := &selector{r: l.r, memo: &l.d.elfMemo, d: l.d, class: nativeClass(l.d.opts.GOARCH), ownVersion: true}
 	for _, name := range eglPlatformLibs {
 		if c, ok := s.selectLibrary(name, l.d.native[name]); ok {
 			f := l.file(Library, name, c.res, c.res.path)
@@ -132,7 +132,7 @@ func (l *lookup) eglPlatformLibraries() {
 // selectAll selects a library for each name from idx (nil when the
 // architecture has no 32-bit ABI: every name is then missing).
 func (l *lookup) selectAll(names []string, idx cacheIndex, class elf.Class, k Kind) []File {
-	s := &selector{r: l.r, memo: &l.d.elfMemo, version: l.d.version.NVRM, class: class, wsl: l.d.wsl}
+	s := &selector{r: l.r, memo: &l.d.elfMemo, d: l.d, version: l.d.version.NVRM, class: class, wsl: l.d.wsl}
 	var out []File
 	for _, name := range names {
 		c, ok := s.selectLibrary(name, idx[name])

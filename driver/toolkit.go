@@ -36,7 +36,7 @@ func (l *lookup) toolkitLibraries(caps capabilities.Set, compat32 bool) {
 		}
 	}
 	if caps.Has(capabilities.Compute) {
-		s := &selector{r: l.r, memo: &l.d.elfMemo, class: nativeClass(l.d.opts.GOARCH), ownVersion: true, ownPattern: ".*"}
+		s := &selector{r: l.r, memo: &l.d.elfMemo, d: l.d, class: nativeClass(l.d.opts.GOARCH), ownVersion: true, ownPattern: ".*"}
 		if c, ok := s.selectLibrary(nvvm70Lib, l.d.native[nvvm70Lib]); ok {
 			f := l.file(Library, nvvm70Lib, c.res, c.res.path)
 			f.Soname = c.soname
@@ -58,7 +58,7 @@ func (l *lookup) vdpau(libs []File, class elf.Class, k Kind) []File {
 			candidates = append(candidates, c)
 		}
 	}
-	s := &selector{r: l.r, memo: &l.d.elfMemo, version: l.d.version.NVRM, class: class, wsl: l.d.wsl}
+	s := &selector{r: l.r, memo: &l.d.elfMemo, d: l.d, version: l.d.version.NVRM, class: class, wsl: l.d.wsl}
 	c, ok := s.selectLibrary(vdpauLib, candidates)
 	if !ok {
 		return libs

@@ -154,7 +154,7 @@ func (l *lookup) storeFile(name string) bool {
 	}
 	f := l.file(DriverStore, name, res, p)
 	if strings.Contains(name, ".so") {
-		s := &selector{r: l.r, memo: &l.d.elfMemo}
+		s := &selector{r: l.r, memo: &l.d.elfMemo, d: l.d}
 		info, _ := s.readELF(res)
 		f.Soname = info.soname
 	}

@@ -60,13 +60,18 @@ func (b *builder) loadKnown() {
 	if len(b.o.Known) == 0 || len(b.o.Added) == 0 {
 		return
 	}
+	byPath := make(map[string]Library, len(b.o.Known))
+	for p, l := range b.o.Known {
+		byPath[path.Clean("/"+p)] = l
+	}
 	parents := map[string]dirKey{}
 	for _, a := range b.o.Added {
-		l, ok := b.o.Known[a]
+		a = path.Clean("/" + a)
+		l, ok := byPath[a]
 		if !ok || l.goarch != b.t.goarch {
 			continue
 		}
-		dir, name := path.Split(path.Clean("/" + a))
+		dir, name := path.Split(a)
 		if name == "" || name == "." || name == ".." {
 			continue
 		}

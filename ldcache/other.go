@@ -36,3 +36,8 @@ func WriteFileInRoot(rootfs, unsafePath string, c *Cache) error {
 func MuslPathFile(rootfs, goarch string, dirs []string) (string, []byte, error) {
 	return "", nil, fmt.Errorf("reading the musl path file of %s: %w", rootfs, ErrNotSupported)
 }
+
+// ReadLibrary needs Linux; elsewhere it fails.
+func ReadLibrary(fd int, goarch string) (Library, error) {
+	return Library{}, fmt.Errorf("reading a library: %w", ErrNotSupported)
+}

@@ -3,6 +3,8 @@ package nvcontainer
 import (
 	"errors"
 	"fmt"
+
+	"github.com/go-nvc/nvc/ldcache"
 )
 
 // Sentinel errors of Apply; an *ApplyError matches them with errors.Is.
@@ -60,11 +62,26 @@ type ApplyOptions struct {
 	// mount_setattr, move_mount) where the kernel has it (Linux 5.12+),
 	// the legacy method otherwise.
 	LegacyMounts bool
+	// Libraries, when set, tells what the loader cache needs of the host
+	// libraries the plan mounts, as read when they were found (the
+	// *driver.Driver the plan was made from, Host.Driver, is one): the
+	// ldcache step then takes each mounted library's entry from it after
+	// one statx shows the file at the target is the one read, instead of
+	// reading the file in the rootfs. The cache written is the same. Nil:
+	// the mounted libraries are read in the rootfs.
+	Libraries LibrarySource
 
 	// fault, set only by this package's tests, is called at each point
 	// where Apply checks its context; an error it returns fails Apply
 	// there, as a cancelled context would.
 	fault func(step Step, path string) error
+}
+
+// LibrarySource gives the loader cache's reading (ldcache.ReadLibrary)
+// of a host file by its path, a Mount's Source; false when it has none.
+// *driver.Driver is one.
+type LibrarySource interface {
+	LDCacheLibrary(hostPath string) (ldcache.Library, bool)
 }
 
 // Step names a stage of Apply, as an ApplyError reports it. The stages

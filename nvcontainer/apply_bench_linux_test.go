@@ -63,18 +63,22 @@ func BenchmarkApply(b *testing.B) {
 	mem := benchFS{start: func(b *testing.B) *container.Container {
 		return container.Start(b, &container.Options{Rootfs: shmRootfs(b), PivotRoot: true})
 	}, floorDir: func(b *testing.B) string { return shmDir(b) }}
+	// as the CLI and the hook apply: with the driver's library readings
+	libs := &ApplyOptions{Libraries: h.host.Driver}
 	for _, n := range []int{1, 8, 64} {
 		p := h.testPlan(b, fedoraLayout, 0)
 		h.addGPUs(b, p, n)
-		b.Run(fmt.Sprintf("gpus=%d/fs=disk", n), func(b *testing.B) { benchApply(b, p, disk, nil) })
-		b.Run(fmt.Sprintf("gpus=%d/fs=tmpfs", n), func(b *testing.B) { benchApply(b, p, mem, nil) })
+		b.Run(fmt.Sprintf("gpus=%d/fs=disk", n), func(b *testing.B) { benchApply(b, p, disk, libs) })
+		b.Run(fmt.Sprintf("gpus=%d/fs=tmpfs", n), func(b *testing.B) { benchApply(b, p, mem, libs) })
 	}
 	p := h.testPlan(b, fedoraLayout, 0)
 	h.addGPUs(b, p, 8)
 	hook := benchFS{start: func(b *testing.B) *container.Container { return startIn(b, fedoraLayout, false) },
 		floorDir: disk.floorDir}
-	b.Run("gpus=8/hook/new", func(b *testing.B) { benchApply(b, p, hook, nil) })
-	b.Run("gpus=8/hook/legacy", func(b *testing.B) { benchApply(b, p, hook, &ApplyOptions{LegacyMounts: true}) })
+	b.Run("gpus=8/hook/new", func(b *testing.B) { benchApply(b, p, hook, libs) })
+	b.Run("gpus=8/hook/legacy", func(b *testing.B) {
+		benchApply(b, p, hook, &ApplyOptions{LegacyMounts: true, Libraries: h.host.Driver})
+	})
 }
 
 // benchFS is where a benchmark's containers live: start makes one (its

@@ -25,7 +25,7 @@ func TestApplyStepMarks(t *testing.T) {
 	p := h.testPlan(t, fedoraLayout, 0)
 	h.addGPUs(t, p, 8)
 	mark := func(s string) { unix.Faccessat(unix.AT_FDCWD, "/nvc-step/"+s, unix.F_OK, 0) }
-	opts := &ApplyOptions{fault: func(s Step, _ string) error { mark(string(s)); return nil }}
+	opts := &ApplyOptions{Libraries: h.host.Driver, fault: func(s Step, _ string) error { mark(string(s)); return nil }}
 	for range 3 {
 		c := container.Start(t, &container.Options{Rootfs: shmRootfs(t), PivotRoot: true})
 		mark("begin")

@@ -6,9 +6,13 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/go-nvc/nvc/driver"
 	"github.com/go-nvc/nvc/internal/rootfs"
 	"github.com/go-nvc/nvc/ldcache"
 )
+
+// The driver a plan was made from keeps its libraries' readings.
+var _ LibrarySource = (*driver.Driver)(nil)
 
 // ldCachePath is where the container's loader cache is written.
 const ldCachePath = "/etc/ld.so.cache"
@@ -73,7 +77,7 @@ func (a *applier) writeLDCache(root *rootfs.Root, dirs []string, before *ldcache
 	// unchanged before Apply, for dirs too: only what Apply added there
 	// is read.
 	c, err := ldcache.Build(a.ctx, rootPath, &ldcache.BuildOptions{Dirs: dirs, Family: family, Reuse: ldCachePath, NoLinks: true,
-		Before: before, Added: addedPaths(a.plan, dirs)})
+		Before: before, Added: addedPaths(a.plan, dirs), Known: a.knownLibraries()})
 	if err != nil {
 		return err
 	}
@@ -114,4 +118,41 @@ func addedPaths(p *Plan, dirs []string) []string {
 		add(s.Path)
 	}
 	return out
+}
+
+// knownLibraries are ApplyOptions.Libraries' readings of the plan's
+// mounted sources, by target: ldcache.Build takes the one of a target it
+// is told was added (addedPaths) when the file there is the very file
+// read (device, inode, size, times), which a bind mount of the source
+// is. Apply made that mount, from the confined thread, after opening the
+// source; should anything else be at the target by the time the cache
+// is built (a process outside the container's mount namespace renaming
+// the placeholder away, which detaches the mount), its identity differs
+// and Build reads it as usual. Nil without Libraries.
+func (a *applier) knownLibraries() map[string]ldcache.Library {
+	src := a.opts.Libraries
+	if src == nil {
+		return nil
+	}
+	var known map[string]ldcache.Library
+	add := func(m Mount) {
+		if m.Kind != MountLibrary && m.Kind != MountLibrary32 {
+			return
+		}
+		if l, ok := src.LDCacheLibrary(m.Source); ok {
+			if known == nil {
+				known = make(map[string]ldcache.Library, len(a.plan.Mounts))
+			}
+			known[path.Clean(m.Target)] = l
+		}
+	}
+	for _, m := range a.plan.Mounts {
+		add(m)
+	}
+	for _, t := range a.plan.Tmpfs {
+		for _, m := range t.Mounts {
+			add(m)
+		}
+	}
+	return known
 }

@@ -69,7 +69,7 @@ func (a *app) configure(stdout io.Writer) error {
 	if err != nil {
 		return nvcli.ErrorFor(err)
 	}
-	return a.run(stdout, plan, ctr, procRoot, "configured", "gpus", len(plan.GPUs))
+	return a.run(stdout, plan, ctr, &nvcontainer.ApplyOptions{ProcRoot: procRoot, Libraries: h.Driver}, "configured", "gpus", len(plan.GPUs))
 }
 
 // target is configure's container (checked unless --dry-run), its
@@ -92,10 +92,10 @@ func (a *app) target() (nvcontainer.Container, string, *request.Request, error) 
 	return ctr, procRoot, req, nil
 }
 
-// run prints plan with --dry-run, or applies it to ctr and logs what
-// with the mount count and attrs; in a user namespace it logs first that
+// run prints plan with --dry-run, or applies it to ctr with opts and
+// logs what with the mount count and attrs; in a user namespace it logs first that
 // the device cgroup is left to the runtime.
-func (a *app) run(stdout io.Writer, plan *nvcontainer.Plan, ctr nvcontainer.Container, procRoot, what string, attrs ...any) error {
+func (a *app) run(stdout io.Writer, plan *nvcontainer.Plan, ctr nvcontainer.Container, opts *nvcontainer.ApplyOptions, what string, attrs ...any) error {
 	for _, w := range plan.Warnings {
 		a.log.Warn(w)
 	}
@@ -112,7 +112,7 @@ func (a *app) run(stdout io.Writer, plan *nvcontainer.Plan, ctr nvcontainer.Cont
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	if err := plan.Apply(ctx, ctr, &nvcontainer.ApplyOptions{ProcRoot: procRoot}); err != nil {
+	if err := plan.Apply(ctx, ctr, opts); err != nil {
 		return nvcli.ErrorFor(err) // undone: the simulated host can go
 	}
 	a.applied = true

@@ -151,5 +151,5 @@ func (a *app) applyCSV(stdout io.Writer, h *nvcontainer.CSVHost, req *request.Re
 	if err != nil {
 		return nvcli.ErrorFor(err)
 	}
-	return a.run(stdout, plan, ctr, procRoot, "configured (CSV mode)")
+	return a.run(stdout, plan, ctr, &nvcontainer.ApplyOptions{ProcRoot: procRoot}, "configured (CSV mode)")
 }

@@ -155,7 +155,7 @@ func configure(cfg *toolkit.Config, roots *toolkit.HostRoots, req *request.Reque
 	if plan.DeviceRulesLeftToRuntime() {
 		log.Info("device cgroup left to the runtime: running in a user namespace", "rules", len(plan.CgroupRules))
 	}
-	if err := plan.Apply(ctx, ctr, nil); err != nil {
+	if err := plan.Apply(ctx, ctr, &nvcontainer.ApplyOptions{Libraries: host.Driver}); err != nil {
 		return err
 	}
 	log.Info("configured", "gpus", len(plan.GPUs), "mounts", len(plan.Mounts), "rules", len(plan.CgroupRules))
