@@ -135,7 +135,7 @@ type BuildOptions struct {
 	// none.
 	Added []string
 	// Known are libraries the caller read where it took them from (with
-	// ReadLibrary), by a path in Added (as there, or cleaned): Build takes
+	// ReadLibrary), by a path in Added (as spelled there, or cleaned): Build takes
 	// such a Library instead of reading the file at that path when that
 	// file, not followed, is the one the Library was read from (a bind
 	// mount of it shows its inode), and reads the file otherwise. The

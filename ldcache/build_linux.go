@@ -122,9 +122,9 @@ type builder struct {
 	verbose  *verbose
 	// prior is the cache file an incremental build reuses; nil: none
 	prior *prior
-	// known are BuildOptions.Known's libraries for added paths, by
-	// directory and name (see knownFile)
-	known map[dirKey]map[string]*Library
+	// known are BuildOptions.Known's keys of the added paths' libraries,
+	// by directory and name (see knownFile)
+	known map[dirKey]map[string]string
 	// configuration files read, and those being read
 	confFiles int
 	confStack []string

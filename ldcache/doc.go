@@ -138,6 +138,16 @@
 // directories scanned: the gain is for roots whose cache was written
 // after their files (a committed or locally built image).
 //
+// Known libraries: a caller that read an added library where it took it
+// from (configure reads the host's driver libraries to select them) hands
+// Build that reading (ReadLibrary, the same ELF code Build reads with,
+// tied to the file's device, inode, size and times) in
+// BuildOptions.Known. For an added path, scanned or read again, Build
+// then takes it after one statx shows the file there (not followed) is
+// the file read, as a bind mount of it is, instead of opening and
+// reading it; anything else there is read. Readings for paths not added
+// are ignored. The cache is the same.
+//
 // Cost: a reused directory costs a getdents, a readlink per symlink and a
 // statx per regular file its candidates reach (the rewritten-in-place
 // rule), against about six system calls per library for glibc's

@@ -60,17 +60,18 @@ func (b *builder) loadKnown() {
 	if len(b.o.Known) == 0 || len(b.o.Added) == 0 {
 		return
 	}
-	byPath := make(map[string]Library, len(b.o.Known))
-	for p, l := range b.o.Known {
-		byPath[path.Clean("/"+p)] = l
-	}
 	parents := map[string]dirKey{}
 	for _, a := range b.o.Added {
-		a = path.Clean("/" + a)
-		l, ok := byPath[a]
+		key := a
+		l, ok := b.o.Known[key]
+		if !ok {
+			key = path.Clean("/" + a)
+			l, ok = b.o.Known[key]
+		}
 		if !ok || l.goarch != b.t.goarch {
 			continue
 		}
+		a = path.Clean("/" + a)
 		dir, name := path.Split(a)
 		if name == "" || name == "." || name == ".." {
 			continue
@@ -85,12 +86,12 @@ func (b *builder) loadKnown() {
 			parents[dir] = k
 		}
 		if b.known == nil {
-			b.known = map[dirKey]map[string]*Library{}
+			b.known = map[dirKey]map[string]string{}
 		}
 		if b.known[k] == nil {
-			b.known[k] = map[string]*Library{}
+			b.known[k] = map[string]string{}
 		}
-		b.known[k][name] = &l
+		b.known[k][name] = key
 	}
 }
 
@@ -98,10 +99,11 @@ func (b *builder) loadKnown() {
 // directory from BuildOptions.Known, when the caller added it and it is
 // still the file the Library was read from.
 func (s *dirScan) knownFile(name string) (fileResult, bool) {
-	l := s.b.known[dirKey{s.d.dev, s.d.ino}][name]
-	if l == nil {
+	key, ok := s.b.known[dirKey{s.d.dev, s.d.ino}][name]
+	if !ok {
 		return fileResult{}, false
 	}
+	l := s.b.o.Known[key]
 	var stx unix.Statx_t
 	if unix.Statx(s.fd, name, unix.AT_SYMLINK_NOFOLLOW|unix.AT_STATX_DONT_SYNC, knownMask, &stx) != nil ||
 		stx.Mode&unix.S_IFMT != unix.S_IFREG || idOfStatx(&stx) != l.id {

@@ -134,15 +134,19 @@ func (a *applier) knownLibraries() map[string]ldcache.Library {
 	if src == nil {
 		return nil
 	}
-	var known map[string]ldcache.Library
+	isLib := func(m Mount) bool { return m.Kind == MountLibrary || m.Kind == MountLibrary32 }
+	n := 0
+	for _, m := range a.plan.Mounts {
+		if isLib(m) {
+			n++
+		}
+	}
+	known := make(map[string]ldcache.Library, n)
 	add := func(m Mount) {
-		if m.Kind != MountLibrary && m.Kind != MountLibrary32 {
+		if !isLib(m) {
 			return
 		}
 		if l, ok := src.LDCacheLibrary(m.Source); ok {
-			if known == nil {
-				known = make(map[string]ldcache.Library, len(a.plan.Mounts))
-			}
 			known[path.Clean(m.Target)] = l
 		}
 	}
