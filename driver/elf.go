@@ -51,7 +51,19 @@ type elfReader struct {
 // readELF reads the class, SONAME, DT_NEEDED names and the NT_GNU_ABI_TAG
 // note of the shared object r of the given size.
 func readELF(r io.ReaderAt, size int64) (elfInfo, error) {
+	info, _, err := readELFHead(r, size)
+	return info, err
+}
+
+// readELFHead is readELF, also returning the first bytes of the file it
+// read (up to headRead: all of a smaller file).
+func readELFHead(r io.ReaderAt, size int64) (elfInfo, []byte, error) {
 	e := &elfReader{r: r, size: size}
+	info, err := e.readAll()
+	return info, e.head, err
+}
+
+func (e *elfReader) readAll() (elfInfo, error) {
 	info, err := e.header()
 	if err != nil {
 		return info, err

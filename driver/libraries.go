@@ -3,6 +3,7 @@ package driver
 import (
 	"debug/elf"
 	"errors"
+	"io"
 	"path"
 	"strings"
 	"sync"
@@ -159,7 +160,7 @@ func (s *selector) readELF(res resolved) (elfInfo, bool) {
 		return elfInfo{}, false
 	}
 	defer f.Close()
-	info, err := readELF(f, res.size)
+	info, head, err := readELFHead(f, res.size)
 	if err != nil {
 		if errors.Is(err, errELF) {
 			s.memo.Store(key, notELF{})
@@ -168,8 +169,11 @@ func (s *selector) readELF(res resolved) (elfInfo, bool) {
 	}
 	if s.d != nil {
 		// The loader cache's own reading of the file, while it is
-		// open: Apply hands it to ldcache.Build for the mounted copy.
-		if l, err := ldcache.ReadLibrary(int(f), s.d.opts.GOARCH); err == nil {
+		// open and its head read, tied to its identity as resolved
+		// before it was opened: Apply hands it to ldcache.Build for
+		// the mounted copy.
+		id := ldcache.FileID{Dev: res.dev, Ino: res.ino, Size: res.size, Mtime: res.mtime, Ctime: res.ctime}
+		if l, err := ldcache.ReadLibrary(headReader{head, f, res.size}, id, s.d.opts.GOARCH); err == nil {
 			info.ld = &l
 		}
 	}
@@ -202,4 +206,25 @@ func isCompatGL(base string) bool {
 		}
 	}
 	return false
+}
+
+// headReader serves reads of a file from its first bytes, already read,
+// and the rest from r.
+type headReader struct {
+	head []byte
+	r    io.ReaderAt
+	size int64
+}
+
+// ReadAt is io.ReaderAt's, short reads at the end of the file with io.EOF.
+func (h headReader) ReadAt(b []byte, off int64) (int, error) {
+	whole := int64(len(h.head)) == h.size
+	if off >= 0 && (off+int64(len(b)) <= int64(len(h.head)) || (whole && off <= h.size)) {
+		n := copy(b, h.head[off:])
+		if n < len(b) {
+			return n, io.EOF
+		}
+		return n, nil
+	}
+	return h.r.ReadAt(b, off)
 }

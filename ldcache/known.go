@@ -3,13 +3,13 @@ package ldcache
 // Library is what a loader cache entry needs of one library file, as
 // ldconfig reads it (its SONAME, the entry's type flags and, on x86, the
 // ISA level its glibc-hwcaps placement uses), tied to the file it was
-// read from: device, inode, size and times. Only ReadLibrary makes one,
-// with the same ELF reading Build does, so a Library handed to Build
-// (BuildOptions.Known) never says what Build would not have read. The
-// zero value describes no file and is never used.
+// read from (its FileID). Only ReadLibrary makes one, with the same ELF
+// reading Build does, so a Library handed to Build (BuildOptions.Known)
+// never says what Build would not have read of that file. The zero value
+// describes no file and is never used.
 type Library struct {
 	goarch string
-	id     fileID
+	id     FileID
 	info   libInfo
 	// listed: ldconfig lists the file (else it is no library of the
 	// target)
@@ -19,11 +19,14 @@ type Library struct {
 	aout bool
 }
 
-// fileID is a file's identity and content version as stat gives it.
-type fileID struct {
-	dev, ino     uint64
-	size         int64
-	mtime, ctime timespec
+// FileID is a file's identity and content version as stat(2) gives
+// them: st_dev, st_ino, st_size, and st_mtim and st_ctim in nanoseconds.
+// A write changes the times (the ctime cannot be set back), a
+// replacement the inode.
+type FileID struct {
+	Dev, Ino     uint64
+	Size         int64
+	Mtime, Ctime int64
 }
 
 // Soname returns the SONAME an ldconfig cache entry names the library by,

@@ -2,7 +2,9 @@ package ldcache
 
 import (
 	"fmt"
+	"io"
 	"path"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -23,35 +25,43 @@ import (
 // knownMask asks statx for what identifies a file's content.
 const knownMask = unix.STATX_TYPE | unix.STATX_INO | unix.STATX_SIZE | unix.STATX_MTIME | unix.STATX_CTIME
 
-// ReadLibrary reads the library open at fd (a regular file, read with
-// pread; its offset is left alone) as Build reads a library for goarch
-// (empty: the running one) and returns what a loader cache entry needs
-// of it, tied to the file's identity. A file that is no library of the
-// target is not an error: its Library says so (Soname's false), and
-// Build leaves the file out as it would on reading it.
-func ReadLibrary(fd int, goarch string) (Library, error) {
+// ReadLibrary reads the library r holds, a regular file whose identity
+// id was taken (fstat, or stat of the name it was then opened by and
+// found the same inode) before it was read, as Build reads a library for
+// goarch (empty: the running one), and returns what a loader cache entry
+// needs of it, tied to id: Build takes it only for a file with that
+// identity, so a file changed after id was taken is read again. r is read
+// at offsets within id.Size. A file that is no library of the target is
+// not an error: its Library says so (Soname's false), and Build leaves
+// the file out as it would on reading it.
+func ReadLibrary(r io.ReaderAt, id FileID, goarch string) (Library, error) {
 	t, err := newTarget(goarch)
 	if err != nil {
 		return Library{}, fmt.Errorf("reading a library: %w", err)
 	}
-	var stx unix.Statx_t
-	if err := unix.Statx(fd, "", unix.AT_EMPTY_PATH, knownMask, &stx); err != nil {
-		return Library{}, fmt.Errorf("reading a library: statx: %w", err)
+	if id.Size < 0 {
+		return Library{}, fmt.Errorf("reading a library: size %d", id.Size)
 	}
-	if stx.Mode&unix.S_IFMT != unix.S_IFREG {
-		return Library{}, fmt.Errorf("reading a library: not a regular file (mode %#o)", stx.Mode)
-	}
-	size := stx.Size
-	fr := newFileReader(fdReader(fd), make([]byte, scratchSize), func() (uint64, bool) { return size, true })
+	size := uint64(id.Size)
+	buf := scratchPool.Get().(*[]byte)
+	defer scratchPool.Put(buf)
+	fr := newFileReader(r, *buf, func() (uint64, bool) { return size, true })
 	info, ok := t.readLib(fr, "")
-	l := Library{goarch: t.goarch, id: idOfStatx(&stx), info: info, listed: ok}
+	l := Library{goarch: t.goarch, id: id, info: info, listed: ok}
 	l.aout = ok && info.flag&FlagTypeMask == 0
 	return l, nil
 }
 
-func idOfStatx(stx *unix.Statx_t) fileID {
-	return fileID{dev: statxDev(stx), ino: stx.Ino, size: int64(stx.Size),
-		mtime: timespec{stx.Mtime.Sec, int64(stx.Mtime.Nsec)}, ctime: timespec{stx.Ctime.Sec, int64(stx.Ctime.Nsec)}}
+// scratchPool holds ReadLibrary's read buffers (scratchSize bytes), as a
+// caller reads many libraries in a row.
+var scratchPool = sync.Pool{New: func() any {
+	b := make([]byte, scratchSize)
+	return &b
+}}
+
+func idOfStatx(stx *unix.Statx_t) FileID {
+	return FileID{Dev: statxDev(stx), Ino: stx.Ino, Size: int64(stx.Size),
+		Mtime: stx.Mtime.Sec*1e9 + int64(stx.Mtime.Nsec), Ctime: stx.Ctime.Sec*1e9 + int64(stx.Ctime.Nsec)}
 }
 
 // loadKnown indexes BuildOptions.Known's libraries for the added paths

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -83,11 +84,8 @@ func TestKnownRefused(t *testing.T) {
 			return map[string]ldcache.Library{"/lib/libone.so.1": k.lib(t, "lib/libone.so.1")}
 		}},
 		{"another architecture", []string{"/lib/libone.so.1"}, func(t *testing.T, k *knownRoot) map[string]ldcache.Library {
-			fd, err := os.Open(filepath.Join(k.root, "lib/libone.so.1"))
-			require.NoError(t, err)
-			defer fd.Close()
-			l, err := ldcache.ReadLibrary(int(fd.Fd()), "arm64")
-			require.NoError(t, err)
+			l, ok := readLibraryFor(t, filepath.Join(k.root, "lib/libone.so.1"), "arm64")
+			require.True(t, ok)
 			return map[string]ldcache.Library{"/lib/libone.so.1": l}
 		}},
 	} {
@@ -104,7 +102,8 @@ func TestKnownRefused(t *testing.T) {
 }
 
 // TestReadLibrary: the SONAME as a cache entry names it; a file that is
-// no library is no error, and no regular file is one.
+// no library is no error; an unknown architecture or a negative size is
+// one.
 func TestReadLibrary(t *testing.T) {
 	k := newKnownRoot(t)
 	soname, ok := k.lib(t, "lib/libone.so.1").Soname()
@@ -113,9 +112,8 @@ func TestReadLibrary(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(k.root, "notelf.so"), []byte("text"), 0o644))
 	_, ok = k.lib(t, "notelf.so").Soname()
 	require.False(t, ok, "a text file has a SONAME")
-	d, err := os.Open(k.root)
-	require.NoError(t, err)
-	defer d.Close()
-	_, err = ldcache.ReadLibrary(int(d.Fd()), "amd64")
-	require.Error(t, err, "a directory read as a library")
+	_, err := ldcache.ReadLibrary(strings.NewReader(""), ldcache.FileID{}, "pdp11")
+	require.Error(t, err, "an unknown architecture")
+	_, err = ldcache.ReadLibrary(strings.NewReader(""), ldcache.FileID{Size: -1}, "amd64")
+	require.Error(t, err, "a negative size")
 }

@@ -5,6 +5,7 @@ package ldcache
 import (
 	"context"
 	"fmt"
+	"io"
 )
 
 // Build needs Linux (openat2 and friends); elsewhere it fails.
@@ -38,6 +39,6 @@ func MuslPathFile(rootfs, goarch string, dirs []string) (string, []byte, error) 
 }
 
 // ReadLibrary needs Linux; elsewhere it fails.
-func ReadLibrary(fd int, goarch string) (Library, error) {
+func ReadLibrary(r io.ReaderAt, id FileID, goarch string) (Library, error) {
 	return Library{}, fmt.Errorf("reading a library: %w", ErrNotSupported)
 }

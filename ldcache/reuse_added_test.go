@@ -275,13 +275,23 @@ func checkKnown(t *testing.T, root string, inject []string, before *ldcache.Snap
 }
 
 // readLibrary reads the regular file p, not followed, with
-// ldcache.ReadLibrary; false when it is no regular file.
+// ldcache.ReadLibrary for amd64; false when it is no regular file.
 func readLibrary(t *testing.T, p string) (ldcache.Library, bool) {
-	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	return readLibraryFor(t, p, "amd64")
+}
+
+func readLibraryFor(t *testing.T, p, goarch string) (ldcache.Library, bool) {
+	f, err := os.OpenFile(p, os.O_RDONLY|unix.O_NOFOLLOW, 0)
 	if err != nil {
 		return ldcache.Library{}, false
 	}
-	defer unix.Close(fd)
-	l, err := ldcache.ReadLibrary(fd, "amd64")
-	return l, err == nil
+	defer f.Close()
+	var st unix.Stat_t
+	if unix.Fstat(int(f.Fd()), &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return ldcache.Library{}, false
+	}
+	id := ldcache.FileID{Dev: st.Dev, Ino: st.Ino, Size: st.Size, Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano()}
+	l, err := ldcache.ReadLibrary(f, id, goarch)
+	require.NoError(t, err, "ReadLibrary %s", p)
+	return l, true
 }
