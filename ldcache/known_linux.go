@@ -115,7 +115,7 @@ func (s *dirScan) knownFile(name string) (fileResult, bool) {
 	}
 	l := s.b.o.Known[key]
 	var stx unix.Statx_t
-	if unix.Statx(s.fd, name, unix.AT_SYMLINK_NOFOLLOW|unix.AT_STATX_DONT_SYNC, knownMask, &stx) != nil ||
+	if unix.Statx(s.fd, name, unix.AT_SYMLINK_NOFOLLOW, knownMask, &stx) != nil ||
 		stx.Mode&unix.S_IFMT != unix.S_IFREG || idOfStatx(&stx) != l.id {
 		return fileResult{}, false
 	}
