@@ -1,7 +1,6 @@
 package ldcache
 
 import (
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,47 +68,4 @@ func TestRootStatStaysInRoot(t *testing.T) {
 			assert.Equal(t, want.Ino, st.Ino, p)
 		}
 	})
-}
-
-// sliceAt reads a byte slice as fdReader reads a file: a short read
-// reports io.EOF.
-type sliceAt []byte
-
-func (s sliceAt) ReadAt(b []byte, off int64) (int, error) {
-	if off >= int64(len(s)) {
-		return 0, io.EOF
-	}
-	n := copy(b, s[off:])
-	if n < len(b) {
-		return n, io.EOF
-	}
-	return n, nil
-}
-
-// TestReadToEnd: a file is read to its end whatever fstat said of its
-// size (grown, shrunk) and refused past its bound.
-func TestReadToEnd(t *testing.T) {
-	data := []byte(strings.Repeat("0123456789", 1000))
-	for _, tc := range []struct {
-		name      string
-		size, max int64
-		err       bool
-	}{
-		{"as fstat said", 10000, 1 << 20, false},
-		{"grown since fstat", 10, 1 << 20, false},
-		{"shrunk since fstat", 20000, 1 << 20, false},
-		{"empty by fstat", 0, 1 << 20, false},
-		{"past its bound", 10, 9999, true},
-		{"at its bound", 10, 10000, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			b, err := readToEnd(sliceAt(data), tc.size, tc.max)
-			if tc.err {
-				require.ErrorIs(t, err, errTooLarge)
-				return
-			}
-			require.NoError(t, err)
-			assert.Equal(t, data, b)
-		})
-	}
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"strings"
@@ -117,7 +116,7 @@ func (r *root) readFileStat(unsafePath string, max int64) ([]byte, unix.Stat_t, 
 		return nil, st, err
 	}
 	defer unix.Close(fd)
-	b, err := readToEnd(fdReader(fd), st.Size, max)
+	b, err := inroot.ReadToEnd(fdReader(fd), st.Size, max)
 	if err != nil {
 		return nil, st, fmt.Errorf("reading %s: %w", unsafePath, err)
 	}
@@ -136,31 +135,6 @@ func (r *root) reopener() (*inroot.Reopener, error) {
 		r.rp = rp
 	}
 	return r.rp, nil
-}
-
-// errTooLarge: a file read grew past its bound.
-var errTooLarge = errors.New("file larger than allowed")
-
-// readToEnd reads f, of size bytes by fstat, to its end, at most max
-// bytes: one read of size+1 bytes when the file still has size bytes.
-func readToEnd(f io.ReaderAt, size, max int64) ([]byte, error) {
-	b := make([]byte, 0, size+1)
-	for {
-		if len(b) == cap(b) {
-			b = slices.Grow(b, 4096)
-		}
-		n, err := f.ReadAt(b[len(b):cap(b)], int64(len(b)))
-		b = b[:len(b)+n]
-		if int64(len(b)) > max {
-			return nil, errTooLarge
-		}
-		if err == io.EOF && (n == 0 || int64(len(b)) == size) {
-			return b, nil // the end, or short where fstat said it ends
-		}
-		if err != nil && err != io.EOF {
-			return nil, err
-		}
-	}
 }
 
 // dirent is one directory entry: its name and d_type.

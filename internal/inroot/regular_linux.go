@@ -146,21 +146,40 @@ func ReadRegularFile(path string, max int64) ([]byte, error) {
 // readBounded reads f to its end, at most max bytes; size is the size
 // fstat gave.
 func readBounded(f *os.File, name string, size, max int64) ([]byte, error) {
-	b := make([]byte, 0, size+1) // one more: the read that sees the end
+	b, err := ReadToEnd(f, size, max)
+	if errors.Is(err, ErrTooLarge) {
+		return nil, fmt.Errorf("%s: more than %d bytes", name, max)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	return b, nil
+}
+
+// ErrTooLarge is ReadToEnd's error for a file grown past its bound.
+var ErrTooLarge = errors.New("file larger than allowed")
+
+// ReadToEnd reads r, a file of size bytes by fstat, from its start to its
+// end, at most max bytes (past them: ErrTooLarge). A file still of that
+// size takes one read, of size+1 bytes, that returns size and io.EOF;
+// one grown or shrunk since is read on to its end. r's ReadAt must
+// report a short read with io.EOF, as os.File's does.
+func ReadToEnd(r io.ReaderAt, size, max int64) ([]byte, error) {
+	b := make([]byte, 0, size+1)
 	for {
 		if len(b) == cap(b) {
 			b = slices.Grow(b, 4096)
 		}
-		n, err := f.Read(b[len(b):cap(b)])
+		n, err := r.ReadAt(b[len(b):cap(b)], int64(len(b)))
 		b = b[:len(b)+n]
 		if int64(len(b)) > max {
-			return nil, fmt.Errorf("%s: more than %d bytes", name, max)
+			return nil, ErrTooLarge
 		}
-		if err == io.EOF {
-			return b, nil
+		if err == io.EOF && (n == 0 || int64(len(b)) == size) {
+			return b, nil // the end, or short where fstat said it ends
 		}
-		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", name, err)
+		if err != nil && err != io.EOF {
+			return nil, err
 		}
 	}
 }

@@ -1,8 +1,10 @@
 package inroot
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -110,4 +112,32 @@ func testOpenRegularAt(t *testing.T, private int) {
 	}
 	_, _, err = r.OpenRegularAt(d, "missing")
 	assert.ErrorIs(t, err, os.ErrNotExist, "OpenRegularAt(missing)")
+}
+
+// TestReadToEnd: a file is read to its end whatever fstat said of its
+// size (grown, shrunk) and refused past its bound.
+func TestReadToEnd(t *testing.T) {
+	data := []byte(strings.Repeat("0123456789", 1000))
+	for _, tc := range []struct {
+		name      string
+		size, max int64
+		err       bool
+	}{
+		{"as fstat said", 10000, 1 << 20, false},
+		{"grown since fstat", 10, 1 << 20, false},
+		{"shrunk since fstat", 20000, 1 << 20, false},
+		{"empty by fstat", 0, 1 << 20, false},
+		{"past its bound", 10, 9999, true},
+		{"at its bound", 10, 10000, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := ReadToEnd(bytes.NewReader(data), tc.size, tc.max)
+			if tc.err {
+				require.ErrorIs(t, err, ErrTooLarge)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, data, b)
+		})
+	}
 }
